@@ -1,0 +1,65 @@
+"""Local processes: freeze a process tree (SIGSTOP) and thaw it (SIGCONT).
+
+Real and observable: a frozen process shows state 'T' in /proc. Used for stand-in services
+on the harness machine; the lab's host-hang builds on the same tree operations.
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from faults.backends import proctree
+from faults.base import FaultPlan, FaultSpec, FaultState
+from harness.errors import ConfigError
+from harness.topology.models import Topology
+
+if TYPE_CHECKING:
+    from faults.registry import FaultFactory
+
+KIND_FREEZE = "process-freeze"
+
+
+@dataclass
+class ProcessFreeze:
+    spec: FaultSpec
+    pidfile: Path
+
+    def plan(self) -> FaultPlan:
+        return FaultPlan(self.spec, "process",
+                         inject_steps=(f"SIGSTOP the process tree of the pid in {self.pidfile}",),
+                         revert_steps=(f"SIGCONT the process tree of the pid in {self.pidfile}",))
+
+    def _root(self) -> int | None:
+        return proctree.read_pidfile(self.pidfile)
+
+    def inject(self) -> None:
+        root = self._root()
+        if root is None or not proctree.signal_tree(root, signal.SIGSTOP):
+            raise ConfigError(f"{self.spec.target}: no running process in {self.pidfile}")
+
+    def check(self) -> FaultState:
+        root = self._root()
+        share = proctree.stopped_fraction(root) if root is not None else None
+        if share is None or share == 0.0:
+            return FaultState.CLEARED
+        return FaultState.IN_EFFECT if share == 1.0 else FaultState.UNKNOWN
+
+    def revert(self) -> None:
+        root = self._root()
+        if root is not None:
+            proctree.signal_tree(root, signal.SIGCONT)
+
+
+def _build_freeze(spec: FaultSpec, topology: Topology) -> ProcessFreeze:
+    name = spec.target.removeprefix("process:")
+    for proc in topology.processes:
+        if proc.name == name:
+            return ProcessFreeze(spec, Path(proc.pidfile))
+    raise ConfigError(f"{spec.kind}: target {spec.target!r} is not a process of the topology")
+
+
+def register(factory: FaultFactory) -> None:
+    factory.register(KIND_FREEZE, _build_freeze)

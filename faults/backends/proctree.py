@@ -1,0 +1,71 @@
+"""Process trees on this machine, read from /proc (no external tools)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+PROC = Path("/proc")
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """(state letter, parent pid), or None if the process is gone."""
+    try:
+        raw = (PROC / str(pid) / "stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    after_name = raw[raw.rindex(")") + 2:].split()
+    return after_name[0], int(after_name[1])
+
+
+def state(pid: int) -> str | None:
+    found = _stat(pid)
+    return found[0] if found else None
+
+
+def tree(root: int) -> list[int]:
+    """`root` and all its descendants that exist now."""
+    children: dict[int, list[int]] = {}
+    for entry in PROC.iterdir():
+        if entry.name.isdigit():
+            found = _stat(int(entry.name))
+            if found:
+                children.setdefault(found[1], []).append(int(entry.name))
+    if _stat(root) is None:
+        return []
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(children.get(pid, []))
+    return out
+
+
+def signal_tree(root: int, signum: signal.Signals) -> int:
+    """Send `signum` to every process of the tree; returns how many received it."""
+    sent = 0
+    for pid in tree(root):
+        try:
+            os.kill(pid, signum)
+            sent += 1
+        except ProcessLookupError:
+            pass
+    return sent
+
+
+def stopped_fraction(root: int) -> float | None:
+    """Share of the tree in stopped state ('T'); None if the tree is gone."""
+    states = [state(pid) for pid in tree(root)]
+    alive = [s for s in states if s is not None]
+    if not alive:
+        return None
+    return sum(1 for s in alive if s in ("T", "t")) / len(alive)
+
+
+def read_pidfile(path: Path) -> int | None:
+    try:
+        first = path.read_text().split()[0]
+    except (FileNotFoundError, IndexError):
+        return None
+    return int(first) if first.isdigit() else None

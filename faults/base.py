@@ -1,0 +1,87 @@
+"""What every fault is, whatever control plane it goes through.
+
+A fault is built from a `FaultSpec` (serialisable, secret-free: it is what the journal
+stores) and a backend. `plan()` must not contact anything: dry-run prints it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+class FaultState(enum.Enum):
+    IN_EFFECT = "in-effect"
+    CLEARED = "cleared"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    """What to break: the fault kind, the target name from the topology, and parameters.
+
+    `target` is the allow-list name (e.g. ``host:esx-a1``, ``link:a-b``). `params` holds
+    plain JSON values only, never credentials.
+    """
+
+    kind: str
+    target: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    destructive: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "target": self.target, "params": dict(self.params),
+                "destructive": self.destructive}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FaultSpec:
+        return cls(kind=str(data["kind"]), target=str(data["target"]),
+                   params=dict(data.get("params", {})), destructive=bool(data.get("destructive", True)))
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """Human-readable plan: the steps of inject and revert, and the credentials they use."""
+
+    spec: FaultSpec
+    backend: str
+    inject_steps: tuple[str, ...]
+    revert_steps: tuple[str, ...]
+    credentials: tuple[str, ...] = ()
+
+    def render(self) -> str:
+        lines = [f"{self.spec.kind} on {self.spec.target} via {self.backend}"]
+        if self.spec.params:
+            lines.append("  params: " + ", ".join(f"{k}={v}" for k, v in sorted(self.spec.params.items())))
+        lines += [f"  inject: {s}" for s in self.inject_steps]
+        lines += [f"  revert: {s}" for s in self.revert_steps]
+        if self.credentials:
+            lines.append("  credentials: " + ", ".join(self.credentials))
+        return "\n".join(lines)
+
+
+@runtime_checkable
+class Fault(Protocol):
+    """One failure on one target. `revert()` must be idempotent: recover may call it twice."""
+
+    @property
+    def spec(self) -> FaultSpec: ...
+
+    def plan(self) -> FaultPlan: ...
+
+    def inject(self) -> None: ...
+
+    def check(self) -> FaultState: ...
+
+    def revert(self) -> None: ...
+
+
+@runtime_checkable
+class DeadMansSwitch(Protocol):
+    """A fault that can schedule its own revert on the target, for when the harness is cut off."""
+
+    def arm_deadman(self, seconds: float) -> None: ...
+
+    def disarm_deadman(self) -> None: ...

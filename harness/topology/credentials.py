@@ -1,0 +1,113 @@
+"""Credential references and their resolution.
+
+A topology names *where* a secret lives (an environment variable or a keyring entry), never
+the secret. Resolved values are wrapped in `Secret` so that a repr, a log line or a journal
+entry cannot print them by accident.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Mapping
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from harness.errors import MissingCredentialError
+
+
+class Secret:
+    """A resolved secret. `str()` and `repr()` never show the value; `reveal()` does."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+
+class KeyringRef(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    service: str
+    username: str
+
+
+class SecretRef(BaseModel):
+    """Where a secret lives: exactly one of `env` (variable name) or `keyring`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    env: str | None = None
+    keyring: KeyringRef | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> SecretRef:
+        if (self.env is None) == (self.keyring is None):
+            raise ValueError("give exactly one of 'env' (variable name) or 'keyring' {service, username}")
+        return self
+
+    def describe(self) -> str:
+        if self.env is not None:
+            return f"env:{self.env}"
+        assert self.keyring is not None
+        return f"keyring:{self.keyring.service}/{self.keyring.username}"
+
+
+class CredentialRef(BaseModel):
+    """A username (not secret) and a reference to its password or key passphrase."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    username: str
+    password: SecretRef
+
+
+def resolve_secret(ref: SecretRef, field_path: str, environ: Mapping[str, str] | None = None) -> Secret:
+    """Look the secret up now; the error names the topology field and the reference."""
+    env = os.environ if environ is None else environ
+    if ref.env is not None:
+        value = env.get(ref.env)
+        if not value:
+            raise MissingCredentialError(f"{field_path}: environment variable {ref.env} is not set")
+        return Secret(value)
+    assert ref.keyring is not None
+    try:
+        import keyring
+        value = keyring.get_password(ref.keyring.service, ref.keyring.username)
+    except Exception as exc:  # keyring backends raise many things; all mean "not available"
+        raise MissingCredentialError(f"{field_path}: keyring lookup {ref.describe()} failed: {exc}") from None
+    if not value:
+        raise MissingCredentialError(f"{field_path}: keyring entry {ref.describe()} is missing")
+    return Secret(value)
+
+
+def missing_secrets(refs: Iterable[tuple[str, SecretRef]], environ: Mapping[str, str] | None = None) -> list[str]:
+    """The references that would fail to resolve, as 'field: reason' lines (for dry-run)."""
+    missing = []
+    for path, ref in refs:
+        try:
+            resolve_secret(ref, path, environ)
+        except MissingCredentialError as exc:
+            missing.append(str(exc))
+    return missing
+
+
+class RedactingFilter(logging.Filter):
+    """Replaces known secret values in log records, as a last line of defence."""
+
+    def __init__(self, secrets: Iterable[Secret]) -> None:
+        super().__init__()
+        self._values = [s.reveal() for s in secrets if s.reveal()]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if any(v in message for v in self._values):
+            for value in self._values:
+                message = message.replace(value, "***")
+            record.msg, record.args = message, None
+        return True

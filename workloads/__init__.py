@@ -1,0 +1,1 @@
+"""The clients: workloads that generate load and record every transaction's outcome."""

@@ -1,0 +1,159 @@
+"""Per-second series on the timeline clock, with memory bounded for multi-hour runs.
+
+Transactions are folded into one bucket per second (counts, error classes and a log-scale
+latency histogram with ~4 % resolution), so memory grows with run length in seconds, not
+with the transaction count.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import threading
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+_MIN_MS = 0.05
+_GROWTH = 1.04
+_BINS = 400  # 0.05 ms .. ~0.05*1.04^400 ms (~330 s)
+
+
+def _bin_of(latency_ms: float) -> int:
+    if latency_ms <= _MIN_MS:
+        return 0
+    return min(_BINS - 1, int(math.log(latency_ms / _MIN_MS, _GROWTH)) + 1)
+
+
+def _bin_value(index: int) -> float:
+    """Representative latency of a bin (geometric middle)."""
+    if index == 0:
+        return _MIN_MS
+    return float(_MIN_MS * _GROWTH ** (index - 0.5))
+
+
+@dataclass
+class _Bucket:
+    commits: int = 0
+    errors: int = 0
+    error_classes: Counter[str] = field(default_factory=Counter)
+    histogram: Counter[int] = field(default_factory=Counter)
+
+    def percentile(self, q: float) -> float | None:
+        total = sum(self.histogram.values())
+        if total == 0:
+            return None
+        rank = q * total
+        seen = 0
+        for index in sorted(self.histogram):
+            seen += self.histogram[index]
+            if seen >= rank:
+                return _bin_value(index)
+        return _bin_value(max(self.histogram))
+
+
+@dataclass(frozen=True)
+class SecondPoint:
+    """One second of a transactional workload. `t` is the second's start on the timeline."""
+
+    t: int
+    commits: int
+    errors: int
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
+    error_classes: Mapping[str, int]
+
+    @property
+    def tps(self) -> float:
+        return float(self.commits)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"t": self.t, "tps": self.commits, "errors": self.errors, "p50_ms": self.p50_ms,
+                "p95_ms": self.p95_ms, "p99_ms": self.p99_ms, "error_classes": dict(self.error_classes)}
+
+
+class TransactionSeries:
+    """Thread-safe per-second aggregation of transaction outcomes.
+
+    A transaction counts in the second it *ended* (when the client learned its outcome).
+    """
+
+    def __init__(self, name: str = "oltp") -> None:
+        self.name = name
+        self._buckets: dict[int, _Bucket] = {}
+        self._lock = threading.Lock()
+        self.last_commit_t: float | None = None
+        self.first_error_t: float | None = None
+
+    def record(self, t_end: float, latency_s: float, ok: bool, error_class: str | None = None) -> None:
+        second = math.floor(t_end)
+        with self._lock:
+            bucket = self._buckets.get(second)
+            if bucket is None:
+                bucket = self._buckets[second] = _Bucket()
+            if ok:
+                bucket.commits += 1
+                bucket.histogram[_bin_of(latency_s * 1000.0)] += 1
+                if self.last_commit_t is None or t_end > self.last_commit_t:
+                    self.last_commit_t = t_end
+            else:
+                bucket.errors += 1
+                bucket.error_classes[error_class or "unknown"] += 1
+
+    def points(self, start: int | None = None, end: int | None = None) -> list[SecondPoint]:
+        """Every second from `start` to `end` (exclusive), zero-filled where nothing ended."""
+        with self._lock:
+            if not self._buckets:
+                return []
+            first = min(self._buckets) if start is None else start
+            last = max(self._buckets) + 1 if end is None else end
+            snapshot = {s: self._buckets[s] for s in range(first, last) if s in self._buckets}
+        out = []
+        for second in range(first, last):
+            b = snapshot.get(second, _Bucket())
+            out.append(SecondPoint(second, b.commits, b.errors, b.percentile(0.50), b.percentile(0.95),
+                                   b.percentile(0.99), dict(b.error_classes)))
+        return out
+
+    def recent_tps(self, seconds: float, now: float) -> list[float]:
+        """TPS of the last whole `seconds` before `now` (for stop conditions)."""
+        end = math.floor(now)
+        return [p.tps for p in self.points(end - int(seconds), end)]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._buckets)
+
+
+@dataclass(frozen=True)
+class MetricPoint:
+    t: float
+    value: float
+
+
+class MetricSeries:
+    """A sampled metric (IOPS, resync bytes left, RTT...) on the timeline clock."""
+
+    def __init__(self, name: str, unit: str) -> None:
+        self.name = name
+        self.unit = unit
+        self._points: list[MetricPoint] = []
+        self._lock = threading.Lock()
+
+    def add(self, t: float, value: float) -> None:
+        with self._lock:
+            index = bisect.bisect([p.t for p in self._points[-8:]], t) + max(0, len(self._points) - 8)
+            self._points.insert(index, MetricPoint(t, value))
+
+    def extend(self, points: Iterable[tuple[float, float]]) -> None:
+        for t, value in points:
+            self.add(t, value)
+
+    def points(self) -> list[MetricPoint]:
+        with self._lock:
+            return list(self._points)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "unit": self.unit, "points": [[p.t, p.value] for p in self.points()]}
