@@ -1,0 +1,49 @@
+# Two commands matter: `make demo` (the demo suites against the embedded lab) and
+# `make test` (the harness's own tests). Both install what they need, idempotently.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+TOOLS := $(CURDIR)/.tools
+STAMPS := .setup-stamps
+TOXIPROXY_VERSION := v2.12.0
+ALLURE_VERSION := 3.18.0
+OUT ?= $(CURDIR)/out
+
+.PHONY: setup demo test lint clean-lab
+setup: $(STAMPS)/apt $(STAMPS)/venv $(TOOLS)/bin/toxiproxy-server $(STAMPS)/allure-$(ALLURE_VERSION)
+
+$(STAMPS):
+	mkdir -p $(STAMPS)
+
+$(STAMPS)/apt: scripts/apt-packages.txt scripts/install-apt.sh | $(STAMPS)
+	scripts/install-apt.sh
+	touch $@
+
+$(STAMPS)/venv: pyproject.toml | $(STAMPS)
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]' tox
+	touch $@
+
+$(TOOLS)/bin/toxiproxy-server: | $(STAMPS)/apt
+	mkdir -p $(TOOLS)/bin $(TOOLS)/go
+	cd /tmp && GOBIN=$(TOOLS)/bin GOPATH=$(TOOLS)/go GOFLAGS=-modcacherw \
+	  go install github.com/Shopify/toxiproxy/v2/cmd/server@$(TOXIPROXY_VERSION)
+	mv $(TOOLS)/bin/server $@
+
+$(STAMPS)/allure-$(ALLURE_VERSION): | $(STAMPS)/apt
+	mkdir -p $(TOOLS)/allure
+	npm install --silent --no-audit --no-fund --prefix $(TOOLS)/allure allure@$(ALLURE_VERSION)
+	touch $@
+
+demo: setup
+	$(VENV)/bin/tox -q -e demo -- --out $(OUT)
+
+test: setup
+	$(VENV)/bin/tox -q -e lint,unit,integration
+
+lint: setup
+	$(VENV)/bin/tox -q -e lint
+
+clean-lab:
+	$(PY) -m harness lab down --all

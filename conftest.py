@@ -1,0 +1,3 @@
+"""Loads the harness's pytest plugin for every test run from this repository."""
+
+pytest_plugins = ["harness.plugin"]

@@ -1,0 +1,98 @@
+"""`python -m harness`: recover after a crash, plan faults, drive the lab, build reports."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from faults.base import FaultSpec
+from faults.registry import default_factory
+from harness.errors import ConfigError, HarnessError
+from harness.journal import Journal
+from harness.recover import recover
+from harness.session import HarnessSession
+from harness.statedir import state_dir
+from harness.topology.loader import load_topology
+
+ParserHook = Callable[[argparse._SubParsersAction], None]  # type: ignore[type-arg]
+
+
+def _cmd_recover(args: argparse.Namespace) -> int:
+    journal = Journal(state_dir(args.state_dir) / "journal")
+    outcomes = recover(journal, default_factory(), force=args.force)
+    for outcome in outcomes:
+        print(outcome.render())
+    if not outcomes:
+        print(f"nothing to recover: journal {journal.directory} is empty")
+    return 1 if any(o.action == "failed" for o in outcomes) else 0
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    topology = load_topology(args.topology)
+    session = HarnessSession(topology=topology, topology_source=args.topology, state_dir=state_dir(args.state_dir))
+    for text in args.fault:
+        kind, _, target = text.partition("@")
+        if not target:
+            raise ConfigError(f"--fault {text!r}: expected KIND@TARGET, e.g. host-crash@host:host-a")
+        spec = FaultSpec(kind=kind, target=target)
+        print(session.build(spec).plan().render())
+        if target not in topology.allow_list:
+            print("  NOT ALLOWED: target is not in the allow_list")
+    missing = session.missing_credentials()
+    print("credentials missing for a real run: " + ("; ".join(missing) if missing else "none"))
+    return 0
+
+
+def _optional_parsers() -> list[ParserHook]:
+    """Subcommands contributed by the lab and report packages."""
+    hooks: list[ParserHook] = []
+    try:
+        from harness.lab.cli import add_lab_parser
+        hooks.append(add_lab_parser)
+    except ImportError:
+        pass
+    try:
+        from reports.cli import add_report_parser
+        hooks.append(add_report_parser)
+    except ImportError:
+        pass
+    try:
+        from harness.demo import add_demo_parser
+        hooks.append(add_demo_parser)
+    except ImportError:
+        pass
+    return hooks
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m harness",
+                                     description="Resilience harness: inject infrastructure faults under load and measure.")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("recover", help="revert every fault a crashed run left in the journal")
+    rec.add_argument("--state-dir", default=None)
+    rec.add_argument("--force", action="store_true", help="also revert faults of runs that still look alive")
+    rec.set_defaults(func=_cmd_recover)
+    plan = sub.add_parser("plan", help="print the plan of faults against a topology without touching anything")
+    plan.add_argument("--topology", required=True)
+    plan.add_argument("--fault", action="append", default=[], metavar="KIND@TARGET")
+    plan.add_argument("--state-dir", default=None)
+    plan.set_defaults(func=_cmd_plan)
+    for hook in _optional_parsers():
+        hook(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.func(args))
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except HarnessError as exc:
+        print(f"harness error: {exc}", file=sys.stderr)
+        return 3

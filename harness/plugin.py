@@ -1,0 +1,208 @@
+"""The pytest plugin: options, the topology and fault fixtures, dry-run, and outcome classes.
+
+Outcomes: an SLO violated is a test *failure*; the harness or infrastructure broken
+(`HarnessError`) is a test *error*, and a run with errors but no failures exits with
+`EXIT_HARNESS_BROKEN` so that CI can tell the two apart.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable, Generator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+from faults.base import Fault, FaultSpec
+from harness.errors import ConfigError, HarnessError
+from harness.guards import Guard
+from harness.runner import ActiveFault
+from harness.session import HarnessSession
+from harness.signals import Terminated
+from harness.statedir import state_dir
+from harness.timeline import Timeline
+from harness.topology.loader import load_topology
+
+EXIT_HARNESS_BROKEN = 10
+_SESSION_KEY = pytest.StashKey[HarnessSession | None]()
+_BROKEN_KEY = pytest.StashKey[int]()
+_FAILED_KEY = pytest.StashKey[int]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("harness", "resilience harness")
+    group.addoption("--topology", default=None, metavar="FILE|lab[:PREFIX]",
+                    help="topology YAML of the target, or 'lab' for the embedded lab")
+    group.addoption("--dry-run", action="store_true", default=False,
+                    help="print every planned fault and touch nothing")
+    group.addoption("--allow-destructive", action="store_true", default=False,
+                    help="allow destructive faults on a topology that is not the embedded lab")
+    group.addoption("--state-dir", default=None, help="where the journal and locks live (default $HARNESS_STATE_DIR)")
+    group.addoption("--keep-lab", action="store_true", default=False, help="leave the embedded lab running at the end")
+    group.addoption("--change-ticket", default=None, help="change ticket id to link from the report")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_BROKEN_KEY] = 0
+    config.stash[_FAILED_KEY] = 0
+    config.stash[_SESSION_KEY] = None
+    source = config.getoption("--topology")
+    if source is None:
+        return
+    try:
+        topology = load_topology(source)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    session = HarnessSession(topology=topology, topology_source=_canonical_source(source),
+                             state_dir=state_dir(config.getoption("--state-dir")),
+                             allow_destructive=config.getoption("--allow-destructive"))
+    if not config.getoption("--dry-run"):
+        missing = session.missing_credentials()
+        if missing:
+            raise pytest.UsageError("missing credentials: " + "; ".join(missing))
+    config.stash[_SESSION_KEY] = session
+
+
+def _canonical_source(source: str) -> str:
+    return source if source == "lab" or source.startswith("lab:") else str(Path(source).resolve())
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    harness = session.config.stash[_SESSION_KEY]
+    if harness is not None and not session.config.getoption("--dry-run") and not _is_collect_only(session.config):
+        try:
+            harness.acquire()
+        except HarnessError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    _install_sigterm(session.config)
+
+
+def _is_collect_only(config: pytest.Config) -> bool:
+    return bool(config.getoption("--collect-only", False))
+
+
+def _install_sigterm(config: pytest.Config) -> None:
+    """SIGTERM unwinds like Ctrl-C so every revert in a `finally` runs."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise Terminated(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    config.add_cleanup(restore)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    harness = session.config.stash[_SESSION_KEY]
+    if harness is not None:
+        harness.release()
+    if exitstatus == pytest.ExitCode.TESTS_FAILED and session.config.stash[_FAILED_KEY] == 0 \
+            and session.config.stash[_BROKEN_KEY] > 0:
+        session.exitstatus = EXIT_HARNESS_BROKEN
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+        item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if not report.failed:
+        return report
+    broken = call.excinfo is not None and call.excinfo.errisinstance(HarnessError)
+    if broken and report.when == "call":
+        report.when = "setup"  # reported as an error, not as a product failure
+    if broken or report.when != "call":
+        item.config.stash[_BROKEN_KEY] += 1
+    else:
+        item.config.stash[_FAILED_KEY] += 1
+    return report
+
+
+# --- dry-run -----------------------------------------------------------------------------------
+
+def planned_specs(item: pytest.Item) -> list[FaultSpec]:
+    """The faults a collected test will inject, read from its parameters."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return []
+    specs: list[FaultSpec] = []
+    for value in callspec.params.values():
+        specs.extend(_specs_in(value))
+    return specs
+
+
+def _specs_in(value: Any) -> list[FaultSpec]:
+    if isinstance(value, FaultSpec):
+        return [value]
+    if hasattr(value, "fault_specs"):
+        return list(value.fault_specs)
+    if isinstance(value, list | tuple) and value and all(isinstance(v, FaultSpec) for v in value):
+        return list(value)
+    return []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--dry-run"):
+        return
+    skip = pytest.mark.skip(reason="dry-run: planned only")
+    for item in items:
+        item.add_marker(skip)
+
+
+def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest.Item]) -> list[str]:
+    if not config.getoption("--dry-run"):
+        return []
+    harness = config.stash[_SESSION_KEY]
+    if harness is None:
+        return ["dry-run: no --topology given, nothing to plan"]
+    lines = [f"dry-run against topology {harness.topology.name!r} ({harness.topology_source}); nothing is contacted"]
+    planned = 0
+    for item in items:
+        for spec in planned_specs(item):
+            plan = harness.build(spec).plan()
+            lines.append(f"[{item.nodeid}]")
+            lines.extend("  " + line for line in plan.render().splitlines())
+            allowed = spec.target in harness.topology.allow_list or not spec.destructive
+            if not allowed:
+                lines.append("  NOT ALLOWED: target is not in the allow_list")
+            planned += 1
+    lines.append(f"dry-run: {planned} fault(s) planned in {len(items)} test(s)")
+    missing = harness.missing_credentials()
+    lines.append("credentials missing for a real run: " + ("; ".join(missing) if missing else "none"))
+    return lines
+
+
+# --- fixtures ----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def harness_session(pytestconfig: pytest.Config) -> HarnessSession:
+    """The run against `--topology`; tests that need a target fail clearly without one."""
+    harness = pytestconfig.stash[_SESSION_KEY]
+    if harness is None:
+        raise ConfigError("this test needs a target: pass --topology FILE or --topology lab")
+    return harness
+
+
+@pytest.fixture
+def timeline() -> Timeline:
+    """A fresh history for one test."""
+    return Timeline()
+
+
+Injector = Callable[..., AbstractContextManager[ActiveFault]]
+
+
+@pytest.fixture
+def inject(harness_session: HarnessSession, timeline: Timeline) -> Injector:
+    """`with inject(spec_or_fault, duration_s=..., guards=[...]) as active:` — reverted on any exit."""
+
+    def _inject(fault: Fault | FaultSpec, *, duration_s: float | None = None,
+                guards: Sequence[Guard] = ()) -> AbstractContextManager[ActiveFault]:
+        return harness_session.inject(timeline, fault, duration_s=duration_s, guards=guards)
+
+    return _inject

@@ -1,0 +1,187 @@
+"""A fault is journaled before it is injected and reverted whatever ends the experiment.
+
+The fault here is real: SIGSTOP of a process tree, observed in /proc.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from faults.backends.process import ProcessFreeze
+from faults.base import FaultSpec, FaultState
+from harness.errors import StopConditionTripped, TargetNotAllowedError
+from harness.guards import Deadline, ThroughputFloor
+from harness.session import HarnessSession
+from harness.timeline import Timeline
+from harness.topology.models import Topology
+from tests.unit.conftest import Victim, write_topology
+
+FREEZE = FaultSpec(kind="process-freeze", target="process:victim")
+
+
+def make_session(topology: Topology, source: Path | str, state: Path) -> HarnessSession:
+    return HarnessSession(topology=topology, topology_source=str(source), state_dir=state, allow_destructive=True)
+
+
+def journal_files(state: Path) -> list[Path]:
+    return list((state / "journal").glob("*.json"))
+
+
+def test_fault_is_in_effect_inside_the_block_and_reverted_after(topology, topology_file, state, victim: Victim):
+    session = make_session(topology, topology_file, state)
+    timeline = Timeline()
+    with session.inject(timeline, FREEZE) as active:
+        assert victim.frozen()
+        assert len(journal_files(state)) == 1
+        assert active.in_effect_at is not None
+    assert victim.running()
+    assert journal_files(state) == []
+    assert [e.kind for e in timeline] == ["inject", "in-effect", "revert", "reverted"]
+
+
+def test_journal_entry_is_durable_before_the_fault_touches_the_target(topology, topology_file, state, victim):
+    seen: list[int] = []
+
+    class Spy(ProcessFreeze):
+        def inject(self) -> None:
+            seen.append(len(journal_files(state)))
+            super().inject()
+
+    session = make_session(topology, topology_file, state)
+    with session.inject(Timeline(), Spy(FREEZE, victim.pidfile)):
+        pass
+    assert seen == [1]
+
+
+def test_a_fault_that_raises_mid_inject_is_still_reverted(topology, topology_file, state, victim):
+    class HalfInjected(ProcessFreeze):
+        def inject(self) -> None:
+            super().inject()
+            raise RuntimeError("control plane dropped the connection")
+
+    session = make_session(topology, topology_file, state)
+    with pytest.raises(RuntimeError, match="dropped"), session.inject(Timeline(), HalfInjected(FREEZE, victim.pidfile)):
+        pytest.fail("the body must not run when inject fails")
+    assert victim.running()
+    assert journal_files(state) == []
+
+
+def test_a_failing_test_body_still_reverts(topology, topology_file, state, victim):
+    session = make_session(topology, topology_file, state)
+    with pytest.raises(AssertionError), session.inject(Timeline(), FREEZE):
+        assert victim.frozen()
+        raise AssertionError("SLO violated")
+    assert victim.running()
+
+
+def test_a_target_outside_the_allow_list_is_refused_before_anything_happens(tmp_path, state, victim):
+    topology_file = write_topology(tmp_path, victim.pidfile, allow=False)
+    from harness.topology.loader import load_topology
+
+    session = make_session(load_topology(topology_file), topology_file, state)
+    with pytest.raises(TargetNotAllowedError, match="process:victim"), session.inject(Timeline(), FREEZE):
+        pass
+    assert victim.running()
+    assert journal_files(state) == []
+
+
+def test_destructive_faults_on_a_real_cluster_need_an_explicit_opt_in(topology, topology_file, state, victim):
+    session = make_session(topology, topology_file, state)
+    assert topology.kind == "vsphere"
+    session.allow_destructive = False
+    # process faults on the harness machine are destructive too: without the opt-in they are refused
+    with pytest.raises(TargetNotAllowedError, match="--allow-destructive"), session.inject(Timeline(), FREEZE):
+        pass
+    assert victim.running()
+
+
+def test_a_stop_condition_reverts_at_once_and_fails_the_test_with_its_reason(topology, topology_file, state, victim):
+    session = make_session(topology, topology_file, state)
+    timeline = Timeline()
+    floor = ThroughputFloor(recent_tps=lambda seconds: [0.0] * int(seconds), baseline_tps=500, ratio=0.5,
+                            longer_than_s=1)
+    started = time.monotonic()
+    with pytest.raises(StopConditionTripped, match="TPS stayed below 250"), \
+            session.inject(timeline, FREEZE, guards=[floor]) as active:
+        active.sleep(30)
+    assert time.monotonic() - started < 10
+    assert victim.running()
+    assert [e.attrs["guard"] for e in timeline.events("stop-condition")] == ["throughput-floor"]
+
+
+def test_a_deadline_guard_ends_a_fault_the_body_forgot_to_end(topology, topology_file, state, victim):
+    session = make_session(topology, topology_file, state)
+    with pytest.raises(StopConditionTripped, match="deadline"), session.inject(Timeline(), FREEZE, guards=[Deadline(0.5)]):
+        time.sleep(1.5)  # the guard reverts while the body is still busy
+        assert victim.running()
+
+
+SCRIPT = textwrap.dedent("""\
+    import sys, time
+    from pathlib import Path
+    from faults.base import FaultSpec
+    from harness.session import HarnessSession
+    from harness.signals import sigterm_raises
+    from harness.timeline import Timeline
+    from harness.topology.loader import load_topology
+
+    topology_file, state = sys.argv[1], Path(sys.argv[2])
+    session = HarnessSession(topology=load_topology(topology_file), topology_source=topology_file,
+                             state_dir=state, allow_destructive=True)
+    with sigterm_raises(), session.inject(Timeline(), FaultSpec("process-freeze", "process:victim")):
+        print("in-effect", flush=True)
+        time.sleep(60)
+    """)
+
+
+def run_script_until_in_effect(topology_file: Path, state: Path) -> subprocess.Popen[str]:
+    process = subprocess.Popen([sys.executable, "-c", SCRIPT, str(topology_file), str(state)],
+                               stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == "in-effect"
+    return process
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_and_sigterm_revert_the_fault(topology_file, state, victim, signum):
+    process = run_script_until_in_effect(topology_file, state)
+    assert victim.frozen()
+    process.send_signal(signum)
+    process.wait(timeout=20)
+    assert process.returncode != 0
+    assert victim.running()
+    assert journal_files(state) == []
+
+
+def test_kill_9_leaves_the_journal_and_recover_reverts_it(topology_file, state, victim):
+    process = run_script_until_in_effect(topology_file, state)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=10)
+    assert victim.frozen(), "kill -9 gives the run no chance to revert"
+    assert len(journal_files(state)) == 1
+    recovered = subprocess.run([sys.executable, "-m", "harness", "recover", "--state-dir", str(state)],
+                               capture_output=True, text=True, cwd=Path(__file__).parents[2], timeout=60)
+    assert recovered.returncode == 0, recovered.stderr
+    assert "reverted  process-freeze on process:victim" in recovered.stdout
+    assert victim.running()
+    assert journal_files(state) == []
+    again = subprocess.run([sys.executable, "-m", "harness", "recover", "--state-dir", str(state)],
+                           capture_output=True, text=True, cwd=Path(__file__).parents[2], timeout=60)
+    assert again.returncode == 0 and "nothing to recover" in again.stdout
+
+
+def test_revert_is_idempotent(topology, victim):
+    fault = ProcessFreeze(FREEZE, victim.pidfile)
+    fault.inject()
+    assert fault.check() is FaultState.IN_EFFECT
+    fault.revert()
+    fault.revert()
+    assert fault.check() is FaultState.CLEARED
