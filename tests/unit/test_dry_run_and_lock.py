@@ -1,0 +1,111 @@
+"""Dry-run plans without touching anything; one run per target; secrets never printed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.errors import TargetBusyError
+from harness.lock import TopologyLock
+from tests.unit.conftest import Victim, write_topology
+
+ROOT = Path(__file__).parents[2]
+
+SUITE = textwrap.dedent("""\
+    import pytest
+    from faults.base import FaultSpec
+
+    @pytest.mark.parametrize("fault", [FaultSpec("process-freeze", "process:victim", {"seconds": 5})])
+    def test_freeze(fault, inject):
+        with inject(fault) as active:
+            active.sleep(5)
+    """)
+
+
+def run_pytest(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "harness.plugin", *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", **(env or {})})
+
+
+def test_dry_run_prints_each_plan_touches_nothing_and_lists_missing_credentials(tmp_path, victim: Victim):
+    extra = "management:\n  ssh:\n    - {name: jump, address: 192.0.2.9, username: h, password: {env: HARNESS_JUMP_PW}}\n"
+    topology = write_topology(tmp_path, victim.pidfile, extra=extra)
+    suite = tmp_path / "test_suite.py"
+    suite.write_text(SUITE)
+    result = run_pytest([str(suite), "--topology", str(topology), "--dry-run", "--state-dir", str(tmp_path / "s"),
+                         "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "process-freeze on process:victim via process" in result.stdout
+    assert "inject: SIGSTOP the process tree" in result.stdout
+    assert "credentials missing for a real run: management.ssh[0].password: environment variable HARNESS_JUMP_PW" \
+        in result.stdout
+    assert "1 skipped" in result.stdout
+    assert victim.running()
+    assert not list((tmp_path / "s").glob("journal/*.json"))
+
+
+def test_a_real_run_of_the_same_suite_injects_and_reverts(tmp_path, victim: Victim):
+    topology = write_topology(tmp_path, victim.pidfile)
+    suite = tmp_path / "test_suite.py"
+    suite.write_text(SUITE.replace("active.sleep(5)", "active.sleep(0.2)"))
+    result = run_pytest([str(suite), "--topology", str(topology), "--allow-destructive",
+                         "--state-dir", str(tmp_path / "s"), "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
+    assert victim.running()
+
+
+def test_secrets_appear_in_no_output_journal_or_plan(tmp_path, victim: Victim):
+    secret = "Tr0ub4dor-unit-secret"
+    extra = "management:\n  ssh:\n    - {name: jump, address: 192.0.2.9, username: h, password: {env: HARNESS_JUMP_PW}}\n"
+    topology = write_topology(tmp_path, victim.pidfile, extra=extra)
+    suite = tmp_path / "test_suite.py"
+    suite.write_text(SUITE.replace("active.sleep(5)", "active.sleep(0.2)"))
+    state = tmp_path / "s"
+    outputs = [
+        run_pytest([str(suite), "--topology", str(topology), "--allow-destructive", "--state-dir", str(state),
+                    "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"), "-rA"], env={"HARNESS_JUMP_PW": secret}),
+        run_pytest([str(suite), "--topology", str(topology), "--dry-run", "--state-dir", str(state),
+                    "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")], env={"HARNESS_JUMP_PW": secret}),
+    ]
+    assert outputs[0].returncode == 0, outputs[0].stdout
+    for out in outputs:
+        assert secret not in out.stdout + out.stderr
+    for path in state.rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_text(errors="replace"), path
+
+
+def test_a_second_run_against_the_same_topology_is_refused_naming_the_holder(tmp_path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""\
+            import time
+            from pathlib import Path
+            from harness.lock import TopologyLock
+            lock = TopologyLock(Path({str(tmp_path)!r}), "prod-stretched-01")
+            lock.acquire()
+            print("held", flush=True)
+            time.sleep(60)
+            """)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(TargetBusyError, match=rf"'prod-stretched-01' is in use by pid {holder.pid} "):
+            TopologyLock(tmp_path, "prod-stretched-01").acquire()
+    finally:
+        holder.kill()
+        holder.wait()
+    with TopologyLock(tmp_path, "prod-stretched-01"):
+        pass  # released by the kernel when the holder died
+
+
+def test_plan_command_prints_without_contacting_anything():
+    result = subprocess.run([sys.executable, "-m", "harness", "plan", "--topology", "examples/stretched-2plus2.yaml",
+                             "--fault", "process-freeze@host:esx-a1"], capture_output=True, text=True, cwd=ROOT,
+                            timeout=60)
+    assert result.returncode == 2
+    assert "is not a process of the topology" in result.stderr
