@@ -1,0 +1,1 @@
+"""The checkers: pure functions over the timeline and the workload's series."""

@@ -1,0 +1,77 @@
+"""Failover phases, from the client's and the HA manager's side of the same timeline.
+
+fault in effect → last successful commit → first error → failure detected (HA manager) →
+new primary promoted → first successful commit → new steady state. Server-side events are
+put on the timeline already aligned (see `align`); the client side comes from the workload's
+`commit-gap` events, which carry exact commit times rather than per-second buckets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.timeline import Event, Timeline
+
+
+@dataclass(frozen=True)
+class FailoverPhases:
+    in_effect: float
+    last_commit: float | None
+    first_error: float | None
+    detected: float | None
+    promoted: float | None
+    first_commit: float | None
+
+    @property
+    def detect_s(self) -> float | None:
+        return _span(self.in_effect, self.detected)
+
+    @property
+    def promote_s(self) -> float | None:
+        return _span(self.detected, self.promoted)
+
+    @property
+    def first_commit_after_promote_s(self) -> float | None:
+        return _span(self.promoted, self.first_commit)
+
+    @property
+    def total_s(self) -> float | None:
+        """Fault in effect until clients commit again: the failover duration."""
+        return _span(self.in_effect, self.first_commit)
+
+    @property
+    def client_rto_s(self) -> float | None:
+        """Write outage the clients saw: last commit before to first commit after."""
+        return _span(self.last_commit, self.first_commit)
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {"detect_s": self.detect_s, "promote_s": self.promote_s,
+                "first_commit_after_promote_s": self.first_commit_after_promote_s,
+                "total_s": self.total_s, "client_rto_s": self.client_rto_s}
+
+
+def _span(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else b - a
+
+
+def outage_gap(timeline: Timeline, after: float, source: str | None = None) -> Event | None:
+    """The longest commit gap that ends after `after` (the outage the fault caused)."""
+    gaps = [e for e in timeline.events("commit-gap", source) if float(e.attrs["end"]) >= after]
+    return max(gaps, key=lambda e: float(e.attrs["end"]) - float(e.attrs["start"]), default=None)
+
+
+def failover_phases(timeline: Timeline, in_effect: float) -> FailoverPhases:
+    gap = outage_gap(timeline, in_effect)
+    last_commit = float(gap.attrs["start"]) if gap else None
+    first_commit = float(gap.attrs["end"]) if gap else None
+    first_error = gap.attrs.get("first_error") if gap else None
+    detected = timeline.first("detected", after=in_effect - 1.0)
+    promoted = timeline.first("promoted", after=in_effect - 1.0)
+    return FailoverPhases(
+        in_effect=in_effect,
+        last_commit=last_commit,
+        first_error=float(first_error) if first_error is not None else None,
+        detected=detected.t if detected else None,
+        promoted=promoted.t if promoted else None,
+        first_commit=first_commit,
+    )

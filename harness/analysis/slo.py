@@ -1,0 +1,34 @@
+"""SLO verdicts: each threshold of the topology becomes a named, explained pass/fail."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+_OPS: dict[str, Callable[[float, float], bool]] = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    name: str
+    measured: float | None
+    op: str
+    threshold: float
+    unit: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.measured is not None and _OPS[self.op](self.measured, self.threshold)
+
+    def render(self) -> str:
+        shown = "not measured" if self.measured is None else f"{self.measured:.2f}{self.unit}"
+        mark = "ok" if self.passed else "VIOLATED"
+        return f"{self.name}: {shown} (required {self.op} {self.threshold:g}{self.unit}) {mark}"
+
+
+def assert_verdicts(verdicts: Sequence[Verdict]) -> None:
+    """One AssertionError (a test *failure*: the product missed its SLO) listing every miss."""
+    failed = [v for v in verdicts if not v.passed]
+    if failed:
+        raise AssertionError("SLO violated: " + "; ".join(v.render() for v in failed))
