@@ -1,0 +1,157 @@
+"""Timeline plots: TPS and latency percentiles per second, fault windows shaded, events marked.
+
+Figures are built on `matplotlib.figure.Figure` with the Agg canvas, never through pyplot,
+so plotting from a pytest process leaves no global figure state behind and needs no display.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from harness.timeline import Timeline
+from reports.fault_record import fault_windows
+from workloads.series import MetricSeries, SecondPoint, TransactionSeries
+
+# Events a reader of the plot looks for, with the colour of their vertical line.
+MARKED_EVENTS: dict[str, str] = {
+    "inject": "#c0392b",
+    "in-effect": "#e67e22",
+    "detected": "#8e44ad",
+    "promoted": "#2c3e50",
+    "first-commit": "#27ae60",
+    "revert": "#2980b9",
+    "reverted": "#16a085",
+    "revert-failed": "#7b0000",
+    "resync-done": "#7f8c8d",
+    "stop-condition": "#000000",
+}
+_WINDOW_COLOURS = ("#f5b7b1", "#fad7a0", "#d2b4de", "#aed6f1")
+_PERCENTILES = (("p50_ms", "p50", "#2e86c1"), ("p95_ms", "p95", "#d68910"), ("p99_ms", "p99", "#c0392b"))
+
+
+@dataclass(frozen=True)
+class PlotStyle:
+    width_in: float = 12.0
+    height_in: float = 4.6
+    panel_height_in: float = 1.8
+    dpi: int = 100
+
+
+def _new_figure(style: PlotStyle, panels: int) -> tuple[Figure, list[Any]]:
+    height = style.height_in + style.panel_height_in * (panels - 1)
+    figure = Figure(figsize=(style.width_in, height), dpi=style.dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    ratios = [style.height_in] + [style.panel_height_in] * (panels - 1)
+    axes = figure.subplots(panels, 1, sharex=True, squeeze=False, gridspec_kw={"height_ratios": ratios})
+    return figure, [row[0] for row in axes]
+
+
+def _x_range(timeline: Timeline, points: Sequence[SecondPoint], metrics: Sequence[MetricSeries]) -> tuple[float, float]:
+    xs = [float(p.t) for p in points] + [float(p.t + 1) for p in points[-1:]]
+    xs += [e.t for e in timeline.events()] + [m.t for series in metrics for m in series.points()]
+    return (min(xs), max(xs)) if xs else (0.0, 1.0)
+
+
+def _shade_windows(axes: Sequence[Any], timeline: Timeline, x_end: float) -> None:
+    """Shade each fault window on every panel; the label goes on the top panel only."""
+    for index, window in enumerate(fault_windows(timeline)):
+        colour = _WINDOW_COLOURS[index % len(_WINDOW_COLOURS)]
+        end = window.end_or(x_end)
+        for ax in axes:
+            ax.axvspan(window.start, end, color=colour, alpha=0.35, lw=0, zorder=0)
+        suffix = "" if window.end is not None else f" ({window.outcome})"
+        axes[0].text((window.start + end) / 2, 0.985, window.label + suffix, transform=axes[0].get_xaxis_transform(),
+                     ha="center", va="top", fontsize=8, fontweight="bold", color="#6e2c00", clip_on=True)
+    for gap in timeline.events("commit-gap"):
+        gap_start, gap_end = gap.attrs.get("start"), gap.attrs.get("end")
+        if isinstance(gap_start, int | float) and isinstance(gap_end, int | float):
+            for ax in axes:
+                ax.axvspan(float(gap_start), float(gap_end), facecolor="none", hatch="///", edgecolor="#95a5a6", lw=0, zorder=0)
+
+
+def _mark_events(axes: Sequence[Any], timeline: Timeline) -> None:
+    """A vertical line per event; labels stagger downwards so close events stay readable."""
+    marked = [e for e in timeline.events() if e.kind in MARKED_EVENTS]
+    for index, event in enumerate(marked):
+        colour = MARKED_EVENTS[event.kind]
+        for ax in axes:
+            ax.axvline(event.t, color=colour, lw=1.1, ls="--", alpha=0.9, zorder=3)
+        y = 0.90 - 0.11 * (index % 6)
+        axes[0].text(event.t, y, f" {event.kind} {event.t:.1f}s", transform=axes[0].get_xaxis_transform(),
+                     rotation=0, ha="left", va="top", fontsize=7.5, color=colour, clip_on=True,
+                     bbox={"facecolor": "white", "alpha": 0.75, "lw": 0, "pad": 0.5})
+
+
+def _metric_panels(axes: Sequence[Any], metrics: Sequence[MetricSeries]) -> None:
+    for ax, series in zip(axes, metrics, strict=True):
+        points = series.points()
+        ax.plot([p.t for p in points], [p.value for p in points], color="#34495e", lw=1.3, marker=".", ms=3)
+        ax.set_ylabel(f"{series.name}\n({series.unit})", fontsize=8)
+        ax.grid(True, alpha=0.3)
+
+
+def _finish(figure: Figure, axes: Sequence[Any], timeline: Timeline, title: str, x: tuple[float, float]) -> bytes:
+    _shade_windows(axes, timeline, x[1])
+    _mark_events(axes, timeline)
+    axes[0].set_title(title, fontsize=11, loc="left")
+    axes[0].set_xlim(*x)
+    axes[-1].set_xlabel("seconds since run start")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def tps_timeline_png(timeline: Timeline, series: TransactionSeries, metrics: Sequence[MetricSeries] = (),
+                     title: str = "Throughput", style: PlotStyle | None = None) -> bytes:
+    """Commits and errors per second, with one extra panel per metric series (resync bytes, IOPS...)."""
+    style = style or PlotStyle()
+    points = series.points()
+    figure, axes = _new_figure(style, 1 + len(metrics))
+    ax = axes[0]
+    ts = [p.t + 0.5 for p in points]
+    ax.step(ts, [p.commits for p in points], where="mid", color="#1f618d", lw=1.4, label="commits/s (TPS)")
+    if any(p.errors for p in points):
+        ax.bar(ts, [p.errors for p in points], width=0.9, color="#e74c3c", alpha=0.6, label="errors/s")
+    ax.set_ylabel("transactions / s")
+    ax.set_ylim(bottom=0, top=max([p.commits for p in points] + [p.errors for p in points] + [1]) * 1.35)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower left", fontsize=8)
+    _metric_panels(axes[1:], metrics)
+    return _finish(figure, axes, timeline, title, _x_range(timeline, points, metrics))
+
+
+def latency_timeline_png(timeline: Timeline, series: TransactionSeries, title: str = "Commit latency percentiles",
+                         style: PlotStyle | None = None) -> bytes:
+    """p50/p95/p99 per second; log scale when a failover makes the tail orders of magnitude longer."""
+    style = style or PlotStyle()
+    points = series.points()
+    figure, axes = _new_figure(style, 1)
+    ax = axes[0]
+    values: list[float] = []
+    for attr, name, colour in _PERCENTILES:
+        ys = [getattr(p, attr) for p in points]
+        ax.plot([p.t + 0.5 for p in points], [math.nan if y is None else y for y in ys], color=colour, lw=1.3,
+                marker=".", ms=3, label=name)
+        values += [y for y in ys if y is not None]
+    if values and max(values) / max(min(values), 1e-6) > 50:
+        ax.set_yscale("log")
+    elif values:
+        ax.set_ylim(bottom=0, top=max(values) * 1.35)
+    ax.set_ylabel("latency (ms)")
+    ax.grid(True, alpha=0.3, which="both")
+    ax.legend(loc="lower left", fontsize=8)
+    return _finish(figure, axes, timeline, title, _x_range(timeline, points, ()))
+
+
+def write_png(data: bytes, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path

@@ -1,0 +1,166 @@
+"""A generic results table with pass/fail thresholds, rendered as self-contained HTML or Markdown.
+
+Every scenario's table (scenarios.md S1..S7) is a `Table`: the columns, one row per step or
+failure, the thresholds the user set, and notes. Verdicts are computed from the thresholds
+here, once, so the HTML colours, the Markdown and the overall verdict always agree.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+from reports.html import esc, page
+
+Cell = float | int | str | None
+Op = Literal["<=", ">=", "<", ">", "=="]
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    "<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt, "==": operator.eq,
+}
+
+
+class Verdict(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    NOT_JUDGED = "not judged"
+
+
+@dataclass(frozen=True)
+class Column:
+    """`fmt` formats numbers; text cells are shown as they are."""
+
+    key: str
+    title: str
+    fmt: str = "{:,.0f}"
+    text: bool = False
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A rule on one column, e.g. `Threshold("total_s", "<=", 35, "failover")`."""
+
+    column: str
+    op: Op
+    limit: float
+    name: str = ""
+
+    def check(self, value: Cell) -> Verdict:
+        if not isinstance(value, int | float):
+            return Verdict.NOT_JUDGED
+        return Verdict.PASS if _OPS[self.op](float(value), self.limit) else Verdict.FAIL
+
+    def describe(self, columns: Sequence[Column]) -> str:
+        title = next((c.title for c in columns if c.key == self.column), self.column)
+        return f"{self.name or title}: {title} {self.op} {self.limit:g}"
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    columns: Sequence[Column]
+    rows: Sequence[Mapping[str, Cell]]
+    thresholds: Sequence[Threshold] = ()
+    notes: Sequence[str] = ()
+    verdict_column: bool = True
+    extra_lines: Sequence[str] = field(default=())
+
+    def cell_verdict(self, row: Mapping[str, Cell], key: str) -> Verdict:
+        verdicts = [t.check(row.get(key)) for t in self.thresholds if t.column == key]
+        return _combine(verdicts)
+
+    def row_verdict(self, row: Mapping[str, Cell]) -> Verdict:
+        return _combine([t.check(row.get(t.column)) for t in self.thresholds])
+
+    def failures(self) -> list[str]:
+        """One sentence per violated threshold, for assertion messages and the terminal summary."""
+        found = []
+        label_key = self.columns[0].key
+        for row in self.rows:
+            for t in self.thresholds:
+                if t.check(row.get(t.column)) is Verdict.FAIL:
+                    was = format_cell(self._column(t.column), row.get(t.column))
+                    found.append(f"{row.get(label_key)}: {t.describe(self.columns)} (was {was})")
+        return found
+
+    @property
+    def verdict(self) -> Verdict:
+        return _combine([self.row_verdict(row) for row in self.rows])
+
+    def _column(self, key: str) -> Column:
+        return next((c for c in self.columns if c.key == key), Column(key, key))
+
+
+def _combine(verdicts: Sequence[Verdict]) -> Verdict:
+    if Verdict.FAIL in verdicts:
+        return Verdict.FAIL
+    return Verdict.PASS if Verdict.PASS in verdicts else Verdict.NOT_JUDGED
+
+
+def format_cell(column: Column, value: Cell) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, str) or column.text:
+        return str(value)
+    return column.fmt.format(value)
+
+
+def _thresholds_line(table: Table) -> str:
+    return "; ".join(t.describe(table.columns) for t in table.thresholds)
+
+
+def to_html_fragment(table: Table) -> str:
+    """The table and its notes, for embedding in a larger page."""
+    head = "".join(f"<th class='{'text' if c.text else ''}'>{esc(c.title)}</th>" for c in table.columns)
+    head += "<th class=text>verdict</th>" if table.verdict_column else ""
+    body = []
+    for row in table.rows:
+        cells = []
+        for column in table.columns:
+            classes = ["text"] if column.text else []
+            verdict = table.cell_verdict(row, column.key)
+            classes += [verdict.value] if verdict is not Verdict.NOT_JUDGED else []
+            cells.append(f"<td class='{' '.join(classes)}'>{esc(format_cell(column, row.get(column.key)))}</td>")
+        if table.verdict_column:
+            verdict = table.row_verdict(row)
+            css = f"text {verdict.value}" if verdict is not Verdict.NOT_JUDGED else "text"
+            cells.append(f"<td class='{css}'>{esc(verdict.value.upper())}</td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    overall = table.verdict
+    parts = [f"<p>Verdict: <span class='verdict-{overall.value.replace(' ', '-')}'>{esc(overall.value.upper())}</span></p>",
+             f"<table class=scenario-table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"]
+    parts += [f"<p><strong>{esc(line)}</strong></p>" for line in table.extra_lines]
+    if table.thresholds:
+        parts.append(f"<p class=note>Thresholds: {esc(_thresholds_line(table))}</p>")
+    if table.notes:
+        parts.append("<ul>" + "".join(f"<li class=note>{esc(n)}</li>" for n in table.notes) + "</ul>")
+    return "\n".join(parts)
+
+
+def to_html(table: Table) -> str:
+    """A standalone page: inline CSS, no scripts, readable as an attachment or on its own."""
+    return page(table.title, to_html_fragment(table))
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def to_markdown(table: Table) -> str:
+    titles = [c.title for c in table.columns] + (["verdict"] if table.verdict_column else [])
+    lines = [f"### {table.title}", "", f"**Verdict: {table.verdict.value.upper()}**", "",
+             "| " + " | ".join(_md_escape(t) for t in titles) + " |",
+             "|" + "|".join(":---" if c.text else "---:" for c in table.columns) + ("|:---|" if table.verdict_column else "|")]
+    for row in table.rows:
+        cells = [format_cell(c, row.get(c.key)) for c in table.columns]
+        if table.verdict_column:
+            verdict = table.row_verdict(row)
+            cells.append(verdict.value.upper() if verdict is not Verdict.NOT_JUDGED else "—")
+        lines.append("| " + " | ".join(_md_escape(c) for c in cells) + " |")
+    lines += [""] + [f"**{line}**" for line in table.extra_lines] + ([""] if table.extra_lines else [])
+    if table.thresholds:
+        lines.append(f"Thresholds: {_thresholds_line(table)}")
+    lines += [f"- {n}" for n in table.notes]
+    return "\n".join(lines).rstrip() + "\n"
