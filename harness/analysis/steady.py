@@ -11,6 +11,7 @@ Definitions (configurable through `SteadyBand`):
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -75,7 +76,7 @@ def segments(t: Sequence[int], values: Sequence[float], band: SteadyBand) -> lis
             cuts.append(i)
     cuts.append(len(values))
     out: list[Level] = []
-    for a, b in zip(cuts, cuts[1:], strict=False):
+    for a, b in itertools.pairwise(cuts):
         if values[a] == 0:
             out.append(level(t, values, t[a], t[b - 1] + 1))
         else:

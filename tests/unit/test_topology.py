@@ -79,7 +79,7 @@ def test_a_credential_value_in_the_file_is_not_accepted(tmp_path):
 def test_a_missing_credential_names_the_field_and_the_variable():
     ref = SecretRef(env="HARNESS_TEST_UNSET_VARIABLE")
     with pytest.raises(MissingCredentialError,
-                       match="management.vcenter.credential.password: environment variable HARNESS_TEST_UNSET_VARIABLE"):
+                       match=r"management\.vcenter\.credential\.password: environment variable HARNESS_TEST_UNSET_VARIABLE"):
         resolve_secret(ref, "management.vcenter.credential.password", environ={})
 
 
