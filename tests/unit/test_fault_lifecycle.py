@@ -181,7 +181,17 @@ def test_kill_9_leaves_the_journal_and_recover_reverts_it(topology_file, state, 
 def test_revert_is_idempotent(topology, victim):
     fault = ProcessFreeze(FREEZE, victim.pidfile)
     fault.inject()
-    assert fault.check() is FaultState.IN_EFFECT
+    assert eventually(fault.check, FaultState.IN_EFFECT)
     fault.revert()
     fault.revert()
-    assert fault.check() is FaultState.CLEARED
+    assert eventually(fault.check, FaultState.CLEARED)
+
+
+def eventually(probe, wanted, timeout_s: float = 5.0) -> bool:
+    """Signals are delivered asynchronously: poll the observed state briefly."""
+    deadline = time.monotonic() + timeout_s
+    while probe() is not wanted:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
