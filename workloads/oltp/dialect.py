@@ -1,0 +1,209 @@
+"""SQL dialect profiles: connection string, session setup, error numbers and the SQL text.
+
+Everything that differs between PostgreSQL (the lab, through psqlODBC) and SQL Server
+(production, through ODBC Driver 18 or FreeTDS) lives here; the mixes, the loader and the
+ledger use only the `Statements` a dialect hands out.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from workloads.oltp.errors import ErrorClass
+from workloads.oltp.settings import ConnectionSettings
+
+REDACTED = "***"
+
+
+def odbc_value(value: str) -> str:
+    """Quote an ODBC connection-string value when it contains separators or braces."""
+    if any(c in value for c in ";{}=") or value != value.strip():
+        return "{" + value.replace("}", "}}") + "}"
+    return value
+
+
+def render(pairs: Sequence[tuple[str, str]]) -> str:
+    return ";".join(f"{key}={value}" for key, value in pairs)
+
+
+@dataclass(frozen=True)
+class Statements:
+    """The SQL a workload runs. Parameters are `?` markers, in the order the names say."""
+
+    update_account: str = "UPDATE accounts SET abalance = abalance + ? WHERE aid = ?"  # delta, aid
+    select_account: str = "SELECT abalance FROM accounts WHERE aid = ?"  # aid
+    update_teller: str = "UPDATE tellers SET tbalance = tbalance + ? WHERE tid = ?"  # delta, tid
+    update_branch: str = "UPDATE branches SET bbalance = bbalance + ? WHERE bid = ?"  # delta, bid
+    # ledger id, tid, bid, aid, delta: one round trip for the history row and the ledger row
+    insert_history_and_ledger: str = ""
+    select_account_range: str = "SELECT aid, abalance FROM accounts WHERE aid BETWEEN ? AND ?"  # low, high
+    select_branch: str = "SELECT bbalance FROM branches WHERE bid = ?"  # bid
+    sum_branch_accounts: str = "SELECT SUM(abalance) FROM accounts WHERE bid = ? AND aid BETWEEN ? AND ?"
+    ledger_max_id: str = "SELECT MAX(id) FROM ledger"
+    ledger_count_range: str = "SELECT COUNT(*) FROM ledger WHERE id BETWEEN ? AND ?"  # first id, last id
+    ledger_ids_range: str = "SELECT id FROM ledger WHERE id BETWEEN ? AND ? ORDER BY id"
+
+    def ledger_ids_in(self, count: int) -> str:
+        return f"SELECT id FROM ledger WHERE id IN ({', '.join('?' * count)})"
+
+
+class Dialect(ABC):
+    """One SQL dialect and driver. Subclasses hold no connection state."""
+
+    name: str
+    password_key: str
+    statements: Statements
+    timestamp_type: str
+    native_classes: Mapping[int, ErrorClass] = {}
+
+    @abstractmethod
+    def connection_pairs(self, settings: ConnectionSettings) -> list[tuple[str, str]]:
+        """Connection-string attributes without the password."""
+
+    def connection_string(self, settings: ConnectionSettings) -> str:
+        """The full string, password included: pass it to the driver, never to a log."""
+        return self._with_password(settings, None)
+
+    def redacted_connection_string(self, settings: ConnectionSettings) -> str:
+        return self._with_password(settings, REDACTED)
+
+    def _with_password(self, settings: ConnectionSettings, shown: str | None) -> str:
+        pairs = self.connection_pairs(settings)
+        secret = settings.credentials.password
+        if secret is not None:
+            after_user = next(i for i, (key, _) in enumerate(pairs) if key.lower() == "uid") + 1
+            pairs.insert(after_user, (self.password_key, shown if shown is not None else odbc_value(secret.reveal())))
+        return render(pairs)
+
+    @abstractmethod
+    def session_setup(self, settings: ConnectionSettings) -> list[str]:
+        """Statements run once per new session (timeouts, session options)."""
+
+    def configure(self, connection: Any, settings: ConnectionSettings) -> None:  # noqa: B027 - optional hook
+        """Driver-side attributes set on a new pyodbc connection (e.g. the query timeout)."""
+
+    @abstractmethod
+    def numbers(self, count: int) -> str:
+        """A derived table with one integer column `n` from 1 to `count`."""
+
+    def after_load(self) -> list[str]:
+        return []
+
+
+class PostgresDialect(Dialect):
+    """PostgreSQL through psqlODBC, multi-host and read-write aware (the lab's MultiSubnetFailover).
+
+    psqlODBC cannot set a client-side query timeout (SQL_ATTR_QUERY_TIMEOUT is refused), so the
+    statement timeout is the server's `statement_timeout`; a dead peer is bounded by
+    `tcp_user_timeout` and TCP keepalives. `port` and `connect_timeout` go only into Pqopt /
+    LoginTimeout respectively: giving either both ways fails with error 202.
+    """
+
+    name = "postgresql"
+    password_key = "Pwd"
+    timestamp_type = "timestamp"
+    statements = Statements(
+        insert_history_and_ledger="WITH l AS (INSERT INTO ledger (id) VALUES (?)) "
+        "INSERT INTO history (tid, bid, aid, delta, mtime) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
+    )
+    native_classes = {
+        35: ErrorClass.CONNECTION_LOST,  # psqlODBC CONNECTION_COMMUNICATION_ERROR: "The connection has been lost"
+        101: ErrorClass.CONNECTION_LOST,  # psqlODBC CONN_OPENDB_ERROR: could not connect
+    }
+
+    def __init__(self, driver: str = "PostgreSQL Unicode", keepalive_s: int = 1) -> None:
+        self.driver = driver
+        self.keepalive_s = keepalive_s
+
+    def connection_pairs(self, settings: ConnectionSettings) -> list[tuple[str, str]]:
+        hosts = ",".join(e.host for e in settings.endpoints)
+        ports = ",".join(str(e.port) for e in settings.endpoints)
+        k = self.keepalive_s
+        pqopt = (f"host={hosts} port={ports} target_session_attrs=read-write "
+                 f"tcp_user_timeout={settings.tcp_user_timeout_ms} keepalives_idle={k} keepalives_interval={k} "
+                 f"keepalives_count=2 application_name={settings.application_name}")
+        return [("Driver", "{" + self.driver + "}"), ("Database", odbc_value(settings.database)),
+                ("Uid", odbc_value(settings.credentials.username)), ("Protocol", "7.4-1"),
+                ("UseServerSidePrepare", "0"), ("LoginTimeout", str(settings.login_timeout_s)),
+                ("Pqopt", "{" + pqopt + "}")]
+
+    def session_setup(self, settings: ConnectionSettings) -> list[str]:
+        return [f"SET statement_timeout = {math.ceil(settings.statement_timeout_s * 1000)}"]
+
+    def numbers(self, count: int) -> str:
+        return f"SELECT g AS n FROM generate_series(1, {int(count)}) AS g"
+
+    def after_load(self) -> list[str]:
+        return ["ANALYZE branches", "ANALYZE tellers", "ANALYZE accounts"]
+
+
+class TSqlDialect(Dialect):
+    """SQL Server through ODBC Driver 18 (`MultiSubnetFailover=Yes` for AG listeners and
+    multi-subnet FCIs) or FreeTDS (which has no MultiSubnetFailover: it tries one address).
+
+    The query timeout is pyodbc's `connection.timeout` (client side, HYT00 when it fires).
+    No SQL Server runs in the lab: this profile is covered by tests of its SQL text and of the
+    classification of SQL Server error messages, not by live runs.
+    """
+
+    name = "tsql"
+    password_key = "PWD"
+    timestamp_type = "datetime2"
+    statements = Statements(
+        insert_history_and_ledger="INSERT INTO ledger (id) VALUES (?); "
+        "INSERT INTO history (tid, bid, aid, delta, mtime) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
+    )
+    native_classes = {
+        976: ErrorClass.NOT_PRIMARY,  # AG database not accessible on this replica
+        978: ErrorClass.NOT_PRIMARY,  # read-intent only replica
+        983: ErrorClass.NOT_PRIMARY,  # replica neither PRIMARY nor SECONDARY (resolving)
+        4060: ErrorClass.NOT_PRIMARY,  # cannot open database (not online on this node yet)
+        3906: ErrorClass.NOT_PRIMARY,  # database is read-only
+        1205: ErrorClass.DEADLOCK_RETRY,  # deadlock victim
+        3960: ErrorClass.DEADLOCK_RETRY,  # snapshot isolation update conflict
+        1222: ErrorClass.TIMEOUT,  # lock request timeout
+        10053: ErrorClass.CONNECTION_LOST,
+        10054: ErrorClass.CONNECTION_LOST,  # connection reset by peer
+        10060: ErrorClass.CONNECTION_LOST,
+        10061: ErrorClass.CONNECTION_LOST,  # connection refused
+        233: ErrorClass.CONNECTION_LOST,  # no process on the other end of the pipe
+        64: ErrorClass.CONNECTION_LOST,  # specified network name no longer available
+    }
+
+    def __init__(self, driver: Literal["odbc18", "freetds"] = "odbc18", tds_version: str = "7.4") -> None:
+        self.driver = driver
+        self.tds_version = tds_version
+
+    def connection_pairs(self, settings: ConnectionSettings) -> list[tuple[str, str]]:
+        if len(settings.endpoints) != 1:
+            raise ValueError("SQL Server takes one endpoint (the AG listener or FCI network name)")
+        endpoint = settings.endpoints[0]
+        database, user = odbc_value(settings.database), odbc_value(settings.credentials.username)
+        if self.driver == "freetds":
+            return [("DRIVER", "{FreeTDS}"), ("SERVER", endpoint.host), ("DATABASE", database), ("UID", user),
+                    ("PORT", str(endpoint.port)), ("TDS_Version", self.tds_version),
+                    ("Encryption", "require" if settings.encrypt else "off"), ("ClientCharset", "UTF-8"),
+                    ("APP", odbc_value(settings.application_name))]
+        yes_no = {True: "yes", False: "no"}
+        return [("DRIVER", "{ODBC Driver 18 for SQL Server}"), ("SERVER", f"tcp:{endpoint.host},{endpoint.port}"),
+                ("DATABASE", database), ("UID", user), ("MultiSubnetFailover", "Yes"),
+                ("Encrypt", yes_no[settings.encrypt]),
+                ("TrustServerCertificate", yes_no[settings.trust_server_certificate]),
+                ("APP", odbc_value(settings.application_name))]
+
+    def session_setup(self, settings: ConnectionSettings) -> list[str]:
+        return ["SET NOCOUNT ON", "SET XACT_ABORT ON", f"SET LOCK_TIMEOUT {math.ceil(settings.statement_timeout_s * 1000)}"]
+
+    def configure(self, connection: Any, settings: ConnectionSettings) -> None:
+        connection.timeout = math.ceil(settings.statement_timeout_s)
+
+    def numbers(self, count: int) -> str:
+        return (f"SELECT TOP ({int(count)}) ROW_NUMBER() OVER (ORDER BY (SELECT NULL)) AS n "
+                "FROM sys.all_objects AS a CROSS JOIN sys.all_objects AS b CROSS JOIN sys.all_objects AS c")
+
+    def after_load(self) -> list[str]:
+        return ["UPDATE STATISTICS branches", "UPDATE STATISTICS tellers", "UPDATE STATISTICS accounts"]

@@ -1,0 +1,128 @@
+"""The OLTP driver: N virtual users against one database, started and stopped as one workload."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+
+from harness.timeline import Timeline
+from workloads.oltp.connect import close_quietly, connect
+from workloads.oltp.dialect import Dialect
+from workloads.oltp.gaps import CommitGapDetector
+from workloads.oltp.ledger import SEQ_BITS, LedgerReport, verify
+from workloads.oltp.mix import TPCB, Mix
+from workloads.oltp.schema import Scale
+from workloads.oltp.settings import ConnectionSettings
+from workloads.oltp.user import Shared, VirtualUser
+from workloads.series import TransactionSeries
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DriverConfig:
+    users: int = 8
+    mix: Mix = TPCB
+    scale: Scale = field(default_factory=Scale)
+    think_time_s: float = 0.0
+    gap_threshold_s: float = 0.5
+    backoff_initial_s: float = 0.05
+    backoff_max_s: float = 1.0
+    seed: int = 1
+    source: str = "oltp"
+
+
+@dataclass(frozen=True)
+class StopReport:
+    users: int
+    stuck: list[str]  # threads still inside a statement when stop gave up waiting
+    crashed: list[str]  # users that died on a non-database error (a harness bug)
+    connects: int
+    commit_gaps: int
+
+
+class OltpDriver:
+    """Start N users, stop them within about a second, then prove the ledger.
+
+    Every transaction goes into `series` on `timeline`'s clock; 'workload-start',
+    'workload-stop' and 'commit-gap' events go onto the timeline.
+    """
+
+    def __init__(self, dialect: Dialect, settings: ConnectionSettings, timeline: Timeline,
+                 series: TransactionSeries, config: DriverConfig | None = None) -> None:
+        self.dialect = dialect
+        self.settings = settings
+        self.timeline = timeline
+        self.series = series
+        self.config = config or DriverConfig()
+        self.gaps = CommitGapDetector(timeline, self.config.source, self.config.gap_threshold_s)
+        self._stop = threading.Event()
+        self.users: list[VirtualUser] = []
+
+    def start(self) -> None:
+        if self.users:
+            raise RuntimeError("this driver has already been started")
+        cfg = self.config
+        first_user = self._first_free_user_id()
+        shared = Shared(self.dialect, self.settings, cfg.mix, cfg.scale, self.timeline, self.series, self.gaps,
+                        self._stop, cfg.think_time_s, cfg.backoff_initial_s, cfg.backoff_max_s)
+        self.users = [VirtualUser(first_user + i, shared, seed=cfg.seed * 1_000_003 + i) for i in range(cfg.users)]
+        log.info("starting %d users on %s", cfg.users, self.dialect.redacted_connection_string(self.settings))
+        self.timeline.record("workload-start", cfg.source, users=cfg.users, mix=cfg.mix.name, dialect=self.dialect.name,
+                             first_user_id=first_user)
+        for user in self.users:
+            user.thread.start()
+
+    def stop(self, timeout_s: float = 1.0) -> StopReport:
+        """Ask every user to stop and wait up to `timeout_s` in total.
+
+        A user inside a statement on a server that does not answer stays there until the
+        statement timeout (or, for a frozen PostgreSQL, until it thaws); it is reported as stuck.
+        """
+        self._stop.set()
+        deadline = self.timeline.now() + timeout_s
+        for user in self.users:
+            user.thread.join(max(0.0, deadline - self.timeline.now()))
+        now = self.timeline.now()
+        self.gaps.close(now)
+        report = StopReport(
+            users=len(self.users),
+            stuck=[u.thread.name for u in self.users if u.thread.is_alive()],
+            crashed=[u.thread.name for u in self.users if u.crash is not None],
+            connects=sum(u.connects for u in self.users),
+            commit_gaps=self.gaps.gaps,
+        )
+        self.timeline.record("workload-stop", self.config.source, t=now, stuck=len(report.stuck),
+                             crashed=len(report.crashed), connects=report.connects)
+        return report
+
+    def verify(self) -> LedgerReport:
+        """Read the ledger back (call after stop, once the database is reachable)."""
+        connection = connect(self.dialect, self.settings)
+        try:
+            report = verify(connection.cursor(), self.dialect.statements, [u.book for u in self.users])
+            connection.rollback()
+        finally:
+            close_quietly(connection)
+        self.timeline.record("ledger-verified", self.config.source, acknowledged=report.acknowledged,
+                             lost=report.lost_count, failed=report.failed, failed_present=report.failed_present_count)
+        return report
+
+    def _first_free_user_id(self) -> int:
+        """Ledger ids must not collide with a previous run's on the same database."""
+        connection = connect(self.dialect, self.settings)
+        try:
+            highest = connection.cursor().execute(self.dialect.statements.ledger_max_id).fetchone()[0]
+            connection.rollback()
+        finally:
+            close_quietly(connection)
+        return 1 if highest is None or highest < 0 else (int(highest) >> SEQ_BITS) + 1
+
+    def __enter__(self) -> OltpDriver:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._stop.is_set():
+            self.stop()
