@@ -37,7 +37,7 @@ class ProcessFreeze:
 
     def inject(self) -> None:
         root = self._root()
-        if root is None or not proctree.signal_tree(root, signal.SIGSTOP):
+        if root is None or not proctree.freeze_tree(root):
             raise ConfigError(f"{self.spec.target}: no running process in {self.pidfile}")
 
     def check(self) -> FaultState:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 PROC = Path("/proc")
@@ -52,6 +53,22 @@ def signal_tree(root: int, signum: signal.Signals) -> int:
         except ProcessLookupError:
             pass
     return sent
+
+
+def freeze_tree(root: int, settle_s: float = 2.0) -> bool:
+    """SIGSTOP the tree until every member is stopped: a child forked during the first pass
+    escapes it, so pass again. True when the whole tree is stopped."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        signal_tree(root, signal.SIGSTOP)
+        share = stopped_fraction(root)
+        if share is None:
+            return False
+        if share == 1.0:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
 
 
 def stopped_fraction(root: int) -> float | None:
