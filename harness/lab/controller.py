@@ -1,0 +1,306 @@
+"""The embedded lab as one object: bring it up, observe it, break pieces of it, take it down.
+
+`Lab(LabLayout.from_settings(topology.lab))`. Every resource is named from the layout's
+prefix and found again through the layout and the state directory (pid files), never by a
+process name, so `down()` removes exactly this lab and nothing of another.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import stat
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from faults.backends import proctree
+from harness.errors import ControlPlaneError
+from harness.lab import netns, shell
+from harness.lab.firewall import RouterFirewall
+from harness.lab.latency import NETEM, TOXIPROXY, InterSiteLatency, kernel_has_netem
+from harness.lab.layout import DATABASE, PG_PORT, LabLayout
+from harness.lab.postgres import MONITOR, NODES, PG_USER, HaEvent, NodeState, PgCluster
+from harness.lab.services import Services
+from harness.lab.sshd import RouterSshd
+
+TOOLS = ("ip", "nft", "tc", "ss", "setpriv", "pg_autoctl", "psql", "ssh-keygen", "sshd", "pg_basebackup")
+PRIMARY_STATES = ("primary", "wait_primary", "single")
+MARKER = "lab.json"
+
+
+@dataclass(frozen=True)
+class LabStatus:
+    prefix: str
+    subnet: str
+    namespaces: list[str]
+    processes: dict[str, bool]
+    nodes: list[NodeState] = field(default_factory=list)
+    primary: str | None = None
+    sync_state: str | None = None
+    latency_mechanism: str | None = None
+    error: str | None = None
+
+    @property
+    def up(self) -> bool:
+        return bool(self.namespaces) and all(self.processes.values()) and self.error is None
+
+
+@dataclass(frozen=True)
+class ResyncProgress:
+    bytes_total: int
+    bytes_done: int
+
+
+class Lab:
+    """One embedded lab. Methods talk to the real namespaces and processes; nothing is cached but the layout."""
+
+    def __init__(self, layout: LabLayout) -> None:
+        self.layout = layout
+        self.services = Services(layout.state_dir / "pids")
+        self.network = netns.LabNetwork(layout)
+        self.firewall = RouterFirewall(layout)
+        self.pg = PgCluster(layout, self.services)
+        self.sshd = RouterSshd(layout, self.services)
+
+    # -- identity ---------------------------------------------------------------------
+    @property
+    def marker(self) -> Path:
+        return self.layout.state_dir / MARKER
+
+    @property
+    def latency_mechanism(self) -> str | None:
+        try:
+            return str(json.loads(self.marker.read_text())["latency_mechanism"])
+        except (FileNotFoundError, KeyError, ValueError):
+            return None
+
+    def latency(self) -> InterSiteLatency:
+        mechanism = self.latency_mechanism
+        if mechanism is None:
+            raise ControlPlaneError(f"lab {self.layout.prefix!r} is not up (no {self.marker})")
+        return InterSiteLatency(self.layout, self.services, mechanism)
+
+    @property
+    def ssh_key_file(self) -> Path:
+        return self.sshd.client_key_file
+
+    @property
+    def ssh_host_key(self) -> str:
+        return self.sshd.host_key
+
+    def odbc_connection_string(self, timeout_ms: int = 2000, *, database: str = DATABASE,
+                               members: tuple[str, ...] = ("node-a", "node-b"), read_write: bool = True) -> str:
+        """psqlODBC, failover-aware: both nodes, read-write target, short TCP timeouts (lab notes)."""
+        hosts = [self.pg.member(m).address for m in members]
+        target = "target_session_attrs=read-write " if read_write else ""
+        return ("Driver={PostgreSQL Unicode};Database=" + database + ";Uid=postgres;Pwd=;LoginTimeout=2;"
+                "Protocol=7.4-1;UseServerSidePrepare=0;"
+                f"Pqopt={{host={','.join(hosts)} port={','.join(str(PG_PORT) for _ in hosts)} {target}"
+                f"tcp_user_timeout={timeout_ms} keepalives_idle=1 keepalives_interval=1 keepalives_count=2}}")
+
+    # -- lifecycle --------------------------------------------------------------------
+    def preflight(self) -> None:
+        """Everything up() needs, with a message that says how to fix what is missing."""
+        shell.require_root()
+        shell.require_tools(TOOLS)
+        if not Path(shell.PG_BIN / "postgres").exists():
+            raise ControlPlaneError("PostgreSQL 15 is not installed: apt-get install postgresql-15 postgresql-15-auto-failover")
+        try:
+            import pwd
+            pwd.getpwnam(PG_USER)
+        except KeyError as exc:
+            raise ControlPlaneError("no 'postgres' user: apt-get install postgresql-15") from exc
+        for parent in self.layout.state_dir.resolve().parents:
+            if parent.exists() and not os.stat(parent).st_mode & stat.S_IXOTH:
+                raise ControlPlaneError(f"state directory {self.layout.state_dir}: user postgres cannot enter {parent} "
+                                        f"(chmod o+x {parent} or choose another --state-dir)")
+
+    def up(self, timeout_s: float = 90.0) -> float:
+        """Build the lab (or confirm the running one); returns the seconds it took. Idempotent."""
+        started = time.monotonic()
+        self.preflight()
+        if self._complete():
+            self.wait_healthy(timeout_s)
+            return time.monotonic() - started
+        if self.network.leftovers() or self.layout.state_dir.exists():
+            self.down()
+        self.network.check_free()
+        self.layout.state_dir.mkdir(parents=True, exist_ok=True)
+        self.layout.state_dir.chmod(0o755)
+        try:
+            self._build(timeout_s)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self._keep_logs()
+            raise
+        return time.monotonic() - started
+
+    def _build(self, timeout_s: float) -> None:
+        self.network.create()
+        mechanism = NETEM if kernel_has_netem(self.layout.router_netns) else TOXIPROXY
+        self.marker.write_text(json.dumps({"prefix": self.layout.prefix, "subnet": str(self.layout.subnet),
+                                           "latency_mechanism": mechanism}))
+        InterSiteLatency(self.layout, self.services, mechanism).start()
+        self.sshd.start()
+        self.pg.create_monitor()
+        self.pg.start(MONITOR)
+        shell.wait_for(self._monitor_ready, 30, "pg_auto_failover monitor")
+        for node in NODES:
+            self.pg.create_node(node)
+            self.pg.start(node)
+            if node == NODES[0]:
+                shell.wait_for(lambda: self._reported(NODES[0]) in PRIMARY_STATES, 30, f"{NODES[0]} as primary")
+        self.wait_healthy(timeout_s)
+
+    def _keep_logs(self) -> None:
+        """On a failed up(), print where the logs are: they tell what went wrong."""
+        logs = sorted(self.services.directory.glob("*.log"))
+        tails = "\n".join(f"--- {p.name}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-15:]) for p in logs)
+        (self.layout.state_dir / "up-failed.txt").write_text(tails)
+
+    def _monitor_ready(self) -> bool:
+        try:
+            self.pg.sql("select 1")
+        except ControlPlaneError:
+            return False
+        return True
+
+    def _reported(self, node: str) -> str | None:
+        try:
+            return next((n.reportedstate for n in self.pg.nodes() if n.name == node), None)
+        except ControlPlaneError:
+            return None
+
+    def _complete(self) -> bool:
+        if self.latency_mechanism is None or len(self.network.present()) != len(self.layout.namespaces):
+            return False
+        return all(self.services.alive(name) for name in self._service_names())
+
+    def _service_names(self) -> list[str]:
+        names = [MONITOR, *NODES, "sshd"]
+        if self.latency_mechanism == TOXIPROXY:
+            names.append("toxiproxy")
+        return names
+
+    def down(self) -> None:
+        """Remove this lab's processes, nft tables, namespaces, veths, route and state. Idempotent."""
+        for name in self.services.names():
+            self.services.kill(name, grace_s=2.0 if name in (*NODES, MONITOR) else 0.0)
+        for ns in self.layout.namespaces:
+            for pid in netns.pids_in(ns):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        if self.layout.router_netns in self.network.present():
+            self.firewall.delete_all()
+        self.network.destroy()
+        if self.marker.exists() or (self.layout.state_dir / "pids").exists():
+            shutil.rmtree(self.layout.state_dir, ignore_errors=True)
+
+    def rebuild(self) -> float:
+        self.down()
+        return self.up()
+
+    # -- observation ------------------------------------------------------------------
+    def status(self) -> LabStatus:
+        present = self.network.present()
+        processes = {name: self.services.alive(name) for name in self._service_names()} if present else {}
+        base = {"prefix": self.layout.prefix, "subnet": str(self.layout.subnet), "namespaces": present,
+                "processes": processes, "latency_mechanism": self.latency_mechanism}
+        if not present:
+            return LabStatus(**base)  # type: ignore[arg-type]
+        try:
+            nodes = self.pg.nodes()
+            primary = next((n.name for n in nodes if n.reportedstate in PRIMARY_STATES), None)
+            sync = None
+            if primary:
+                rows = self.pg.sql("select sync_state from pg_stat_replication", node=primary, database="postgres")
+                sync = ",".join(r[0] for r in rows) or "none"
+            return LabStatus(**base, nodes=nodes, primary=primary, sync_state=sync)  # type: ignore[arg-type]
+        except ControlPlaneError as exc:
+            return LabStatus(**base, error=str(exc).splitlines()[-1])  # type: ignore[arg-type]
+
+    def nodes(self) -> list[NodeState]:
+        return self.pg.nodes()
+
+    def healthy(self) -> bool:
+        """Both nodes settled, one primary and one secondary: synchronous replication in place."""
+        try:
+            states = {(n.reportedstate, n.goalstate) for n in self.pg.nodes()}
+        except ControlPlaneError:
+            return False
+        return states == {("primary", "primary"), ("secondary", "secondary")}
+
+    def wait_healthy(self, timeout_s: float = 60.0) -> None:
+        shell.wait_for(self.healthy, timeout_s, f"lab {self.layout.prefix}: one primary + one synchronous secondary",
+                       interval_s=0.25)
+
+    def primary(self) -> str:
+        for node in self.pg.nodes():
+            if node.reportedstate in PRIMARY_STATES and node.goalstate in PRIMARY_STATES:
+                return node.name
+        raise ControlPlaneError(f"lab {self.layout.prefix}: no primary right now")
+
+    def ha_events(self, since_wall: float) -> list[HaEvent]:
+        """The monitor's event log from `since_wall` (server clock): 'failure detected', 'promoted'..."""
+        return self.pg.events(since_wall)
+
+    def clock_offset(self, samples: int = 5) -> float:
+        """Server clock minus this machine's `time.time()`, from the tightest of a few round trips."""
+        import pyodbc
+
+        conn = pyodbc.connect(self.odbc_connection_string(database="pg_auto_failover", members=(MONITOR,),
+                                                          read_write=False), timeout=5)
+        best: tuple[float, float] | None = None
+        try:
+            cursor = conn.cursor()
+            for _ in range(samples):
+                t0 = time.time()
+                server = float(cursor.execute("select extract(epoch from clock_timestamp())").fetchone()[0])
+                t1 = time.time()
+                if best is None or t1 - t0 < best[0]:
+                    best = (t1 - t0, server - (t0 + t1) / 2)
+        finally:
+            conn.close()
+        assert best is not None
+        return best[1]
+
+    def resync_progress(self) -> ResyncProgress | None:
+        """Bytes of a running rebuild (base backup served by the primary), or None when none runs."""
+        try:
+            primary = self.primary()
+        except ControlPlaneError:
+            return None
+        found = self.pg.basebackup_progress(primary)
+        return ResyncProgress(*found) if found else None
+
+    # -- node control (used by the lab's faults) --------------------------------------
+    def node_pids(self, node: str) -> list[int]:
+        return self.services.tree(node)
+
+    def node_alive(self, node: str) -> bool:
+        return self.services.alive(node)
+
+    def kill_node(self, node: str) -> None:
+        self.services.kill(node)
+
+    def start_node(self, node: str) -> None:
+        """Restart a node's keeper (it restarts its PostgreSQL and rejoins). Idempotent."""
+        if not self.services.alive(node):
+            self.pg.start(node)
+
+    def signal_node(self, node: str, signum: signal.Signals) -> int:
+        pid = self.services.pid(node)
+        return proctree.signal_tree(pid, signum) if pid is not None else 0
+
+    def node_stopped_fraction(self, node: str) -> float | None:
+        pid = self.services.pid(node)
+        return proctree.stopped_fraction(pid) if pid is not None else None
+
+    def start_in_router(self, name: str, argv: list[str]) -> int:
+        """A helper process in the router namespace (a dead man's switch), tracked like any service."""
+        return self.services.start(name, argv, netns=self.layout.router_netns)
+

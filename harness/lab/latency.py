@@ -1,0 +1,223 @@
+"""Inter-site latency: `tc netem` where the kernel has it, otherwise Toxiproxy behind DNAT.
+
+Toxiproxy runs in the router namespace and the lab's nft table redirects inter-site
+PostgreSQL traffic (site A <-> site B, port 5432) through one proxy per direction, from
+`up()` on, so replication connections already go through it when a latency fault starts
+and survive failovers. Toxiproxy has whole-millisecond latency and no packet loss.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError, ControlPlaneError
+from harness.lab import shell
+from harness.lab.firewall import RouterFirewall
+from harness.lab.layout import PG_PORT, LabLayout, Member
+from harness.lab.services import Services
+
+NETEM = "netem"
+TOXIPROXY = "toxiproxy"
+API_PORT = 8474
+PROXY_PORT = 15432
+SERVICE = "toxiproxy"
+TOXIC_NAMES = ("lab_latency_down", "lab_latency_up", "lab_rate_down", "lab_rate_up")
+
+
+def tools_dir() -> Path:
+    """$HARNESS_TOOLS, else the repository's .tools next to the installed package."""
+    explicit = os.environ.get("HARNESS_TOOLS")
+    if explicit:
+        return Path(explicit)
+    return Path(__file__).resolve().parents[2] / ".tools"
+
+
+def toxiproxy_binary() -> Path:
+    return tools_dir() / "bin" / "toxiproxy-server"
+
+
+def kernel_has_netem(netns: str) -> bool:
+    """Try a netem qdisc on the namespace's loopback: the only reliable test (modules may be built in)."""
+    done = shell.run(["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "0ms"], netns=netns, check=False)
+    if done.returncode == 0:
+        shell.run(["tc", "qdisc", "del", "dev", "lo", "root"], netns=netns, check=False)
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class LatencyRequest:
+    rtt_ms: float
+    jitter_ms: float = 0.0
+    rate_mbit: float | None = None
+    loss_pct: float = 0.0
+
+
+@dataclass(frozen=True)
+class InterSiteLatency:
+    layout: LabLayout
+    services: Services
+    mechanism: str
+
+    @property
+    def api(self) -> str:
+        return f"http://{self.layout.client.router_address}:{API_PORT}"
+
+    def _pairs(self) -> list[tuple[str, Member, Member]]:
+        a, b = self.layout.site_a, self.layout.site_b
+        return [("a_to_b", a, b), ("b_to_a", b, a)]
+
+    # -- plumbing (lab up/down) -------------------------------------------------------
+    def start(self) -> None:
+        if self.mechanism != TOXIPROXY:
+            return
+        binary = toxiproxy_binary()
+        if not os.access(binary, os.X_OK):
+            raise ControlPlaneError(f"no Toxiproxy at {binary} and the kernel has no sch_netem: run `make setup` "
+                                    f"or set HARNESS_TOOLS to a directory with bin/toxiproxy-server")
+        self.services.start(SERVICE, [str(binary), "-host", self.layout.client.router_address, "-port", str(API_PORT)],
+                            netns=self.layout.router_netns)
+        shell.wait_for(lambda: self._call("GET", "/version") is not None, 10, "toxiproxy API")
+        for name, src, dst in self._pairs():
+            self._call("POST", "/proxies", {"name": name, "listen": f"{src.router_address}:{PROXY_PORT}",
+                                            "upstream": f"{dst.address}:{PG_PORT}", "enabled": True})
+        RouterFirewall(self.layout).set_dnat([(src, dst.address, PG_PORT, src.router_address, PROXY_PORT)
+                                              for _, src, dst in self._pairs()])
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.api + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=5) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404 and method in ("GET", "DELETE"):
+                return None
+            raise ControlPlaneError(f"toxiproxy {method} {path}: HTTP {exc.code} {exc.read()[:300]!r}") from exc
+        except (urllib.error.URLError, OSError):
+            if method == "GET":
+                return None
+            raise
+        return json.loads(raw) if raw else {}
+
+    # -- the fault's operations -------------------------------------------------------
+    def validate(self, req: LatencyRequest) -> None:
+        """No contact: what this mechanism cannot do is a configuration error, said before inject."""
+        if req.rtt_ms < 0 or req.jitter_ms < 0:
+            raise ConfigError("latency: rtt_ms and jitter_ms must be >= 0")
+        if self.mechanism == TOXIPROXY and req.loss_pct:
+            raise ConfigError("latency: packet loss is not supported with Toxiproxy (this kernel has no sch_netem); "
+                              "drop loss_pct or run on a kernel with netem")
+
+    def apply(self, req: LatencyRequest) -> None:
+        self.validate(req)
+        if self.mechanism == NETEM:
+            self._netem_apply(req)
+            return
+        down, up = _halves(req.rtt_ms)
+        jdown, jup = _halves(req.jitter_ms)
+        for name, _, _ in self._pairs():
+            self.clear_proxy(name)
+            self._toxic(name, "lab_latency_down", "latency", "downstream", {"latency": down, "jitter": jdown})
+            self._toxic(name, "lab_latency_up", "latency", "upstream", {"latency": up, "jitter": jup})
+            if req.rate_mbit:
+                kbps = max(1, int(req.rate_mbit * 1000 / 8))
+                self._toxic(name, "lab_rate_down", "bandwidth", "downstream", {"rate": kbps})
+                self._toxic(name, "lab_rate_up", "bandwidth", "upstream", {"rate": kbps})
+
+    def _toxic(self, proxy: str, name: str, kind: str, stream: str, attributes: dict[str, int]) -> None:
+        self._call("POST", f"/proxies/{proxy}/toxics",
+                   {"name": name, "type": kind, "stream": stream, "toxicity": 1.0, "attributes": attributes})
+
+    def clear_proxy(self, proxy: str) -> None:
+        for toxic in TOXIC_NAMES:
+            self._call("DELETE", f"/proxies/{proxy}/toxics/{toxic}")
+
+    def clear(self) -> None:
+        if self.mechanism == NETEM:
+            for m in (self.layout.site_a, self.layout.site_b):
+                shell.run(["tc", "qdisc", "del", "dev", m.veth_router, "root"], netns=self.layout.router_netns, check=False)
+            return
+        for name, _, _ in self._pairs():
+            self.clear_proxy(name)
+
+    def active(self) -> dict[str, list[str]]:
+        """Toxics (or netem qdiscs) in place now, per proxy/interface."""
+        found: dict[str, list[str]] = {}
+        if self.mechanism == NETEM:
+            for m in (self.layout.site_a, self.layout.site_b):
+                out = shell.run(["tc", "qdisc", "show", "dev", m.veth_router], netns=self.layout.router_netns).stdout
+                found[m.veth_router] = [line for line in out.splitlines() if "netem" in line]
+            return found
+        for name, _, _ in self._pairs():
+            toxics = self._call("GET", f"/proxies/{name}/toxics")
+            if toxics is None:
+                raise ControlPlaneError(f"toxiproxy proxy {name} is gone (is the lab up?)")
+            found[name] = sorted(str(t["name"]) for t in toxics)
+        return found
+
+    def deadman_argv(self, seconds: float) -> list[str]:
+        if self.mechanism == NETEM:
+            dels = "; ".join(f"tc qdisc del dev {m.veth_router} root" for m in (self.layout.site_a, self.layout.site_b))
+            return ["sh", "-c", f"sleep {seconds:.0f}; {dels}; exit 0"]
+        urls = [f"{self.api}/proxies/{p}/toxics/{t}" for p, _, _ in self._pairs() for t in TOXIC_NAMES]
+        code = ("import urllib.request as u\nfor x in %r:\n try: u.urlopen(u.Request(x, method='DELETE'), timeout=5)\n"
+                " except Exception: pass\n") % urls
+        return ["sh", "-c", f"sleep {seconds:.0f}; exec {sys.executable} -c \"$0\"", code]
+
+    def _netem_apply(self, req: LatencyRequest) -> None:
+        """Delay only inter-site packets: a prio qdisc whose extra band carries netem, selected by source site."""
+        down, up = req.rtt_ms / 2, req.jitter_ms / 2
+        for src, dst in ((self.layout.site_a, self.layout.site_b), (self.layout.site_b, self.layout.site_a)):
+            dev, ns = dst.veth_router, self.layout.router_netns
+            shell.run(["tc", "qdisc", "del", "dev", dev, "root"], netns=ns, check=False)
+            shell.run(["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "prio", "bands", "4"], netns=ns)
+            netem = ["tc", "qdisc", "add", "dev", dev, "parent", "1:4", "handle", "40:", "netem", "delay", f"{down}ms"]
+            if up:
+                netem += [f"{up}ms"]
+            if req.loss_pct:
+                netem += ["loss", f"{req.loss_pct}%"]
+            if req.rate_mbit:
+                netem += ["rate", f"{req.rate_mbit}mbit"]
+            shell.run(netem, netns=ns)
+            shell.run(["tc", "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "u32",
+                       "match", "ip", "src", src.network, "flowid", "1:4"], netns=ns)
+
+
+def _halves(total: float) -> tuple[int, int]:
+    """Whole milliseconds for the two directions, summing to the rounded total."""
+    whole = round(total)
+    return whole - whole // 2, whole // 2
+
+
+PROBE = """
+import socket, sys, time, struct
+host, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for _ in range(count):
+    s = socket.create_connection((host, port), timeout=5)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    t = time.perf_counter()
+    s.sendall(struct.pack('!ii', 8, 80877103))
+    s.recv(1)
+    print((time.perf_counter() - t) * 1000)
+    s.close()
+    time.sleep(0.05)
+"""
+
+
+def probe_rtt_ms(src: Member, dst_address: str, count: int = 7, port: int = PG_PORT) -> float:
+    """Median request/response time of one PostgreSQL SSLRequest from `src`'s namespace (one round trip)."""
+    done = shell.run([sys.executable, "-c", PROBE, dst_address, str(port), str(count)], netns=src.netns, timeout=60)
+    samples = [float(x) for x in done.stdout.split()]
+    if not samples:
+        raise ControlPlaneError(f"rtt probe {src.address} -> {dst_address}: no answer")
+    return statistics.median(samples)
