@@ -1,0 +1,188 @@
+"""fio as an I/O workload: local runs and client/server runs, per-second series from fio's logs.
+
+Client/server mode (`fio --server` on each workload machine, one `fio --client` process
+driving them all) scales the load across machines. Each client gets its own job file and log
+prefix, because fio suffixes returned logs with the server *address* only: two servers on one
+address would overwrite each other's logs. Runs are time-based and the process is killed if
+it outlives its runtime by `grace_s`. Servers are loopback-only unless a caller says otherwise.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from harness.timeline import Timeline
+from workloads.fio_logs import FioSeries, load_series
+from workloads.localpg import free_loopback_port
+
+FIO = "fio"
+
+
+@dataclass(frozen=True)
+class FioProfile:
+    name: str
+    rw: str
+    bs: str
+    rwmixread: int
+
+
+PROFILES = {
+    "mail": FioProfile("mail", "randrw", "32k", 70),  # mail store: 70/30 read/write, 32 KiB
+    "oltp": FioProfile("oltp", "randrw", "8k", 70),  # database pages: 8 KiB random
+}
+
+
+@dataclass(frozen=True)
+class FioJob:
+    """One time-based job. `direct=False` by default: tmpfs and some overlay filesystems refuse O_DIRECT."""
+
+    profile: FioProfile
+    directory: Path
+    runtime_s: int = 10
+    size: str = "64m"
+    numjobs: int = 1
+    iodepth: int = 1
+    ioengine: str = "psync"
+    direct: bool = False
+    grace_s: float = 30.0
+
+    def text(self, log_prefix: Path) -> str:
+        p = self.profile
+        return "\n".join([
+            "[global]", f"directory={self.directory}", f"size={self.size}", f"runtime={self.runtime_s}", "time_based=1",
+            f"ioengine={self.ioengine}", f"iodepth={self.iodepth}", f"direct={int(self.direct)}",
+            "log_avg_msec=1000", "log_unix_epoch=1", f"write_iops_log={log_prefix}", f"write_bw_log={log_prefix}",
+            f"write_lat_log={log_prefix}", "", f"[{p.name}]", f"rw={p.rw}", f"rwmixread={p.rwmixread}", f"bs={p.bs}",
+            f"numjobs={self.numjobs}", "",
+        ])
+
+
+@dataclass
+class FioResult:
+    name: str
+    series: FioSeries
+    summary: dict[str, Any] = field(default_factory=dict)  # fio's JSON job stats for this process
+
+
+def _run(args: list[str], job: FioJob, cwd: Path) -> dict[str, Any]:
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=job.runtime_s + job.grace_s, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"fio failed ({done.returncode}): {(done.stderr + done.stdout).strip()[-2000:]}")
+    # fio may print notices before the JSON document
+    result: dict[str, Any] = json.loads(done.stdout[done.stdout.index("{"):])
+    return result
+
+
+def run_local(job: FioJob, workdir: Path, timeline: Timeline, name: str = "fio") -> FioResult:
+    """Run fio on this machine; blocks for the job's runtime."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    job.directory.mkdir(parents=True, exist_ok=True)
+    prefix = workdir / name
+    (workdir / f"{name}.fio").write_text(job.text(prefix))
+    timeline.record("workload-start", name, workload="fio", profile=job.profile.name, mode="local")
+    try:
+        output = _run([FIO, "--output-format=json", f"{name}.fio"], job, workdir)
+    finally:
+        timeline.record("workload-stop", name, workload="fio")
+    return FioResult(name, load_series(prefix, name, timeline, jobs=job.numjobs), output.get("jobs", [{}])[0])
+
+
+@dataclass
+class FioServer:
+    """`fio --server` daemon on one address and port, tracked by its pid file."""
+
+    workdir: Path
+    address: str = "127.0.0.1"
+    port: int = field(default_factory=free_loopback_port)
+    allow_remote: bool = False
+    pid: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.allow_remote and not ipaddress.ip_address(self.address).is_loopback:
+            raise ValueError(f"fio server {self.address}: only loopback addresses unless allow_remote=True")
+
+    @property
+    def spec(self) -> str:
+        return f"ip:{self.address},{self.port}"
+
+    def start(self, timeout_s: float = 5.0) -> FioServer:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        pidfile = self.workdir / f"fio-server-{self.port}.pid"
+        subprocess.run([FIO, f"--server={self.spec}", f"--daemonize={pidfile}"], cwd=self.workdir, check=True,
+                       capture_output=True, timeout=timeout_s)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if pidfile.exists() and pidfile.read_text().strip():
+                self.pid = int(pidfile.read_text().strip())
+                if _accepts(self.address, self.port):
+                    return self
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"fio server on {self.spec} did not come up within {timeout_s} s")
+
+    def stop(self) -> None:
+        if self.pid is None:
+            return
+        pid, self.pid = self.pid, None
+        try:
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(50):
+                os.kill(pid, 0)
+                time.sleep(0.05)
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def __enter__(self) -> FioServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _accepts(address: str, port: int) -> bool:
+    try:
+        with socket.create_connection((address, port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+def run_clients(job: FioJob, servers: Sequence[FioServer], workdir: Path, timeline: Timeline,
+                name: str = "fio") -> list[FioResult]:
+    """Drive every server from one `fio --client` process; one result (and series) per server."""
+    if not servers:
+        raise ValueError("run_clients needs at least one server")
+    workdir.mkdir(parents=True, exist_ok=True)
+    args = [FIO, "--output-format=json"]
+    prefixes = []
+    for index, server in enumerate(servers):
+        client_name = f"{name}-c{index}"
+        prefix = workdir / client_name
+        client_job = replace(job, directory=job.directory / client_name)
+        if ipaddress.ip_address(server.address).is_loopback:
+            client_job.directory.mkdir(parents=True, exist_ok=True)  # remote servers bring their own
+        (workdir / f"{client_name}.fio").write_text(client_job.text(prefix))
+        args += [f"--client={server.spec}", f"{client_name}.fio"]
+        prefixes.append((client_name, prefix, server))
+    timeline.record("workload-start", name, workload="fio", profile=job.profile.name, mode="client", clients=len(servers))
+    try:
+        output = _run(args, job, workdir)
+    finally:
+        timeline.record("workload-stop", name, workload="fio")
+    if not output.get("client_stats"):
+        raise RuntimeError(f"fio clients ran no job (see {workdir})")
+    stats = {s.get("port"): s for s in output.get("client_stats", []) if s.get("jobname") != "All clients"}
+    return [FioResult(client_name, load_series(prefix, client_name, timeline, suffix=f".{server.address}", jobs=job.numjobs),
+                      stats.get(server.port, {}))
+            for client_name, prefix, server in prefixes]
