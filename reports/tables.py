@@ -77,12 +77,12 @@ class Table:
     def failures(self) -> list[str]:
         """One sentence per violated threshold, for assertion messages and the terminal summary."""
         found = []
-        label_key = self.columns[0].key
+        label = self.columns[0]
         for row in self.rows:
             for t in self.thresholds:
                 if t.check(row.get(t.column)) is Verdict.FAIL:
                     was = format_cell(self._column(t.column), row.get(t.column))
-                    found.append(f"{row.get(label_key)}: {t.describe(self.columns)} (was {was})")
+                    found.append(f"{format_cell(label, row.get(label.key))}: {t.describe(self.columns)} (was {was})")
         return found
 
     @property
