@@ -1,0 +1,111 @@
+"""The embedded lab seen as a `Cluster`: pg_auto_failover's states and events, named for the suites."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from harness.analysis.align import ServerEvent, measure_offset
+from harness.clusters import ResyncSample
+from harness.errors import HarnessError
+from harness.lab.controller import Lab
+from harness.lab.layout import DATABASE
+from harness.topology.models import Topology
+from workloads.oltp import ConnectionSettings, Credentials, Dialect, Endpoint, PostgresDialect
+
+# Goal states the monitor assigns once it has decided a node failed (or a switchover began).
+_DETECTION_GOALS = frozenset({"draining", "demote_timeout", "prepare_promotion", "stop_replication",
+                              "report_lsn", "wait_primary", "demoted", "catchingup"})
+_PROMOTED_STATES = frozenset({"wait_primary", "primary"})
+
+
+@dataclass
+class LabCluster:
+    lab: Lab
+    topology: Topology
+
+    @property
+    def name(self) -> str:
+        return self.topology.name
+
+    def preflight(self) -> None:
+        if not self.lab.healthy():
+            status = self.lab.status()
+            raise HarnessError(f"lab {self.lab.layout.prefix} is not healthy: nodes "
+                               f"{[(n.name, n.reportedstate, n.goalstate) for n in status.nodes]} {status.error or ''}")
+        if self.resync() is not None:
+            raise HarnessError(f"lab {self.lab.layout.prefix}: a rebuild is still running")
+
+    def wait_healthy(self, timeout_s: float) -> None:
+        self.lab.wait_healthy(timeout_s)
+
+    def primary_node(self) -> str:
+        return self.lab.primary()
+
+    def standby_node(self) -> str:
+        primary = self.primary_node()
+        return next(n.name for n in self.topology.databases[0].nodes if n.name != primary)
+
+    def host_of(self, node: str) -> str:
+        for db_node in self.topology.databases[0].nodes:
+            if db_node.name == node and db_node.host:
+                return db_node.host
+        raise HarnessError(f"lab node {node!r} has no host in the topology")
+
+    def site_of(self, node: str) -> str:
+        return self.topology.site_of(self.host_of(node)).name
+
+    def server_events(self, since_wall: float) -> list[ServerEvent]:
+        return [ServerEvent(e.wall, "pg_auto_failover", e.description,
+                            {"node": e.node, "reportedstate": e.reportedstate, "goalstate": e.goalstate})
+                for e in self.lab.ha_events(since_wall)]
+
+    def event_classifier(self, old_primary: str) -> Callable[[ServerEvent], str | None]:
+        """First goal change away from steady = 'detected'; the other node reporting primary = 'promoted'."""
+        seen: set[str] = set()
+
+        def classify(event: ServerEvent) -> str | None:
+            node, reported, goal = event.attrs["node"], event.attrs["reportedstate"], event.attrs["goalstate"]
+            kind = None
+            if goal in _DETECTION_GOALS and "detected" not in seen:
+                kind = "detected"
+            elif node != old_primary and reported in _PROMOTED_STATES and "promoted" not in seen:
+                kind = "promoted"
+            if kind:
+                seen.add(kind)
+            return kind
+
+        return classify
+
+    def clock_offset(self) -> float:
+        import time
+
+        return measure_offset(self.lab.pg.server_now, time.time)
+
+    def resync(self) -> ResyncSample | None:
+        progress = self.lab.resync_progress()
+        if progress is None:
+            return None
+        return ResyncSample(bytes_left=float(progress.bytes_total - progress.bytes_done),
+                            bytes_total=float(progress.bytes_total))
+
+    def connection(self) -> tuple[Dialect, ConnectionSettings]:
+        hosts, ports = self.lab.layout.dsn_hosts()
+        settings = ConnectionSettings(endpoints=tuple(Endpoint(h, p) for h, p in zip(hosts, ports, strict=True)),
+                                      database=DATABASE, credentials=Credentials("postgres"))
+        return PostgresDialect(), settings
+
+    def describe(self) -> Mapping[str, str]:
+        return {"database": _version(["postgres", "--version"], "/usr/lib/postgresql/15/bin/postgres"),
+                "ha_manager": _version(["pg_autoctl", "--version"]),
+                "latency_mechanism": self.lab.latency_mechanism or "unknown",
+                "replication": "synchronous (ANY 1)"}
+
+
+def _version(argv: list[str], binary: str | None = None) -> str:
+    try:
+        out = subprocess.run([binary or argv[0], *argv[1:]], capture_output=True, text=True, timeout=10).stdout
+    except OSError:
+        return "unknown"
+    return out.strip().splitlines()[0] if out.strip() else "unknown"

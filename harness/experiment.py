@@ -1,0 +1,201 @@
+"""One experiment under load: steady-state baseline → inject → observe → revert → recover.
+
+Chaos-Toolkit shaped: the workload runs for the whole experiment, every phase is a step
+on the timeline (and an Allure step through `phase`), faults go through the session's
+lifecycle (journal, guards, guaranteed revert), and the findings are computed afterwards
+from the timeline and the series alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from faults.base import FaultSpec
+from harness.analysis.align import align
+from harness.analysis.impact import Impact, impact
+from harness.analysis.phases import FailoverPhases, failover_phases
+from harness.analysis.resync import ResyncPoint, completed_at, progress
+from harness.clusters import Cluster
+from harness.errors import HarnessError
+from harness.guards import Guard, ThroughputFloor
+from harness.progress import Progress
+from harness.runner import ActiveFault
+from harness.session import HarnessSession
+from harness.timeline import Timeline
+from workloads.oltp import DriverConfig, LedgerReport, OltpDriver, StopReport
+from workloads.series import MetricSeries, TransactionSeries
+
+PhaseStep = Callable[[str, str], AbstractContextManager[None]]
+
+
+@contextmanager
+def no_step(name: str, detail: str) -> Iterator[None]:
+    yield
+
+
+@dataclass(frozen=True)
+class Windows:
+    """How long each phase lasts; nightly runs lengthen them, CI smoke runs shorten them."""
+
+    baseline_s: float = 15.0
+    observe_s: float = 20.0
+    recover_timeout_s: float = 180.0
+    settle_s: float = 10.0
+
+
+@dataclass
+class Findings:
+    """What one fault did, computed from the timeline and the series after the run."""
+
+    spec: FaultSpec
+    in_effect_t: float
+    revert_t: float
+    healthy_t: float | None
+    primary_before: str
+    primary_after: str
+    impact: Impact
+    phases: FailoverPhases
+    resync: list[ResyncPoint]
+    resync_done_t: float | None
+
+
+@dataclass
+class Experiment:
+    session: HarnessSession
+    cluster: Cluster
+    timeline: Timeline
+    progress: Progress
+    windows: Windows = field(default_factory=Windows)
+    driver_config: DriverConfig = field(default_factory=DriverConfig)
+    step: PhaseStep = no_step
+    series: TransactionSeries = field(default_factory=TransactionSeries)
+    resync_bytes: MetricSeries = field(default_factory=lambda: MetricSeries("resync bytes left", "bytes"))
+    ledger: LedgerReport | None = None
+    stop_report: StopReport | None = None
+    _driver: OltpDriver | None = None
+    _start_wall: float = 0.0
+
+    # -- workload lifetime -------------------------------------------------------------
+    def __enter__(self) -> Experiment:
+        self.cluster.preflight()
+        self._start_wall = time.time()
+        dialect, settings = self.cluster.connection()
+        self._driver = OltpDriver(dialect, settings, self.timeline, self.series, self.driver_config)
+        self._driver.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.finish()
+
+    def finish(self) -> None:
+        """Stop the workload, prove the ledger, and put the HA manager's events on the timeline."""
+        if self._driver is None:
+            return
+        driver, self._driver = self._driver, None
+        self.stop_report = driver.stop()
+        with contextlib.suppress(Exception):
+            self.ledger = driver.verify()
+        if self.ledger is None:
+            self.ledger = self._verify_after_recovery(driver)
+
+    def _verify_after_recovery(self, driver: OltpDriver) -> LedgerReport:
+        self.cluster.wait_healthy(self.windows.recover_timeout_s)
+        return driver.verify()
+
+    # -- phases ------------------------------------------------------------------------
+    def measure(self, what: str, seconds: float) -> None:
+        """Keep the load running for `seconds`, sampling the resync state each second."""
+        self.progress.wait(what, seconds, interval_s=1.0, tick=self.sample_resync)
+
+    def sample_resync(self) -> None:
+        try:
+            sample = self.cluster.resync()
+        except HarnessError:
+            return
+        self.resync_bytes.add(self.timeline.now(), sample.bytes_left if sample else 0.0)
+
+    def baseline(self) -> None:
+        with self.step("baseline", f"{self.windows.baseline_s:.0f} s of steady load"):
+            self.timeline.record("baseline-start", "experiment")
+            self.measure("baseline", self.windows.baseline_s)
+
+    @contextmanager
+    def fault(self, spec: FaultSpec, *, guards: Sequence[Guard] = (),
+              duration_s: float | None = None) -> Iterator[ActiveFault]:
+        with self.step("inject", f"{spec.kind} on {spec.target}"), \
+                self.session.inject(self.timeline, spec, guards=guards, duration_s=duration_s) as active:
+            yield active
+        self.timeline.record("fault-ended", "experiment", fault=spec.kind, target=spec.target)
+
+    def throughput_guard(self, baseline_tps: float) -> ThroughputFloor:
+        """Stop the experiment if TPS stays under 10 % of baseline far longer than a failover may take."""
+        slo = self.session.topology.slo
+        return ThroughputFloor(recent_tps=lambda s: self.series.recent_tps(s, self.timeline.now()),
+                               baseline_tps=baseline_tps, ratio=0.1,
+                               longer_than_s=max(30.0, 2 * slo.failover_max_s, self.windows.observe_s + 10))
+
+    def recover(self) -> float | None:
+        """Wait for the cluster to be healthy again (resync included); the time it was."""
+        with self.step("recover", "until healthy, then settle"):
+            healthy = self.progress.until(
+                "cluster healthy and resynced", self._healthy, self.windows.recover_timeout_s,
+                interval_s=1.0, tick=self.sample_resync, eta=self._resync_eta)
+            if not healthy:
+                raise HarnessError(f"cluster not healthy {self.windows.recover_timeout_s:.0f} s after revert")
+            healthy_t = self.timeline.record("healthy", "experiment").t
+            done = completed_at([(p.t, p.value) for p in self.resync_bytes.points()])
+            if done is not None:
+                self.timeline.record("resync-done", "experiment", t=done)
+            self.measure("settle", self.windows.settle_s)
+            return healthy_t
+
+    def _healthy(self) -> bool:
+        try:
+            self.cluster.preflight()
+        except HarnessError:
+            return False
+        return True
+
+    def _resync_eta(self) -> float | None:
+        points = progress([(p.t, p.value) for p in self.resync_bytes.points()])
+        return points[-1].eta_s if points else None
+
+    # -- one failure, start to end -------------------------------------------------------
+    def run_failure(self, choose: Callable[[Cluster], FaultSpec], *, observe_s: float | None = None) -> Findings:
+        """Baseline, inject the fault `choose` picks on the live cluster, observe, revert, recover."""
+        self.baseline()
+        baseline_tps = _mean_tps(self.series, self.timeline.now() - self.windows.baseline_s, self.timeline.now())
+        primary_before = self.cluster.primary_node()
+        spec = choose(self.cluster)
+        offset = self.cluster.clock_offset()
+        since_wall = time.time() + offset - 1.0
+        with self.fault(spec, guards=[self.throughput_guard(baseline_tps)]) as active:
+            with self.step("observe", f"{observe_s or self.windows.observe_s:.0f} s with the fault in effect"):
+                self.measure(f"observe {spec.kind}", observe_s if observe_s is not None else self.windows.observe_s)
+        revert = self.timeline.last("revert")
+        revert_t = revert.t if revert is not None else self.timeline.now()
+        healthy_t = self.recover()
+        self.finish()
+        align(self.cluster.server_events(since_wall), offset, self.timeline,
+              self.cluster.event_classifier(primary_before))
+        in_effect = active.in_effect_at if active.in_effect_at is not None else active.injected_at
+        samples = [(p.t, p.value) for p in self.resync_bytes.points()]
+        return Findings(
+            spec=spec, in_effect_t=in_effect, revert_t=revert_t, healthy_t=healthy_t,
+            primary_before=primary_before, primary_after=self.cluster.primary_node(),
+            impact=impact(self.series.points(), in_effect, revert_t, baseline_s=int(self.windows.baseline_s) - 2,
+                          settle_s=0),
+            phases=failover_phases(self.timeline, in_effect),
+            resync=progress(samples), resync_done_t=completed_at(samples),
+        )
+
+
+def _mean_tps(series: TransactionSeries, start: float, end: float) -> float:
+    points = series.points(int(start), int(end))
+    return sum(p.tps for p in points) / len(points) if points else 0.0
