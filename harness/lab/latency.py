@@ -170,8 +170,8 @@ class InterSiteLatency:
             dels = "; ".join(f"tc qdisc del dev {m.veth_router} root" for m in (self.layout.site_a, self.layout.site_b))
             return ["sh", "-c", f"sleep {seconds:.0f}; {dels}; exit 0"]
         urls = [f"{self.api}/proxies/{p}/toxics/{t}" for p, _, _ in self._pairs() for t in TOXIC_NAMES]
-        code = ("import urllib.request as u\nfor x in %r:\n try: u.urlopen(u.Request(x, method='DELETE'), timeout=5)\n"
-                " except Exception: pass\n") % urls
+        code = (f"import urllib.request as u\nfor x in {urls!r}:\n try: u.urlopen(u.Request(x, method='DELETE'), timeout=5)\n"
+                " except Exception: pass\n")
         return ["sh", "-c", f"sleep {seconds:.0f}; exec {sys.executable} -c \"$0\"", code]
 
     def _netem_apply(self, req: LatencyRequest) -> None:

@@ -79,8 +79,8 @@ def spawn(argv: Sequence[str], *, netns: str | None = None, user: str | None = N
           socket_dir: Path | None = None) -> subprocess.Popen[bytes]:
     """Start a long-running service in its own session, output appended to `log`."""
     with open(log, "ab") as out:
-        return subprocess.Popen(wrap(argv, netns, user, socket_dir), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=environment(env), cwd=cwd, start_new_session=True)
+        return subprocess.Popen(wrap(argv, netns, user, socket_dir), stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=environment(env), cwd=cwd, start_new_session=True)
 
 
 def require_tools(names: Sequence[str]) -> None:

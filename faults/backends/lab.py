@@ -1,0 +1,553 @@
+"""The embedded lab's own controls: its processes, its router's nft tables, Toxiproxy, pg_auto_failover.
+
+One small class per fault kind. Every `check()` looks at the real thing (processes in
+/proc, nft tables in the router namespace, toxics in Toxiproxy, roles on the monitor);
+every `revert()` is idempotent, so `python -m harness recover` may run it again. Faults
+whose effect is a router rule or a toxic also carry a dead man's switch: a `sleep; undo`
+process in the router namespace that ends the fault even if the harness is gone.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from faults.base import Fault, FaultPlan, FaultSpec, FaultState
+from harness.errors import ConfigError, ControlPlaneError
+from harness.lab import firewall
+from harness.lab.controller import Lab
+from harness.lab.latency import LatencyRequest
+from harness.lab.layout import LabLayout, Member
+from harness.topology.models import Topology
+
+if TYPE_CHECKING:
+    from faults.registry import FaultFactory
+
+BACKEND = "lab"
+DIRECTIONS = ("both", "forward", "reverse")
+
+
+# -- resolving targets ---------------------------------------------------------------
+def _lab(topology: Topology) -> Lab:
+    if topology.lab is None:
+        raise ConfigError(f"topology {topology.name!r} is not a lab (no 'lab' section)")
+    return Lab(LabLayout.from_settings(topology.lab))
+
+
+def _member(layout: LabLayout, site: str) -> Member:
+    members = {"site-a": layout.site_a, "site-b": layout.site_b, "witness": layout.witness}
+    if site not in members:
+        raise ConfigError(f"lab has no site {site!r}; it has {', '.join(members)}")
+    return members[site]
+
+
+def _node_of_host(topology: Topology, host: str) -> str:
+    for db in topology.databases:
+        for node in db.nodes:
+            if node.host == host:
+                return node.name
+    raise ConfigError(f"no database node runs on host {host!r}")
+
+
+def _nodes_of_site(topology: Topology, site: str) -> list[str]:
+    hosts = {h.name for s in topology.sites if s.name == site for h in s.hosts}
+    return [n.name for db in topology.databases for n in db.nodes if n.host in hosts]
+
+
+# -- shared pieces -------------------------------------------------------------------
+@dataclass
+class _RouterRules:
+    """A drop table in the router namespace, with its dead man's switch."""
+
+    lab: Lab
+    name: str
+    rules: list[firewall.DropRule]
+
+    @property
+    def table(self) -> str:
+        return self.lab.firewall.fault_table(self.name)
+
+    @property
+    def deadman(self) -> str:
+        return f"deadman-{self.table}"
+
+    def add(self) -> None:
+        self.lab.firewall.add_drop_table(self.table, self.rules)
+
+    def present(self) -> bool:
+        return self.lab.firewall.has(self.table)
+
+    def remove(self) -> None:
+        self.lab.firewall.delete(self.table)
+
+    def arm(self, seconds: float) -> None:
+        self.lab.start_in_router(self.deadman, self.lab.firewall.deadman_argv(self.table, seconds))
+
+    def disarm(self) -> None:
+        self.lab.services.kill(self.deadman)
+        self.lab.services.forget(self.deadman)
+
+    def describe(self) -> str:
+        return f"nft table inet {self.table} in {self.lab.layout.router_netns}: " + "; ".join(r.render() for r in self.rules)
+
+
+def _settled(lab: Lab, node: str) -> bool:
+    """The node runs and the monitor sees it in a steady primary/secondary role."""
+    if not lab.node_alive(node):
+        return False
+    try:
+        states = {n.name: n for n in lab.nodes()}
+    except ControlPlaneError:
+        return False
+    mine = states.get(node)
+    return mine is not None and mine.reportedstate == mine.goalstate and mine.reportedstate in ("primary", "secondary")
+
+
+# -- host faults ---------------------------------------------------------------------
+@dataclass
+class HostCrash:
+    """kill -9 of a node's keeper and PostgreSQL tree; revert restarts the keeper and the node rejoins."""
+
+    spec: FaultSpec
+    lab: Lab
+    node: str
+
+    def plan(self) -> FaultPlan:
+        return FaultPlan(self.spec, BACKEND, inject_steps=(f"SIGKILL the process tree of {self.node} (pg_autoctl + postgres)",),
+                         revert_steps=(f"pg_autoctl run {self.node}; wait until it is primary or secondary again",))
+
+    def inject(self) -> None:
+        self.lab.kill_node(self.node)
+
+    def check(self) -> FaultState:
+        if not self.lab.node_alive(self.node):
+            return FaultState.IN_EFFECT
+        return FaultState.CLEARED if _settled(self.lab, self.node) else FaultState.UNKNOWN
+
+    def revert(self) -> None:
+        self.lab.start_node(self.node)
+
+
+@dataclass
+class HostHang:
+    """SIGSTOP of a node's tree plus a drop of its packets, so clients do not wait on half-open sockets."""
+
+    spec: FaultSpec
+    lab: Lab
+    node: str
+    rules: _RouterRules
+
+    def plan(self) -> FaultPlan:
+        return FaultPlan(self.spec, BACKEND,
+                         inject_steps=(self.rules.describe(), f"SIGSTOP the process tree of {self.node}"),
+                         revert_steps=(f"SIGCONT the process tree of {self.node}", f"delete nft table {self.rules.table}"))
+
+    def inject(self) -> None:
+        self.rules.add()
+        if not self.lab.signal_node(self.node, signal.SIGSTOP):
+            raise ControlPlaneError(f"{self.spec.target}: {self.node} has no running process to freeze")
+
+    def check(self) -> FaultState:
+        stopped = self.lab.node_stopped_fraction(self.node)
+        dropping = self.rules.present()
+        if stopped == 1.0 and dropping:
+            return FaultState.IN_EFFECT
+        if not stopped and not dropping and _settled(self.lab, self.node):
+            return FaultState.CLEARED
+        return FaultState.UNKNOWN
+
+    def revert(self) -> None:
+        self.lab.signal_node(self.node, signal.SIGCONT)
+        self.rules.remove()
+
+    def arm_deadman(self, seconds: float) -> None:
+        self.rules.arm(seconds)
+
+    def disarm_deadman(self) -> None:
+        self.rules.disarm()
+
+
+# -- network faults ------------------------------------------------------------------
+@dataclass
+class RouterDrop:
+    """Site isolation, witness isolation, link partition without a watchdog: one drop table."""
+
+    spec: FaultSpec
+    lab: Lab
+    rules: _RouterRules
+
+    def plan(self) -> FaultPlan:
+        return FaultPlan(self.spec, BACKEND, inject_steps=(self.rules.describe(),),
+                         revert_steps=(f"delete nft table {self.rules.table}",))
+
+    def inject(self) -> None:
+        self.rules.add()
+
+    def check(self) -> FaultState:
+        return FaultState.IN_EFFECT if self.rules.present() else FaultState.CLEARED
+
+    def revert(self) -> None:
+        self.rules.remove()
+
+    def arm_deadman(self, seconds: float) -> None:
+        self.rules.arm(seconds)
+
+    def disarm_deadman(self) -> None:
+        self.rules.disarm()
+
+
+@dataclass
+class QuorumWatchdog:
+    """The lab's session timeout: a standby silent for `timeout_s` leaves the write quorum, and rejoins after heal.
+
+    pg_auto_failover does nothing when only the A-B link is cut (the witness still sees both
+    nodes), so synchronous commits would wait for the whole cut; an AG's session timeout
+    would drop the replica to asynchronous instead. This is that, observed from the primary.
+    """
+
+    lab: Lab
+    timeout_s: float
+    dropped: list[str] = field(default_factory=list)
+    dropped_at_wall: float | None = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="lab-quorum-watchdog", daemon=True)
+        self._thread.start()
+
+    def _streaming(self, primary: str) -> bool:
+        rows = self.lab.pg.sql("select count(*) from pg_stat_replication where state = 'streaming'",
+                               node=primary, database="postgres", timeout=5)
+        return int(rows[0][0]) > 0
+
+    def _run(self) -> None:
+        silent_since: float | None = None
+        while not self._stop.wait(0.25):
+            try:
+                primary = self.lab.primary()
+                streaming = self._streaming(primary)
+            except ControlPlaneError:
+                continue
+            if streaming:
+                silent_since = None
+                continue
+            silent_since = silent_since or time.monotonic()
+            if time.monotonic() - silent_since >= self.timeout_s:
+                for node in self.lab.nodes():
+                    if node.name != primary and node.replication_quorum:
+                        self.lab.pg.set_replication_quorum(node.name, False)
+                        self.dropped.append(node.name)
+                self.dropped_at_wall = time.time()
+                return
+
+    def stop_and_restore(self, timeout_s: float = 30.0) -> None:
+        """Stop watching; put every node back in the quorum once the standby streams again. Idempotent."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        outside = [n.name for n in self.lab.nodes() if not n.replication_quorum]
+        if not outside:
+            return
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                if self._streaming(self.lab.primary()):
+                    break
+            except ControlPlaneError:
+                pass
+            time.sleep(0.25)
+        for node in outside:
+            self.lab.pg.set_replication_quorum(node, True)
+        self.dropped.clear()
+
+
+@dataclass
+class LinkPartition(RouterDrop):
+    """An inter-site link cut, optionally with the quorum watchdog (`sync_timeout_s`)."""
+
+    watchdog: QuorumWatchdog | None = None
+
+    def plan(self) -> FaultPlan:
+        base = super().plan()
+        if self.watchdog is None:
+            return base
+        return FaultPlan(self.spec, BACKEND,
+                         inject_steps=(*base.inject_steps, f"watchdog: standby silent {self.watchdog.timeout_s:g} s -> "
+                                       "replication-quorum false on it"),
+                         revert_steps=(*base.revert_steps, "replication-quorum true again once the standby streams"))
+
+    def inject(self) -> None:
+        super().inject()
+        if self.watchdog is not None:
+            self.watchdog.start()
+
+    def check(self) -> FaultState:
+        state = super().check()
+        if state is FaultState.CLEARED and any(not n.replication_quorum for n in self.lab.nodes()):
+            return FaultState.UNKNOWN
+        return state
+
+    def revert(self) -> None:
+        super().revert()
+        (self.watchdog or QuorumWatchdog(self.lab, 0.0)).stop_and_restore()
+
+
+@dataclass
+class SiteFailure:
+    """A whole site goes: its database node crashes and its links are cut; revert heals links, then restarts the node."""
+
+    spec: FaultSpec
+    lab: Lab
+    nodes: list[str]
+    rules: _RouterRules
+
+    def plan(self) -> FaultPlan:
+        return FaultPlan(self.spec, BACKEND,
+                         inject_steps=(self.rules.describe(), *(f"SIGKILL the process tree of {n}" for n in self.nodes)),
+                         revert_steps=(f"delete nft table {self.rules.table}", *(f"pg_autoctl run {n}" for n in self.nodes)))
+
+    def inject(self) -> None:
+        self.rules.add()
+        for node in self.nodes:
+            self.lab.kill_node(node)
+
+    def check(self) -> FaultState:
+        down = [not self.lab.node_alive(n) for n in self.nodes]
+        cut = self.rules.present()
+        if cut and all(down):
+            return FaultState.IN_EFFECT
+        if not cut and all(_settled(self.lab, n) for n in self.nodes):
+            return FaultState.CLEARED
+        return FaultState.UNKNOWN
+
+    def revert(self) -> None:
+        self.rules.remove()
+        for node in self.nodes:
+            self.lab.start_node(node)
+
+    def arm_deadman(self, seconds: float) -> None:
+        self.rules.arm(seconds)
+
+    def disarm_deadman(self) -> None:
+        self.rules.disarm()
+
+
+@dataclass
+class Latency:
+    """Added round-trip time (and jitter, rate) on the site A <-> site B path: netem or Toxiproxy toxics."""
+
+    spec: FaultSpec
+    lab: Lab
+    request: LatencyRequest
+
+    @property
+    def deadman(self) -> str:
+        return f"deadman-{self.lab.layout.prefix}-latency"
+
+    def plan(self) -> FaultPlan:
+        r = self.request
+        what = f"rtt {r.rtt_ms:g} ms, jitter {r.jitter_ms:g} ms" + (f", rate {r.rate_mbit:g} Mbit/s" if r.rate_mbit else "")
+        return FaultPlan(self.spec, BACKEND,
+                         inject_steps=(f"{what} on site-a <-> site-b (tc netem, or Toxiproxy latency toxics "
+                                       "split half downstream / half upstream)",),
+                         revert_steps=("remove the netem qdiscs / the toxics",))
+
+    def inject(self) -> None:
+        self.lab.latency().apply(self.request)
+
+    def check(self) -> FaultState:
+        active = self.lab.latency().active()
+        return FaultState.IN_EFFECT if all(active.values()) else (
+            FaultState.CLEARED if not any(active.values()) else FaultState.UNKNOWN)
+
+    def revert(self) -> None:
+        self.lab.latency().clear()
+
+    def arm_deadman(self, seconds: float) -> None:
+        self.lab.start_in_router(self.deadman, self.lab.latency().deadman_argv(seconds))
+
+    def disarm_deadman(self) -> None:
+        self.lab.services.kill(self.deadman)
+        self.lab.services.forget(self.deadman)
+
+
+# -- database operations -------------------------------------------------------------
+@dataclass
+class RoleSwitchover:
+    """Planned role move: `pg_autoctl perform switchover`.
+
+    A planned operation has nothing to undo: revert leaves the new primary where it is
+    (moving it back would be a second switchover, i.e. another fault). So `check()` means
+    "the move happened" (a primary other than the one before inject is in place) until
+    revert, and "the cluster is healthy again" (one primary, one synchronous secondary) after.
+    """
+
+    spec: FaultSpec
+    lab: Lab
+    before: str | None = None
+    reverted: bool = False
+
+    def plan(self) -> FaultPlan:
+        return FaultPlan(self.spec, BACKEND, inject_steps=("pg_autoctl perform switchover (from the current primary)",),
+                         revert_steps=("nothing to undo; wait for one primary + one synchronous secondary",))
+
+    def inject(self) -> None:
+        self.reverted = False
+        self.before = self.lab.primary()
+        self.lab.pg.switchover(self.before)
+
+    def check(self) -> FaultState:
+        if self.reverted:
+            return FaultState.CLEARED if self.lab.healthy() else FaultState.UNKNOWN
+        try:
+            now = self.lab.primary()
+        except ControlPlaneError:
+            return FaultState.UNKNOWN
+        return FaultState.IN_EFFECT if self.before is not None and now != self.before else FaultState.UNKNOWN
+
+    def revert(self) -> None:
+        self.reverted = True
+
+
+@dataclass
+class StorageLoss:
+    """A replica's disk is lost (vSAN disk / disk-group failure analog) and rebuilt from the primary.
+
+    Inject: stop the node, wipe its data directory and keeper state, drop it from the monitor,
+    and start the rebuild at once (`pg_autoctl create postgres --run` with a throttled base
+    backup, `max_rate`), as vSAN resyncs a failed component. In effect while the node is not
+    a settled secondary; `Lab.resync_progress()` gives the bytes. Revert restarts the rebuild
+    if nothing runs it (e.g. after a harness crash), then the runner waits for the rejoin.
+    """
+
+    spec: FaultSpec
+    lab: Lab
+    node: str
+    max_rate: str
+
+    def plan(self) -> FaultPlan:
+        return FaultPlan(self.spec, BACKEND,
+                         inject_steps=(f"SIGKILL {self.node}; delete its pgdata and keeper state; remove it from the monitor",
+                                       f"re-create it from the primary: base backup throttled to {self.max_rate}/s"),
+                         revert_steps=("restart the rebuild if it is not running; wait until it is a secondary again",))
+
+    def inject(self) -> None:
+        if self.lab.primary() == self.node:
+            raise ConfigError(f"{self.spec.target}: {self.node} is the primary; storage loss is injected on the replica "
+                              "(switch roles first)")
+        self.lab.kill_node(self.node)
+        self.lab.pg.drop_from_monitor(self.node)
+        self.lab.pg.wipe_node(self.node)
+        self.lab.pg.rebuild_node(self.node, self.max_rate)
+
+    def check(self) -> FaultState:
+        return FaultState.CLEARED if _settled(self.lab, self.node) and self.lab.healthy() else FaultState.IN_EFFECT
+
+    def revert(self) -> None:
+        if self.lab.node_alive(self.node):
+            return
+        if (self.lab.pg.pgdata(self.node) / "PG_VERSION").exists() and any(
+                n.name == self.node for n in self.lab.nodes()):
+            self.lab.start_node(self.node)
+            return
+        self.lab.pg.drop_from_monitor(self.node)
+        self.lab.pg.wipe_node(self.node)
+        self.lab.pg.rebuild_node(self.node, self.max_rate)
+
+
+# -- builders ------------------------------------------------------------------------
+def _name(spec: FaultSpec) -> str:
+    return f"{spec.kind}-{spec.target.split(':', 1)[1]}"
+
+
+def _param(spec: FaultSpec, key: str, default: Any = None) -> Any:
+    return spec.params.get(key, default)
+
+
+def _host_node(spec: FaultSpec, topology: Topology) -> str:
+    return _node_of_host(topology, spec.target.removeprefix("host:"))
+
+
+def build_host_crash(spec: FaultSpec, topology: Topology) -> HostCrash:
+    return HostCrash(spec, _lab(topology), _host_node(spec, topology))
+
+
+def build_host_hang(spec: FaultSpec, topology: Topology) -> HostHang:
+    lab, host = _lab(topology), spec.target.removeprefix("host:")
+    address = topology.host(host).address
+    member = _member(lab.layout, topology.site_of(host).name)
+    return HostHang(spec, lab, _host_node(spec, topology), _RouterRules(lab, _name(spec), firewall.isolate(member, address)))
+
+
+def build_site_failure(spec: FaultSpec, topology: Topology) -> SiteFailure:
+    lab, site = _lab(topology), spec.target.removeprefix("site:")
+    return SiteFailure(spec, lab, _nodes_of_site(topology, site),
+                       _RouterRules(lab, _name(spec), firewall.isolate(_member(lab.layout, site))))
+
+
+def build_isolation(spec: FaultSpec, topology: Topology) -> RouterDrop:
+    lab = _lab(topology)
+    site = spec.target.split(":", 1)[1]
+    return RouterDrop(spec, lab, _RouterRules(lab, _name(spec), firewall.isolate(_member(lab.layout, site))))
+
+
+def build_link_partition(spec: FaultSpec, topology: Topology) -> LinkPartition:
+    lab = _lab(topology)
+    first, second = (_member(lab.layout, s) for s in spec.target.removeprefix("link:").split("~"))
+    direction = _param(spec, "direction", "both")
+    if direction not in DIRECTIONS:
+        raise ConfigError(f"{spec.kind}: direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
+    rules: list[firewall.DropRule] = []
+    if direction in ("both", "forward"):
+        rules += firewall.cut(first, second)
+    if direction in ("both", "reverse"):
+        rules += firewall.cut(second, first)
+    timeout = _param(spec, "sync_timeout_s")
+    watchdog = QuorumWatchdog(lab, float(timeout)) if timeout is not None else None
+    return LinkPartition(spec, lab, _RouterRules(lab, _name(spec), rules), watchdog)
+
+
+def build_latency(spec: FaultSpec, topology: Topology) -> Latency:
+    if spec.target.removeprefix("link:") != "site-a~site-b":
+        raise ConfigError(f"{spec.kind}: the lab delays only the inter-site link (link:site-a~site-b), not {spec.target}")
+    if "rtt_ms" not in spec.params:
+        raise ConfigError(f"{spec.kind}: parameter rtt_ms is required")
+    rate = _param(spec, "rate_mbit")
+    request = LatencyRequest(rtt_ms=float(spec.params["rtt_ms"]), jitter_ms=float(_param(spec, "jitter_ms", 0.0)),
+                             rate_mbit=float(rate) if rate is not None else None, loss_pct=float(_param(spec, "loss_pct", 0.0)))
+    if request.rtt_ms < 0 or request.jitter_ms < 0:
+        raise ConfigError(f"{spec.kind}: rtt_ms and jitter_ms must be >= 0")
+    return Latency(spec, _lab(topology), request)
+
+
+def build_switchover(spec: FaultSpec, topology: Topology) -> RoleSwitchover:
+    return RoleSwitchover(spec, _lab(topology))
+
+
+def build_storage_loss(spec: FaultSpec, topology: Topology) -> StorageLoss:
+    node = spec.target.split("/", 1)[1]
+    return StorageLoss(spec, _lab(topology), node, str(_param(spec, "max_rate", "1M")))
+
+
+BUILDERS: dict[str, Callable[[FaultSpec, Topology], Fault]] = {
+    "host-crash": build_host_crash,
+    "host-hang": build_host_hang,
+    "site-failure": build_site_failure,
+    "site-isolation": build_isolation,
+    "witness-isolation": build_isolation,
+    "link-partition": build_link_partition,
+    "latency": build_latency,
+    "role-switchover": build_switchover,
+    "storage-loss": build_storage_loss,
+}
+
+
+def register(factory: FaultFactory) -> None:
+    for kind, builder in BUILDERS.items():
+        factory.register(kind, builder)

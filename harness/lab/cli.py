@@ -1,0 +1,90 @@
+"""`python -m harness lab up | down | status`: the embedded lab from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from harness.lab import netns
+from harness.lab.controller import Lab, LabStatus
+from harness.lab.layout import LabLayout
+from harness.topology.models import LabSettings
+
+LAB_NAMESPACE = re.compile(r"^([a-z][a-z0-9]{1,7})-[abrw]$")
+
+
+def _lab(prefix: str, state_dir: str | None, subnet_index: int | None = None) -> Lab:
+    return Lab(LabLayout.from_settings(LabSettings(prefix=prefix, state_dir=state_dir, subnet_index=subnet_index)))
+
+
+def found_prefixes() -> list[str]:
+    """Prefixes of every lab with a namespace on this machine (`{prefix}-a/-b/-w/-r`)."""
+    return sorted({m.group(1) for ns in netns.existing_namespaces() if (m := LAB_NAMESPACE.match(ns))})
+
+
+def render_status(status: LabStatus) -> str:
+    lines = [f"lab {status.prefix}  subnet {status.subnet}  latency via {status.latency_mechanism or '-'}",
+             f"  namespaces: {', '.join(status.namespaces) or 'none'}"]
+    if status.processes:
+        lines.append("  processes:  " + ", ".join(f"{k} {'up' if v else 'DOWN'}" for k, v in status.processes.items()))
+    if status.nodes:
+        lines.append(f"  {'node':<8} {'reported':<14} {'goal':<14} {'quorum':<7} health")
+        lines += [f"  {n.name:<8} {n.reportedstate:<14} {n.goalstate:<14} {'yes' if n.replication_quorum else 'no':<7} "
+                  f"{n.health}" for n in status.nodes]
+        lines.append(f"  primary: {status.primary or 'none'}   replication: {status.sync_state or '-'}")
+    if status.error:
+        lines.append(f"  error: {status.error}")
+    return "\n".join(lines)
+
+
+def _cmd_up(args: argparse.Namespace) -> int:
+    lab = _lab(args.prefix, args.state_dir, args.subnet_index)
+    took = lab.up()
+    print(f"lab {args.prefix} up in {took:.1f} s")
+    print(render_status(lab.status()))
+    print(f"  router ssh: root@{lab.layout.client.router_address} key {lab.ssh_key_file}")
+    return 0
+
+
+def _cmd_down(args: argparse.Namespace) -> int:
+    prefixes = found_prefixes() if args.all else [args.prefix]
+    for prefix in prefixes:
+        _lab(prefix, None if args.all else args.state_dir).down()
+        print(f"lab {prefix} down")
+    if not prefixes:
+        print("no lab found")
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    status = _lab(args.prefix, args.state_dir).status()
+    print(render_status(status))
+    return 0 if status.up else 1
+
+
+def add_lab_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    lab = subparsers.add_parser("lab", help="the embedded lab: namespaces, PostgreSQL + pg_auto_failover, router")
+    verbs = lab.add_subparsers(dest="lab_command", required=True)
+    for name, func, text in (("up", _cmd_up, "build the lab (idempotent; cleans a half-torn-down one)"),
+                             ("down", _cmd_down, "remove the lab's processes, rules, namespaces and state"),
+                             ("status", _cmd_status, "namespaces, processes, node states, latency mechanism")):
+        verb = verbs.add_parser(name, help=text)
+        verb.add_argument("--prefix", default="hlab", help="lab prefix (default hlab)")
+        verb.add_argument("--state-dir", default=None, help="lab state directory (default $HARNESS_LAB_DIR or "
+                                                            "/var/lib/resilience-harness/lab-PREFIX)")
+        verb.set_defaults(func=func)
+        if name == "up":
+            verb.add_argument("--subnet-index", type=int, default=None, help="which /24 of 198.18.0.0/15 (0-511)")
+        if name == "down":
+            verb.add_argument("--all", action="store_true", help="every lab found on this machine")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.lab.cli")
+    add_lab_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
