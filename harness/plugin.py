@@ -25,9 +25,14 @@ from harness.signals import Terminated
 from harness.statedir import state_dir
 from harness.timeline import Timeline
 from harness.topology.loader import load_topology
+from reports.allure_report import environment_properties, write_categories, write_environment
+from reports.summary import Outcome, format_summary
 
 EXIT_HARNESS_BROKEN = 10
 _SESSION_KEY = pytest.StashKey[HarnessSession | None]()
+_OUTCOMES_KEY = pytest.StashKey[dict[str, Outcome]]()
+_NUMBERS_KEY = pytest.StashKey[dict[str, dict[str, str]]]()
+_PRODUCTS_KEY = pytest.StashKey[dict[str, str]]()
 _BROKEN_KEY = pytest.StashKey[int]()
 _FAILED_KEY = pytest.StashKey[int]()
 
@@ -43,12 +48,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--state-dir", default=None, help="where the journal and locks live (default $HARNESS_STATE_DIR)")
     group.addoption("--keep-lab", action="store_true", default=False, help="leave the embedded lab running at the end")
     group.addoption("--change-ticket", default=None, help="change ticket id to link from the report")
+    group.addoption("--change-url", default=None, help="URL template of change tickets, with {ticket}")
+    group.addoption("--baseline-s", type=float, default=15.0, help="steady-load baseline before each fault (s)")
+    group.addoption("--observe-s", type=float, default=20.0, help="how long each fault stays in effect (s)")
+    group.addoption("--settle-s", type=float, default=10.0, help="load kept after recovery to read the new level (s)")
+    group.addoption("--recover-timeout-s", type=float, default=240.0, help="longest wait for the cluster to heal (s)")
+    group.addoption("--users", type=int, default=8, help="OLTP virtual users")
+    group.addoption("--rtt-steps", default="0,2,4,8", help="S1: added inter-site RTT steps (ms)")
+    group.addoption("--step-s", type=float, default=20.0, help="S1: measured seconds per RTT step")
+    group.addoption("--warmup-s", type=float, default=5.0, help="S1: warm-up seconds per RTT step")
+    group.addoption("--quiet-progress", action="store_true", default=False,
+                    help="one line per wait instead of a live progress bar (CI)")
+    group.addoption("--tables-dir", default=None, help="write the scenario tables (HTML, Markdown, JSON) here")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_BROKEN_KEY] = 0
     config.stash[_FAILED_KEY] = 0
     config.stash[_SESSION_KEY] = None
+    config.stash[_OUTCOMES_KEY] = {}
+    config.stash[_NUMBERS_KEY] = {}
+    config.stash[_PRODUCTS_KEY] = {}
     source = config.getoption("--topology")
     if source is None:
         return
@@ -102,6 +122,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     harness = session.config.stash[_SESSION_KEY]
     if harness is not None:
         harness.release()
+    results_dir = getattr(session.config.option, "allure_report_dir", None)
+    if results_dir:
+        topology = harness.topology.name if harness else "none"
+        write_environment(Path(results_dir), environment_properties(topology, session.config.stash[_PRODUCTS_KEY]))
+        write_categories(Path(results_dir))
     if exitstatus == pytest.ExitCode.TESTS_FAILED and session.config.stash[_FAILED_KEY] == 0 \
             and session.config.stash[_BROKEN_KEY] > 0:
         session.exitstatus = EXIT_HARNESS_BROKEN
@@ -112,6 +137,7 @@ def pytest_runtest_makereport(
         item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if not report.failed:
+        _remember_outcome(item, report)
         return report
     broken = call.excinfo is not None and call.excinfo.errisinstance(HarnessError)
     if broken and report.when == "call":
@@ -120,7 +146,30 @@ def pytest_runtest_makereport(
         item.config.stash[_BROKEN_KEY] += 1
     else:
         item.config.stash[_FAILED_KEY] += 1
+    _remember_outcome(item, report)
     return report
+
+
+def _remember_outcome(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Each test's outcome for the closing summary; the worst phase wins."""
+    if report.failed:
+        status = "failed" if report.when == "call" else "error"
+    elif report.skipped:
+        status = "skipped"
+    elif report.when == "call":
+        status = "passed"
+    else:
+        return
+    outcomes = item.config.stash[_OUTCOMES_KEY]
+    current = outcomes.get(item.nodeid)
+    if current is not None and current.status in ("failed", "error"):
+        return
+    crash = getattr(report.longrepr, "reprcrash", None)
+    reason = str(crash.message) if report.failed and crash is not None else ""
+    marker = item.get_closest_marker("scenario")
+    scenario = str(marker.args[0]) if marker and marker.args else ""
+    numbers = item.config.stash[_NUMBERS_KEY].get(item.nodeid, {})
+    outcomes[item.nodeid] = Outcome(item.name, scenario, status, numbers, reason)
 
 
 # --- dry-run -----------------------------------------------------------------------------------
@@ -206,3 +255,25 @@ def inject(harness_session: HarnessSession, timeline: Timeline) -> Injector:
         return harness_session.inject(timeline, fault, duration_s=duration_s, guards=guards)
 
     return _inject
+
+
+@pytest.fixture
+def key_numbers(request: pytest.FixtureRequest) -> dict[str, str]:
+    """Figures a test puts here appear next to its verdict in the closing summary."""
+    numbers: dict[str, str] = {}
+    request.config.stash[_NUMBERS_KEY][request.node.nodeid] = numbers
+    return numbers
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    outcomes = list(config.stash[_OUTCOMES_KEY].values())
+    if any(o.scenario for o in outcomes):
+        terminalreporter.write_line("")
+        for line in format_summary([o for o in outcomes if o.scenario]).splitlines():
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def product_versions(pytestconfig: pytest.Config) -> dict[str, str]:
+    """Versions of the products under test, as discovered; they go to environment.properties."""
+    return pytestconfig.stash[_PRODUCTS_KEY]
