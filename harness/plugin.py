@@ -125,7 +125,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     results_dir = getattr(session.config.option, "allure_report_dir", None)
     if results_dir:
         topology = harness.topology.name if harness else "none"
-        write_environment(Path(results_dir), environment_properties(topology, session.config.stash[_PRODUCTS_KEY]))
+        products: dict[str, str] = session.config.stash[_PRODUCTS_KEY]
+        write_environment(Path(results_dir), environment_properties(topology, products))
         write_categories(Path(results_dir))
     if exitstatus == pytest.ExitCode.TESTS_FAILED and session.config.stash[_FAILED_KEY] == 0 \
             and session.config.stash[_BROKEN_KEY] > 0:
