@@ -25,6 +25,7 @@ from harness.signals import Terminated
 from harness.statedir import state_dir
 from harness.timeline import Timeline
 from harness.topology.loader import load_topology
+from harness.topology.models import Topology
 from reports.allure_report import environment_properties, write_categories, write_environment
 from reports.summary import Outcome, format_summary
 
@@ -175,24 +176,27 @@ def _remember_outcome(item: pytest.Item, report: pytest.TestReport) -> None:
 
 # --- dry-run -----------------------------------------------------------------------------------
 
-def planned_specs(item: pytest.Item) -> list[FaultSpec]:
-    """The faults a collected test will inject, read from its parameters."""
+def planned_specs(item: pytest.Item, topology: Topology) -> list[FaultSpec]:
+    """The faults a collected test will inject, read from its parameters and `faults` marker."""
+    values: list[Any] = []
     callspec = getattr(item, "callspec", None)
-    if callspec is None:
-        return []
+    if callspec is not None:
+        values.extend(callspec.params.values())
+    for marker in item.iter_markers("faults"):
+        values.extend(marker.args)
     specs: list[FaultSpec] = []
-    for value in callspec.params.values():
-        specs.extend(_specs_in(value))
+    for value in values:
+        specs.extend(_specs_in(value, topology))
     return specs
 
 
-def _specs_in(value: Any) -> list[FaultSpec]:
+def _specs_in(value: Any, topology: Topology) -> list[FaultSpec]:
     if isinstance(value, FaultSpec):
         return [value]
-    if hasattr(value, "fault_specs"):
-        return list(value.fault_specs)
-    if isinstance(value, list | tuple) and value and all(isinstance(v, FaultSpec) for v in value):
-        return list(value)
+    if hasattr(value, "plan_specs"):
+        return list(value.plan_specs(topology))
+    if isinstance(value, list | tuple):
+        return [spec for v in value for spec in _specs_in(v, topology)]
     return []
 
 
@@ -213,10 +217,12 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
     lines = [f"dry-run against topology {harness.topology.name!r} ({harness.topology_source}); nothing is contacted"]
     planned = 0
     for item in items:
-        for spec in planned_specs(item):
-            plan = harness.build(spec).plan()
+        for spec in planned_specs(item, harness.topology):
             lines.append(f"[{item.nodeid}]")
-            lines.extend("  " + line for line in plan.render().splitlines())
+            if spec.kind not in harness.factory.kinds():
+                lines.append(f"  {spec.kind} on {spec.target}: no backend for this fault kind in this installation yet")
+                continue
+            lines.extend("  " + line for line in harness.build(spec).plan().render().splitlines())
             allowed = spec.target in harness.topology.allow_list or not spec.destructive
             if not allowed:
                 lines.append("  NOT ALLOWED: target is not in the allow_list")

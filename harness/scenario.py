@@ -1,0 +1,87 @@
+"""A suite's fault, named by the role it strikes rather than by a fixed target.
+
+"The host of the primary" is only known at run time, so a suite parametrises with a
+`ScenarioFault`; dry-run plans every target the role could resolve to, and the experiment
+resolves it against the live cluster. The fault kind may differ per platform (a host
+failure is a node crash in the lab, an out-of-band power-off on vSphere).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from faults.base import FaultSpec
+from harness.clusters import Cluster
+from harness.errors import ConfigError
+from harness.topology.models import Topology
+
+
+class Role(enum.Enum):
+    PRIMARY_HOST = "host of the primary"
+    STANDBY_HOST = "host of the standby"
+    PRIMARY_SITE = "site of the primary"
+    STANDBY_NODE = "standby database node"
+    DATABASE = "the database"
+    INTER_SITE_LINK = "link between the database sites"
+
+
+@dataclass(frozen=True)
+class ScenarioFault:
+    label: str
+    role: Role
+    kinds: Mapping[str, str]  # topology kind ('lab', 'vsphere') -> fault kind
+    params: Mapping[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+    def __str__(self) -> str:
+        return self.label
+
+    def kind_for(self, topology: Topology) -> str:
+        kind = self.kinds.get(topology.kind)
+        if kind is None:
+            raise ConfigError(f"{self.label}: no fault kind for a {topology.kind} topology yet")
+        return kind
+
+    def plan_specs(self, topology: Topology) -> list[FaultSpec]:
+        """Every spec this fault may become on `topology` (for dry-run)."""
+        kind = self.kinds.get(topology.kind)
+        if kind is None:
+            return []
+        return [FaultSpec(kind, target, dict(self.params)) for target in _candidates(self.role, topology)]
+
+    def resolve(self, cluster: Cluster, topology: Topology) -> FaultSpec:
+        kind = self.kind_for(topology)
+        db = topology.databases[0]
+        if self.role is Role.PRIMARY_HOST:
+            target = f"host:{cluster.host_of(cluster.primary_node())}"
+        elif self.role is Role.STANDBY_HOST:
+            target = f"host:{cluster.host_of(cluster.standby_node())}"
+        elif self.role is Role.PRIMARY_SITE:
+            target = f"site:{cluster.site_of(cluster.primary_node())}"
+        elif self.role is Role.STANDBY_NODE:
+            target = f"node:{db.name}/{cluster.standby_node()}"
+        elif self.role is Role.DATABASE:
+            target = f"database:{db.name}"
+        else:
+            target = _candidates(Role.INTER_SITE_LINK, topology)[0]
+        return FaultSpec(kind, target, dict(self.params))
+
+
+def _candidates(role: Role, topology: Topology) -> list[str]:
+    if not topology.databases:
+        return []
+    db = topology.databases[0]
+    hosts = [n.host for n in db.nodes if n.host]
+    if role in (Role.PRIMARY_HOST, Role.STANDBY_HOST):
+        return [f"host:{h}" for h in hosts]
+    if role is Role.PRIMARY_SITE:
+        return sorted({f"site:{topology.site_of(h).name}" for h in hosts})
+    if role is Role.STANDBY_NODE:
+        return [f"node:{db.name}/{n.name}" for n in db.nodes]
+    if role is Role.DATABASE:
+        return [f"database:{db.name}"]
+    sites = {topology.site_of(h).name for h in hosts}
+    return [f"link:{link.name}" for router in topology.routers for link in router.links if set(link.between) == sites]
