@@ -48,17 +48,24 @@ class Mix:
         return sum(w for kind, w in self.kinds if kind.writes) / total
 
 
+# pgbench's built-in TPC-B-like transaction, as (statement, parameter names); the history insert
+# also writes the ledger row. Kept as data so a pgbench script can be rendered from the same steps.
+TPCB_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("update_account", ("delta", "aid")),
+    ("select_account", ("aid",)),
+    ("update_teller", ("delta", "tid")),
+    ("update_branch", ("delta", "bid")),
+    ("insert_history_and_ledger", ("ledger_id", "tid", "bid", "aid", "delta")),
+)
+
+
 def tpcb(cur: Any, sql: Statements, rng: random.Random, scale: Scale, ledger_id: int) -> None:
-    """pgbench's built-in TPC-B-like transaction; the history insert also writes the ledger row."""
-    aid = rng.randint(1, scale.accounts)
-    bid = rng.randint(1, scale.branches)
-    tid = rng.randint(1, scale.tellers)
-    delta = rng.randint(-5000, 5000)
-    cur.execute(sql.update_account, delta, aid)
-    cur.execute(sql.select_account, aid).fetchall()
-    cur.execute(sql.update_teller, delta, tid)
-    cur.execute(sql.update_branch, delta, bid)
-    cur.execute(sql.insert_history_and_ledger, ledger_id, tid, bid, aid, delta)
+    values = {"aid": rng.randint(1, scale.accounts), "bid": rng.randint(1, scale.branches),
+              "tid": rng.randint(1, scale.tellers), "delta": rng.randint(-5000, 5000), "ledger_id": ledger_id}
+    for statement, names in TPCB_STEPS:
+        cur.execute(getattr(sql, statement), *(values[name] for name in names))
+        if statement.startswith("select"):
+            cur.fetchall()
 
 
 def customer_position(cur: Any, sql: Statements, rng: random.Random, scale: Scale, ledger_id: int) -> None:

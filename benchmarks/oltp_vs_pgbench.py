@@ -1,0 +1,164 @@
+"""Our OLTP driver against pgbench: same server, same TPC-B transaction, same client count.
+
+Runs alternate (driver, pgbench, driver, pgbench ...) so machine noise cancels in the medians;
+the pgbench script is rendered from the driver's own TPC-B steps, ledger insert included.
+Also reports client CPU per 1000 TPS, the memory of one hour of per-second samples, and the
+most virtual users one client process sustains. Ends with `ratio=<driver / pgbench>`.
+
+    .venv/bin/python benchmarks/oltp_vs_pgbench.py [--clients 8] [--seconds 10] [--pairs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness.timeline import Timeline
+from workloads.localpg import PG_BIN
+from workloads.oltp import TPCB, TPCE_LIKE, DriverConfig, Mix, OltpDriver
+from workloads.oltp.local import LocalBench as Bench
+from workloads.oltp.local import start_bench
+from workloads.oltp.mix import TPCB_STEPS
+from workloads.oltp.schema import Scale
+from workloads.series import TransactionSeries
+
+
+def cpu_seconds(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def pgbench_script(bench: Bench) -> str:
+    """The driver's TPC-B steps with `?` replaced by pgbench variables; ledger ids are negative
+    so they never collide with the driver's (user << 40 | seq) ids."""
+    scale = bench.scale
+    lines = [f"\\set aid random(1, {scale.accounts})", f"\\set bid random(1, {scale.branches})",
+             f"\\set tid random(1, {scale.tellers})", "\\set delta random(-5000, 5000)",
+             "\\set ledger_id random(-4000000000000000000, -1)", "BEGIN;"]
+    for statement, names in TPCB_STEPS:
+        sql = getattr(bench.dialect.statements, statement)
+        for name in names:
+            sql = sql.replace("?", f":{name}", 1)
+        lines.append(sql + ";")
+    return "\n".join([*lines, "END;", ""])
+
+
+def run_driver(bench: Bench, clients: int, seconds: float, mix: Mix = TPCB,
+               wait_connected_s: float = 60.0) -> tuple[float, float]:
+    """(TPS over the measured window, client CPU seconds per second); the window starts once
+    every user has connected."""
+    timeline, series = Timeline(), TransactionSeries()
+    driver = OltpDriver(bench.dialect, bench.settings, timeline, series,
+                        DriverConfig(users=clients, mix=mix, scale=bench.scale))
+    driver.start()
+    deadline = time.monotonic() + wait_connected_s
+    while sum(u.connects for u in driver.users) < clients and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    commits_before = sum(p.commits for p in series.points())
+    t0, cpu0 = timeline.now(), cpu_seconds(resource.RUSAGE_SELF)
+    time.sleep(seconds)
+    commits_after = sum(p.commits for p in series.points())
+    t1, cpu1 = timeline.now(), cpu_seconds(resource.RUSAGE_SELF)
+    report = driver.stop(timeout_s=5.0)
+    if report.stuck or report.crashed:
+        print(f"  warning: stuck={len(report.stuck)} crashed={len(report.crashed)}")
+    return (commits_after - commits_before) / (t1 - t0), (cpu1 - cpu0) / (t1 - t0)
+
+
+def run_pgbench(bench: Bench, script: Path, clients: int, seconds: float) -> tuple[float, float]:
+    password = bench.settings.credentials.password
+    env = {**os.environ, "PGPASSWORD": password.reveal() if password else ""}
+    cpu0 = cpu_seconds(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([str(PG_BIN / "pgbench"), "-h", bench.server.host, "-p", str(bench.server.port), "-U", "postgres",
+                           "-n", "-c", str(clients), "-j", str(min(clients, os.cpu_count() or 1)), "-T", str(int(seconds)),
+                           "-f", str(script), bench.settings.database],
+                          capture_output=True, text=True, env=env, check=True, timeout=seconds + 60)
+    cpu = cpu_seconds(resource.RUSAGE_CHILDREN) - cpu0
+    match = re.search(r"tps = ([\d.]+) \(without initial connection time\)", done.stdout)
+    if not match:
+        raise RuntimeError(f"pgbench printed no tps:\n{done.stdout}\n{done.stderr}")
+    return float(match.group(1)), cpu / seconds
+
+
+def series_memory_one_hour(tps: int = 500, seconds: int = 3600) -> tuple[int, int]:
+    """Bytes held by a TransactionSeries after `seconds` of synthetic samples at `tps`."""
+    rng = random.Random(7)
+    latencies = [rng.lognormvariate(-5.0, 0.6) for _ in range(4096)]
+    tracemalloc.start()
+    series = TransactionSeries()
+    base = tracemalloc.get_traced_memory()[0]
+    for second in range(seconds):
+        for i in range(tps):
+            ok = i % 100 != 0
+            series.record(second + i / tps, latencies[(second * tps + i) % 4096], ok, None if ok else "connection-lost")
+    size = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    return size, seconds * tps
+
+
+def capacity(bench: Bench, steps: list[int], seconds: float) -> int:
+    """Most users with TPS flat or rising (>= 90 % of the best so far) and every user running."""
+    best, sustained = 0.0, 0
+    for users in steps:
+        tps, cpu = run_driver(bench, users, seconds, mix=TPCE_LIKE)
+        print(f"  users={users:4d} tps={tps:8.1f} client_cpu={cpu:.2f} cores")
+        if tps < 0.9 * best:
+            break
+        best, sustained = max(best, tps), users
+    return sustained
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--scale", type=int, default=10)
+    parser.add_argument("--users-steps", default="100,200,300,400,500,600")
+    args = parser.parse_args()
+
+    print(f"local PostgreSQL 15 on 127.0.0.1, scale {args.scale}, {args.clients} clients, {args.seconds:.0f} s per run")
+    bench = start_bench(Scale(args.scale), max_connections=700)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            script = Path(tmp) / "tpcb.sql"
+            script.write_text(pgbench_script(bench))
+            driver_tps, pgbench_tps, driver_cpu, pgbench_cpu = [], [], [], []
+            for pair in range(args.pairs):
+                tps, cpu = run_driver(bench, args.clients, args.seconds)
+                driver_tps.append(tps)
+                driver_cpu.append(cpu / tps * 1000)
+                print(f"run {2 * pair + 1}: driver  tps={tps:.1f}")
+                tps, cpu = run_pgbench(bench, script, args.clients, args.seconds)
+                pgbench_tps.append(tps)
+                pgbench_cpu.append(cpu / tps * 1000)
+                print(f"run {2 * pair + 2}: pgbench tps={tps:.1f}")
+        print(f"median driver tps={statistics.median(driver_tps):.1f}  median pgbench tps={statistics.median(pgbench_tps):.1f}")
+        print(f"client cpu per 1000 tps: driver {statistics.median(driver_cpu):.2f} cores, "
+              f"pgbench {statistics.median(pgbench_cpu):.2f} cores")
+        size, samples = series_memory_one_hour()
+        print(f"series memory after 1 h of samples ({samples} transactions): {size / 1e6:.2f} MB")
+        print("virtual users per client process (TPC-E-like mix):")
+        sustained = capacity(bench, [int(s) for s in args.users_steps.split(",")], 4.0)
+        print(f"max virtual users sustained: {sustained}")
+    finally:
+        bench.server.destroy()
+    print(f"ratio={statistics.median(driver_tps) / statistics.median(pgbench_tps):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
