@@ -244,6 +244,17 @@ class Lab:
                 return node.name
         raise ControlPlaneError(f"lab {self.layout.prefix}: no primary right now")
 
+    def roles(self) -> dict[str, str | None]:
+        """Each node's own view, asked directly (works when the monitor is out of reach): primary / standby / None."""
+        found: dict[str, str | None] = {}
+        for node in NODES:
+            try:
+                rows = self.pg.sql("select pg_is_in_recovery()", node=node, database="postgres", timeout=5)
+                found[node] = "standby" if rows[0][0] == "t" else "primary"
+            except ControlPlaneError:
+                found[node] = None
+        return found
+
     def ha_events(self, since_wall: float) -> list[HaEvent]:
         """The monitor's event log from `since_wall` (server clock): 'failure detected', 'promoted'..."""
         return self.pg.events(since_wall)

@@ -1,0 +1,39 @@
+"""Turning findings into a scenario's table rows, key numbers and attachments."""
+
+from __future__ import annotations
+
+from harness.analysis.resync import mean_rate_bps
+from harness.experiment import Experiment, Findings
+from reports.allure_report import Evidence, attach_evidence
+from reports.scenario_tables import ComponentFailure
+from reports.tables import Table
+
+GB = 1e9
+
+
+def tps_after(findings: Findings) -> float | None:
+    """The level the business runs at once the fault is over (or, if it never ends, during it)."""
+    reference = findings.impact.after or findings.impact.during
+    return reference.mean if reference else None
+
+
+def component_row(label: str, findings: Findings, note: str = "") -> ComponentFailure:
+    samples = [(p.t, p.bytes_left) for p in findings.resync]
+    total = max((b for _, b in samples), default=0.0)
+    rate = mean_rate_bps([s for s in samples if s[1] > 0] + ([(findings.resync_done_t, 0.0)]
+                                                            if findings.resync_done_t else []))
+    first_eta = next((p.eta_s for p in findings.resync if p.eta_s is not None), None)
+    return ComponentFailure(
+        failure=label, tps_before=findings.impact.baseline.mean, tps_after=tps_after(findings),
+        recover_s=findings.impact.time_to_recover_s, resync_gb=total / GB if total else None,
+        resync_gb_per_min=rate * 60 / GB if rate else None, resync_eta_s=first_eta, note=note)
+
+
+def attach(experiment: Experiment, title: str, table: Table | None) -> None:
+    attach_evidence(Evidence(timeline=experiment.timeline, series=experiment.series,
+                             metrics=[experiment.resync_bytes] if experiment.resync_bytes.points() else [],
+                             table=table, title=title))
+
+
+def fmt(value: float | None, unit: str = "", digits: int = 1) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}{unit}"

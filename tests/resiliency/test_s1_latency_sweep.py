@@ -1,0 +1,83 @@
+"""S1 inter-site latency sweep: steady OLTP load at each added round-trip time.
+
+Table: TPS, average transaction time and p95 latency per RTT step, and the largest RTT
+that keeps TPS at the threshold share of the 0 ms baseline ("recommended < N ms").
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+import pytest
+
+from harness.analysis.slo import Verdict, assert_verdicts
+from harness.experiment import Experiment
+from harness.scenario import Role, ScenarioFault
+from harness.session import HarnessSession
+from reports.allure_report import phase
+from reports.scenario_tables import LatencyStep, s1_latency_table
+from tests.resiliency.conftest import keep_table, label
+from tests.resiliency.evidence import attach
+
+LATENCY = ScenarioFault("inter-site latency", Role.INTER_SITE_LINK, {"lab": "latency", "vsphere": "latency"},
+                        {"rtt_ms": 4.0})
+
+
+@dataclass(frozen=True)
+class StepWindow:
+    rtt_ms: float
+    start: float
+    end: float
+
+
+def measure_step(experiment: Experiment, rtt_ms: float, warmup_s: float, step_s: float) -> StepWindow:
+    experiment.measure(f"warm-up at {rtt_ms:g} ms", warmup_s)
+    start = experiment.timeline.record("step-start", "s1", rtt_ms=rtt_ms).t
+    experiment.measure(f"sample at {rtt_ms:g} ms", step_s)
+    return StepWindow(rtt_ms, start, experiment.timeline.record("step-end", "s1", rtt_ms=rtt_ms).t)
+
+
+def summarise(experiment: Experiment, window: StepWindow, users: int) -> LatencyStep:
+    points = experiment.series.points(int(window.start) + 1, int(window.end))
+    tps = statistics.fmean(p.tps for p in points) if points else 0.0
+    p95s = [p.p95_ms for p in points if p.p95_ms is not None]
+    # closed loop without think time: mean response time = users / throughput (Little's law)
+    return LatencyStep(rtt_ms=window.rtt_ms, tps=tps, avg_txn_ms=1000.0 * users / tps if tps else float("nan"),
+                       p95_ms=statistics.median(p95s) if p95s else None)
+
+
+@pytest.mark.scenario("S1")
+@pytest.mark.faults(LATENCY)
+def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
+        experiment: Experiment, harness_session: HarnessSession, key_numbers: dict[str, str],
+        pytestconfig: pytest.Config) -> None:
+    topology = harness_session.topology
+    steps = [float(x) for x in str(pytestconfig.getoption("--rtt-steps")).split(",")]
+    warmup_s, step_s = pytestconfig.getoption("--warmup-s"), pytestconfig.getoption("--step-s")
+    users = pytestconfig.getoption("--users")
+    windows = []
+    link = None
+    for rtt in steps:
+        with phase("observe", f"{rtt:g} ms added RTT"):
+            if rtt == 0:
+                windows.append(measure_step(experiment, rtt, warmup_s, step_s))
+                continue
+            spec = LATENCY.resolve(experiment.cluster, topology)
+            spec = type(spec)(spec.kind, spec.target, {**spec.params, "rtt_ms": rtt})
+            link = spec.target
+            with experiment.fault(spec):
+                windows.append(measure_step(experiment, rtt, warmup_s, step_s))
+    experiment.finish()
+    label("S1", "latency", link or "link")
+    measured = [summarise(experiment, w, users) for w in windows]
+    table = s1_latency_table(measured, min_tps_pct=100 * topology.slo.latency_tps_min_ratio)
+    attach(experiment, "S1 latency sweep", table)
+    keep_table(pytestconfig, table, "s1-latency")
+    key_numbers.update({f"{s.rtt_ms:g} ms": f"{s.tps:.0f} TPS" for s in measured})
+    key_numbers["verdict"] = table.extra_lines[0] if table.extra_lines else ""
+    ledger = experiment.ledger
+    assert ledger is not None
+    assert_verdicts([
+        Verdict(f"throughput measured at {s.rtt_ms:g} ms (TPS)", s.tps, ">", 0) for s in measured
+    ] + [Verdict("acknowledged commits lost", ledger.lost_count, "<=", topology.slo.lost_commits_max)])

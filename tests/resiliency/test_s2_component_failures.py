@@ -1,0 +1,60 @@
+"""S2 component failure matrix: disk, disk group and host failures under steady OLTP load.
+
+Each failure strikes the component that holds the database (found on the live cluster).
+Table: TPS before / after, time to recover to a new steady state, resync bytes, rate, ETA.
+In the embedded lab one analog (the standby's storage lost and rebuilt from the primary)
+stands for both disk and disk group, so the lab runs it once and says so.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.analysis.slo import Verdict, assert_verdicts
+from harness.experiment import Experiment
+from harness.scenario import Role, ScenarioFault
+from harness.session import HarnessSession
+from reports.scenario_tables import s2_failure_table
+from tests.resiliency.conftest import keep_table, label
+from tests.resiliency.evidence import attach, component_row, fmt
+
+HOST = ScenarioFault("host", Role.PRIMARY_HOST, {"lab": "host-crash", "vsphere": "host-power-off"})
+LAB_STORAGE = ScenarioFault(
+    "disk / disk group", Role.STANDBY_NODE, {"lab": "storage-loss"},
+    note="lab analog for both: the standby's storage is lost and rebuilt from the primary")
+DISK = ScenarioFault("disk", Role.STANDBY_HOST, {"vsphere": "disk-failure"}, {"device": "capacity"})
+DISK_GROUP = ScenarioFault("disk group", Role.STANDBY_HOST, {"vsphere": "disk-group-failure"})
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "failure" not in metafunc.fixturenames:
+        return
+    source = metafunc.config.getoption("--topology") or ""
+    on_lab = source == "lab" or source.startswith("lab:")
+    failures = [LAB_STORAGE, HOST] if on_lab else [DISK, DISK_GROUP, HOST]
+    metafunc.parametrize("failure", failures, ids=[f.label.replace(" / ", "-or-").replace(" ", "-") for f in failures])
+
+
+@pytest.mark.scenario("S2")
+def test_the_business_recovers_to_a_steady_state_within_the_slo(
+        failure: ScenarioFault, experiment: Experiment, harness_session: HarnessSession,
+        key_numbers: dict[str, str], pytestconfig: pytest.Config) -> None:
+    topology = harness_session.topology
+    findings = experiment.run_failure(lambda cluster: failure.resolve(cluster, topology))
+    label("S2", findings.spec.kind, findings.spec.target)
+    row = component_row(failure.label, findings, failure.note)
+    table = s2_failure_table([row], min_tps_after_pct=100 * topology.slo.tps_after_min_ratio,
+                             max_recover_s=topology.slo.recovery_max_s)
+    attach(experiment, f"S2 {failure.label}", table)
+    keep_table(pytestconfig, table, f"s2-{findings.spec.kind}")
+    ledger = experiment.ledger
+    assert ledger is not None
+    key_numbers.update({"TPS before": fmt(row.tps_before, "", 0), "after": fmt(row.tps_after, "", 0),
+                        "recover": fmt(row.recover_s, " s", 0), "resync": fmt(row.resync_gb, " GB", 2),
+                        "lost": str(ledger.lost_count)})
+    ratio = row.tps_after / row.tps_before if row.tps_after is not None and row.tps_before else None
+    assert_verdicts([
+        Verdict("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio),
+        Verdict("time to recover to a steady state", row.recover_s, "<=", topology.slo.recovery_max_s, " s"),
+        Verdict("acknowledged commits lost", ledger.lost_count, "<=", topology.slo.lost_commits_max),
+    ])
