@@ -175,9 +175,10 @@ class Experiment:
         spec = choose(self.cluster)
         offset = self.cluster.clock_offset()
         since_wall = time.time() + offset - 1.0
-        with self.fault(spec, guards=[self.throughput_guard(baseline_tps)]) as active:
-            with self.step("observe", f"{observe_s or self.windows.observe_s:.0f} s with the fault in effect"):
-                self.measure(f"observe {spec.kind}", observe_s if observe_s is not None else self.windows.observe_s)
+        observe = observe_s if observe_s is not None else self.windows.observe_s
+        with self.fault(spec, guards=[self.throughput_guard(baseline_tps)]) as active, \
+                self.step("observe", f"{observe:.0f} s with the fault in effect"):
+            self.measure(f"observe {spec.kind}", observe)
         revert = self.timeline.last("revert")
         revert_t = revert.t if revert is not None else self.timeline.now()
         healthy_t = self.recover()

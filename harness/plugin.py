@@ -219,7 +219,7 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
     for item in items:
         for spec in planned_specs(item, harness.topology):
             lines.append(f"[{item.nodeid}]")
-            if spec.kind not in harness.factory.kinds():
+            if not harness.factory.supports(spec.kind, harness.topology.kind):
                 lines.append(f"  {spec.kind} on {spec.target}: no backend for this fault kind in this installation yet")
                 continue
             lines.extend("  " + line for line in harness.build(spec).plan().render().splitlines())

@@ -550,4 +550,4 @@ BUILDERS: dict[str, Callable[[FaultSpec, Topology], Fault]] = {
 
 def register(factory: FaultFactory) -> None:
     for kind, builder in BUILDERS.items():
-        factory.register(kind, builder)
+        factory.register(kind, builder, platforms=("lab",))
