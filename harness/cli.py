@@ -5,18 +5,19 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from faults.base import FaultSpec
 from faults.registry import default_factory
+from harness.demo import add_demo_parser
 from harness.errors import ConfigError, HarnessError
 from harness.journal import Journal
+from harness.lab.cli import add_lab_parser
 from harness.recover import recover
 from harness.session import HarnessSession
 from harness.statedir import state_dir
 from harness.topology.loader import load_topology
-
-ParserHook = Callable[[argparse._SubParsersAction], None]  # type: ignore[type-arg]
+from reports.cli import add_report_parser
 
 
 def _cmd_recover(args: argparse.Namespace) -> int:
@@ -45,27 +46,6 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _optional_parsers() -> list[ParserHook]:
-    """Subcommands contributed by the lab and report packages."""
-    hooks: list[ParserHook] = []
-    try:
-        from harness.lab.cli import add_lab_parser
-        hooks.append(add_lab_parser)
-    except ImportError:
-        pass
-    try:
-        from reports.cli import add_report_parser
-        hooks.append(add_report_parser)
-    except ImportError:
-        pass
-    try:
-        from harness.demo import add_demo_parser
-        hooks.append(add_demo_parser)
-    except ImportError:
-        pass
-    return hooks
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m harness",
                                      description="Resilience harness: inject infrastructure faults under load and measure.")
@@ -80,8 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--fault", action="append", default=[], metavar="KIND@TARGET")
     plan.add_argument("--state-dir", default=None)
     plan.set_defaults(func=_cmd_plan)
-    for hook in _optional_parsers():
-        hook(sub)
+    add_lab_parser(sub)
+    add_report_parser(sub)
+    add_demo_parser(sub)
     return parser
 
 
