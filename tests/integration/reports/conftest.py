@@ -11,13 +11,13 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from report_support import LoopbackBrowser, SampleRuns
 
-from reports.allure_cli import ReportOutput, generate_report
+from reports.allure_cli import generate_report
 
 collect_ignore = ["sample_suite"]
 
@@ -27,22 +27,6 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 LOOPBACK_PREFIXES = ("file:", "data:", "blob:", "http://127.0.0.1:", "about:")
-
-
-@dataclass
-class SampleRuns:
-    """Two consecutive nightly runs of the sample suite, reported into one output directory."""
-
-    workdir: Path
-    secret: str
-    results: list[Path] = field(default_factory=list)
-    exit_codes: list[int] = field(default_factory=list)
-    outputs: list[str] = field(default_factory=list)
-    reports: list[ReportOutput] = field(default_factory=list)
-
-    @property
-    def report(self) -> ReportOutput:
-        return self.reports[-1]
 
 
 def _run_sample(runs: SampleRuns, night: int) -> None:
@@ -67,14 +51,6 @@ def sample_runs(tmp_path_factory: pytest.TempPathFactory) -> SampleRuns:
     for night in (1, 2):
         _run_sample(runs, night)
     return runs
-
-
-@dataclass
-class LoopbackBrowser:
-    """A Chromium page that may talk only to loopback and local files; `blocked` lists what it tried."""
-
-    page: Any
-    blocked: list[str]
 
 
 @pytest.fixture(scope="package")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LoopbackBrowser, SampleRuns
+from report_support import LoopbackBrowser, SampleRuns
 
 from reports.allure_report import HARNESS_BROKEN, SLO_VIOLATED
 from reports.redact import files_containing

@@ -29,8 +29,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         broken = call.excinfo is not None and call.excinfo.errisinstance(HarnessError)
         status = "error" if broken else report.outcome
         reason = "" if call.excinfo is None else call.excinfo.exconly()
+        numbers = props.get("numbers", {})
         item.config.stash[OUTCOMES].append(Outcome(item.name, str(props.get("scenario", "")), status,
-                                                   props.get("numbers", {}), reason))
+                                                   numbers if isinstance(numbers, dict) else {}, reason))
     return report
 
 
@@ -44,4 +45,5 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    terminalreporter.write_line(format_summary(config.stash[OUTCOMES]))
+    outcomes: list[Outcome] = config.stash[OUTCOMES]
+    terminalreporter.write_line(format_summary(outcomes))

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.timeline import Timeline
 from workloads.series import TransactionSeries
@@ -73,7 +74,7 @@ class LedgerWorkload:
 @contextmanager
 def exclusive_lock(db: Path, run: LedgerRun, target: str = "ledger.db") -> Iterator[None]:
     """The fault: another connection holds an exclusive lock; inject/revert are recorded like the runner does."""
-    attrs = {"fault": "db-lock", "target": target, "mode": "exclusive"}
+    attrs: dict[str, Any] = {"fault": "db-lock", "target": target, "mode": "exclusive"}
     run.timeline.record("inject", "runner", **attrs)
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("begin exclusive")
