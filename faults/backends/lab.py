@@ -9,6 +9,7 @@ process in the router namespace that ends the fault even if the harness is gone.
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 import time
@@ -26,6 +27,8 @@ from harness.topology.models import Topology
 
 if TYPE_CHECKING:
     from faults.registry import FaultFactory
+
+log = logging.getLogger(__name__)
 
 BACKEND = "lab"
 DIRECTIONS = ("both", "forward", "reverse")
@@ -239,10 +242,14 @@ class QuorumWatchdog:
                 continue
             silent_since = silent_since or time.monotonic()
             if time.monotonic() - silent_since >= self.timeout_s:
-                for node in self.lab.nodes():
-                    if node.name != primary and node.replication_quorum:
-                        self.lab.pg.set_replication_quorum(node.name, False)
-                        self.dropped.append(node.name)
+                try:
+                    for node in self.lab.nodes():
+                        if node.name != primary and node.replication_quorum:
+                            self.lab.pg.set_replication_quorum(node.name, False)
+                            self.dropped.append(node.name)
+                except ControlPlaneError as exc:
+                    log.warning("quorum watchdog: could not drop the standby from the quorum: %s", exc)
+                    continue
                 self.dropped_at_wall = time.time()
                 return
 

@@ -174,9 +174,9 @@ class PgCluster:
     def switchover(self, via: str) -> None:
         self._autoctl(via, "perform", "switchover", "--pgdata", str(self.pgdata(via)), "--wait", "60", timeout=90)
 
-    def set_replication_quorum(self, via: str, value: bool) -> None:
-        self._autoctl(via, "set", "node", "replication-quorum", "true" if value else "false",
-                      "--pgdata", str(self.pgdata(via)), timeout=30)
+    def set_replication_quorum(self, node: str, value: bool) -> None:
+        """What `pg_autoctl set node replication-quorum` calls, sent to the monitor directly (no keeper round trip)."""
+        self.sql(f"select pgautofailover.set_node_replication_quorum('default', '{node}', {'true' if value else 'false'})")
 
     # -- reading ----------------------------------------------------------------------
     def sql(self, query: str, *, node: str = MONITOR, database: str = "pg_auto_failover",

@@ -64,7 +64,7 @@ def run(argv: Sequence[str], *, netns: str | None = None, user: str | None = Non
     """Run to completion; on failure raise ControlPlaneError with the command and its stderr."""
     cmd = wrap(argv, netns, user, socket_dir)
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=environment(env),
+        done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, env=environment(env),
                               input=input_text, cwd=cwd, check=False)
     except subprocess.TimeoutExpired as exc:
         raise ControlPlaneError(f"timed out after {timeout:.0f} s: {' '.join(cmd)}") from exc

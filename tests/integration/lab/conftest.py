@@ -1,0 +1,90 @@
+"""One embedded lab for the lab tests (prefix 'hlabt', state in a fresh directory), up once, down at the end."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from faults.registry import FaultFactory
+from harness.journal import Journal
+from harness.lab.controller import Lab
+from harness.lab.layout import LabLayout
+from harness.runner import FaultRunner, RunnerSettings
+from harness.timeline import Timeline
+from harness.topology.models import LabSettings, Topology
+
+TEST_PREFIX = "hlabt"
+
+
+def lab_available() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root"
+    if shutil.which("pg_autoctl") is None:
+        return "pg_auto_failover is not installed (make setup)"
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    reason = lab_available()
+    for item in items:
+        if "integration/lab" in str(item.fspath):
+            item.add_marker(pytest.mark.lab)
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def make_state_dir(prefix: str) -> Path:
+    path = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir="/tmp"))
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture(scope="session")
+def lab() -> Iterator[Lab]:
+    state = make_state_dir(TEST_PREFIX)
+    lab = Lab(LabLayout.from_settings(LabSettings(prefix=TEST_PREFIX, state_dir=str(state))))
+    took = lab.up()
+    print(f"\nlab {TEST_PREFIX} up in {took:.1f} s")
+    try:
+        yield lab
+    finally:
+        lab.down()
+        shutil.rmtree(state, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def topology(lab: Lab) -> Topology:
+    return lab.layout.topology()
+
+
+@pytest.fixture(scope="session")
+def factory() -> FaultFactory:
+    from faults.backends import lab as lab_backend
+
+    built = FaultFactory()
+    lab_backend.register(built)
+    return built
+
+
+@pytest.fixture
+def runner(topology: Topology, tmp_path: Path) -> FaultRunner:
+    return FaultRunner(topology, "lab:" + TEST_PREFIX, Journal(tmp_path / "journal"), Timeline(), "lab-test",
+                       RunnerSettings(settle_timeout_s=60, revert_timeout_s=150))
+
+
+@pytest.fixture(autouse=True)
+def healthy_lab(request: pytest.FixtureRequest) -> None:
+    """Every fault test starts from a healthy lab; one that cannot get there is rebuilt (harness broken, not product)."""
+    if "lab" not in request.fixturenames:
+        return
+    lab: Lab = request.getfixturevalue("lab")
+    try:
+        lab.wait_healthy(60)
+    except Exception:
+        lab.rebuild()
+        raise

@@ -1,0 +1,188 @@
+"""Every lab fault, injected for real under a small write load, through the harness's fault lifecycle."""
+
+from __future__ import annotations
+
+import base64
+import time
+
+import paramiko
+import pytest
+from lab_writers import WriteLoad
+
+from faults.base import FaultSpec, FaultState
+from faults.registry import FaultFactory
+from harness.errors import ConfigError
+from harness.lab import latency
+from harness.lab.controller import Lab
+from harness.runner import FaultRunner
+from harness.topology.models import Topology
+
+FAILOVER_MAX_S = 20.0
+
+
+def other(node: str) -> str:
+    return "node-b" if node == "node-a" else "node-a"
+
+
+def host_of(node: str) -> str:
+    return node.replace("node", "host")
+
+
+def site_of(node: str) -> str:
+    return node.replace("node", "site")
+
+
+def run_fault(runner: FaultRunner, factory: FaultFactory, topology: Topology, spec: FaultSpec,
+              load: WriteLoad, hold_s: float) -> tuple[float, float]:
+    """Inject, hold, revert; returns (in-effect, reverted) monotonic times."""
+    fault = factory.build(spec, topology)
+    assert fault.plan().inject_steps
+    with runner.inject(fault, duration_s=hold_s + 60) as active:
+        in_effect = time.monotonic()
+        assert fault.check() is FaultState.IN_EFFECT
+        active.sleep(hold_s)
+    assert fault.check() is FaultState.CLEARED
+    return in_effect, time.monotonic()
+
+
+def test_lab_is_up_and_observable(lab: Lab) -> None:
+    status = lab.status()
+    assert status.up, status
+    assert set(status.namespaces) == set(lab.layout.namespaces)
+    assert status.latency_mechanism == latency.TOXIPROXY  # this kernel has no sch_netem
+    assert status.primary in ("node-a", "node-b")
+    assert abs(lab.clock_offset()) < 1.0
+    assert lab.ha_events(time.time() - 3600)
+
+
+def test_router_sshd_runs_router_commands(lab: Lab) -> None:
+    client = paramiko.SSHClient()
+    kind, blob = lab.ssh_host_key.split()
+    client.get_host_keys().add(lab.layout.client.router_address, kind,
+                               paramiko.PKey.from_type_string(kind, base64.b64decode(blob)))
+    client.connect(lab.layout.client.router_address, username="root", key_filename=str(lab.ssh_key_file),
+                   look_for_keys=False, allow_agent=False, timeout=5)
+    try:
+        _, out, _ = client.exec_command("nft list tables; ip -br link")
+        text = out.read().decode()
+    finally:
+        client.close()
+    assert lab.layout.nft_table in text
+    assert lab.layout.site_a.veth_router in text
+
+
+@pytest.mark.parametrize("kind", ["host-crash", "host-hang", "site-failure"])
+def test_primary_loss_fails_over(kind: str, lab: Lab, runner: FaultRunner, factory: FaultFactory,
+                                 topology: Topology) -> None:
+    before = lab.primary()
+    target = f"host:{host_of(before)}" if kind != "site-failure" else f"site:{site_of(before)}"
+    with WriteLoad(lab.odbc_connection_string()) as load:
+        assert load.wait_commits(20, time.monotonic(), 20)
+        since_wall = time.time()
+        in_effect, _ = run_fault(runner, factory, topology, FaultSpec(kind, target), load, hold_s=12)
+        assert lab.primary() == other(before), "the surviving node took over"
+        load.wait_commits(20, time.monotonic(), 30)
+        outage = load.outage(in_effect - 0.5, time.monotonic())
+    print(f"{kind}: write outage {outage:.1f} s")
+    assert outage < FAILOVER_MAX_S
+    assert any(e.node == other(before) and e.reportedstate in ("wait_primary", "primary") for e in lab.ha_events(since_wall))
+    lab.wait_healthy(60)
+
+
+@pytest.mark.parametrize("kind", ["site-isolation", "witness-isolation"])
+def test_isolating_secondary_or_witness_keeps_primary(kind: str, lab: Lab, runner: FaultRunner, factory: FaultFactory,
+                                                      topology: Topology) -> None:
+    before = lab.primary()
+    target = f"site:{site_of(other(before))}" if kind == "site-isolation" else "witness:witness"
+    with WriteLoad(lab.odbc_connection_string()) as load:
+        assert load.wait_commits(20, time.monotonic(), 20)
+        start = time.monotonic()
+        fault = factory.build(FaultSpec(kind, target), topology)
+        with runner.inject(fault, duration_s=60) as active:
+            active.sleep(8)
+            assert lab.roles()[before] == "primary"
+            assert len(load.successes(start + 5)) > 10, "writes go on on the primary"
+        outage = load.outage(start, time.monotonic())
+    print(f"{kind}: longest write stall {outage:.1f} s")
+    assert outage < 10
+    lab.wait_healthy(60)
+
+
+@pytest.mark.parametrize("watchdog", [False, True], ids=["no-watchdog", "watchdog-2s"])
+def test_inter_site_cut(watchdog: bool, lab: Lab, runner: FaultRunner, factory: FaultFactory, topology: Topology) -> None:
+    before = lab.primary()
+    params = {"sync_timeout_s": 2.0} if watchdog else {}
+    hold = 10.0
+    with WriteLoad(lab.odbc_connection_string()) as load:
+        assert load.wait_commits(20, time.monotonic(), 20)
+        fault = factory.build(FaultSpec("link-partition", "link:site-a~site-b", params), topology)
+        with runner.inject(fault, duration_s=60) as active:
+            start = time.monotonic()
+            active.sleep(hold)
+            end = time.monotonic()
+            cut_outage = load.outage(start, end)
+            assert lab.primary() == before, "the witness sees both nodes: no failover"
+        assert load.wait_commits(10, time.monotonic(), 30)
+    print(f"A-B cut {'with' if watchdog else 'without'} watchdog: write outage {cut_outage:.1f} s of {hold:.0f} s")
+    if watchdog:
+        assert cut_outage < 9, "the watchdog let commits resume during the cut"
+    else:
+        assert cut_outage > hold - 1, "commits wait for the synchronous standby for the whole cut"
+    assert all(n.replication_quorum for n in lab.nodes())
+    lab.wait_healthy(60)
+
+
+def test_latency_adds_requested_rtt(lab: Lab, runner: FaultRunner, factory: FaultFactory, topology: Topology) -> None:
+    a, b = lab.layout.site_a, lab.layout.site_b
+    base = latency.probe_rtt_ms(a, b.address)
+    rtt = 10.0
+    with WriteLoad(lab.odbc_connection_string()) as load:
+        assert load.wait_commits(20, time.monotonic(), 20)
+        fault = factory.build(FaultSpec("latency", "link:site-a~site-b", {"rtt_ms": rtt, "jitter_ms": 0}), topology)
+        with runner.inject(fault, duration_s=60) as active:
+            measured = [latency.probe_rtt_ms(a, b.address) - base, latency.probe_rtt_ms(b, a.address) - base]
+            active.sleep(1)
+            assert load.wait_commits(10, time.monotonic(), 10), "writes go on, slower"
+    print(f"latency: requested {rtt} ms, measured added {measured} (base {base:.2f} ms)")
+    for added in measured:
+        assert abs(added - rtt) <= max(0.2 * rtt, 0.5)
+    assert latency.probe_rtt_ms(a, b.address) < base + 0.5 + 0.2 * base
+    with pytest.raises(ConfigError, match="loss"):
+        factory.build(FaultSpec("latency", "link:site-a~site-b", {"rtt_ms": 1, "loss_pct": 1}), topology).inject()
+
+
+def test_switchover_moves_the_primary(lab: Lab, runner: FaultRunner, factory: FaultFactory, topology: Topology) -> None:
+    before = lab.primary()
+    with WriteLoad(lab.odbc_connection_string()) as load:
+        assert load.wait_commits(20, time.monotonic(), 20)
+        start = time.monotonic()
+        run_fault(runner, factory, topology, FaultSpec("role-switchover", "database:bench"), load, hold_s=1)
+        assert load.wait_commits(20, time.monotonic(), 30)
+        outage = load.outage(start, time.monotonic())
+    print(f"switchover: write outage {outage:.1f} s")
+    assert lab.primary() == other(before)
+    assert outage < FAILOVER_MAX_S
+
+
+def test_storage_loss_rebuilds_replica_with_progress(lab: Lab, runner: FaultRunner, factory: FaultFactory,
+                                                     topology: Topology) -> None:
+    replica = other(lab.primary())
+    fault = factory.build(FaultSpec("storage-loss", f"node:bench/{replica}", {"max_rate": "1M"}), topology)
+    samples: list[tuple[float, int, int]] = []
+    with WriteLoad(lab.odbc_connection_string(), threads=1) as load:
+        assert load.wait_commits(10, time.monotonic(), 20)
+        start = time.monotonic()
+        with runner.inject(fault, duration_s=180):
+            while fault.check() is FaultState.IN_EFFECT and time.monotonic() - start < 150:
+                progress = lab.resync_progress()
+                if progress:
+                    samples.append((time.monotonic() - start, progress.bytes_total, progress.bytes_done))
+                time.sleep(1)
+        took = time.monotonic() - start
+        assert len(load.successes(start)) > 20, "the primary keeps taking writes during the rebuild"
+    print(f"storage-loss: rebuild {took:.1f} s, last progress {samples[-1] if samples else None}")
+    assert samples, "resync progress was reported"
+    assert samples[-1][2] > samples[0][2], "bytes done grows"
+    assert samples[-1][1] > 10_000_000
+    assert took >= 30
+    lab.wait_healthy(60)
