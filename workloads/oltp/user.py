@@ -123,7 +123,7 @@ class VirtualUser:
 
         retrying = Retrying(
             stop=stop_when_event_set(s.stop),
-            wait=wait_exponential_jitter(initial=s.backoff_initial_s, max=s.backoff_max_s, jitter=s.backoff_initial_s),
+            wait=wait_exponential_jitter(multiplier=s.backoff_initial_s, max=s.backoff_max_s, jitter=s.backoff_initial_s),
             retry=retry_if_exception_type(pyodbc.Error),
             sleep=pause,
             before_sleep=failed_attempt,

@@ -1,0 +1,37 @@
+"""fio as a workload, for real: a local run and a client/server run with two servers on loopback."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.timeline import Timeline
+from workloads.fio import PROFILES, FioJob, FioServer, run_clients, run_local
+
+
+def test_a_local_mail_run_gives_per_second_iops_bandwidth_and_latency(tmp_path):
+    timeline = Timeline()
+    result = run_local(FioJob(PROFILES["mail"], tmp_path / "data", runtime_s=3, size="16m"), tmp_path / "out", timeline)
+    read_iops = result.series["read_iops"].points()
+    assert len(read_iops) >= 2 and all(p.value > 0 for p in read_iops)
+    assert all(p.value > 0 for p in result.series["write_lat"].points())
+    started, stopped = timeline.events("workload-start")[0].t, timeline.events("workload-stop")[0].t
+    assert all(started - 0.5 <= p.t <= stopped for p in read_iops)  # placed on the run's own timeline
+    assert result.summary["jobname"] == "mail"
+
+
+def test_two_fio_servers_driven_by_one_client_each_give_their_own_series(tmp_path):
+    timeline = Timeline()
+    with FioServer(tmp_path / "s0") as first, FioServer(tmp_path / "s1") as second:
+        results = run_clients(FioJob(PROFILES["oltp"], tmp_path / "data", runtime_s=3, size="16m"), [first, second],
+                              tmp_path / "out", timeline)
+        pids = [first.pid, second.pid]
+    assert [r.name for r in results] == ["fio-c0", "fio-c1"]
+    for result in results:
+        assert len(result.series["write_iops"].points()) >= 2
+        assert all(p.value > 0 for p in result.series["read_bw"].points())
+    assert all(pid is not None for pid in pids)
+
+
+def test_a_server_on_a_non_loopback_address_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="loopback"):
+        FioServer(tmp_path, address="192.0.2.10")
