@@ -209,7 +209,9 @@ class QuorumWatchdog:
 
     pg_auto_failover does nothing when only the A-B link is cut (the witness still sees both
     nodes), so synchronous commits would wait for the whole cut; an AG's session timeout
-    would drop the replica to asynchronous instead. This is that, observed from the primary.
+    would drop the replica to asynchronous instead. This is that, observed from the primary:
+    the standby answers at least every second (`wal_receiver_status_interval`), so its last
+    `reply_time` says how long it has been silent.
     """
 
     lab: Lab
@@ -224,34 +226,41 @@ class QuorumWatchdog:
         self._thread = threading.Thread(target=self._run, name="lab-quorum-watchdog", daemon=True)
         self._thread.start()
 
+    def _silence_s(self, primary: str) -> float | None:
+        """Seconds since the standby last answered the primary (None: no standby connected at all)."""
+        rows = self.lab.pg.sql("select extract(epoch from clock_timestamp() - max(reply_time)) from pg_stat_replication "
+                               "where state = 'streaming'", node=primary, database="postgres", timeout=5)
+        return float(rows[0][0]) if rows and rows[0][0] else None
+
     def _streaming(self, primary: str) -> bool:
-        rows = self.lab.pg.sql("select count(*) from pg_stat_replication where state = 'streaming'",
-                               node=primary, database="postgres", timeout=5)
-        return int(rows[0][0]) > 0
+        silence = self._silence_s(primary)
+        return silence is not None and silence < 2.0
 
     def _run(self) -> None:
-        silent_since: float | None = None
-        while not self._stop.wait(0.25):
+        gone_since: float | None = None
+        while not self._stop.wait(0.2):
             try:
                 primary = self.lab.primary()
-                streaming = self._streaming(primary)
+                silence = self._silence_s(primary)
             except ControlPlaneError:
                 continue
-            if streaming:
-                silent_since = None
+            if silence is None:
+                gone_since = gone_since or time.monotonic()
+                silence = time.monotonic() - gone_since
+            else:
+                gone_since = None
+            if silence < self.timeout_s:
                 continue
-            silent_since = silent_since or time.monotonic()
-            if time.monotonic() - silent_since >= self.timeout_s:
-                try:
-                    for node in self.lab.nodes():
-                        if node.name != primary and node.replication_quorum:
-                            self.lab.pg.set_replication_quorum(node.name, False)
-                            self.dropped.append(node.name)
-                except ControlPlaneError as exc:
-                    log.warning("quorum watchdog: could not drop the standby from the quorum: %s", exc)
-                    continue
-                self.dropped_at_wall = time.time()
-                return
+            try:
+                for node in self.lab.nodes():
+                    if node.name != primary and node.replication_quorum:
+                        self.lab.pg.set_replication_quorum(node.name, False)
+                        self.dropped.append(node.name)
+            except ControlPlaneError as exc:
+                log.warning("quorum watchdog: could not drop the standby from the quorum: %s", exc)
+                continue
+            self.dropped_at_wall = time.time()
+            return
 
     def stop_and_restore(self, timeout_s: float = 30.0) -> None:
         """Stop watching; put every node back in the quorum once the standby streams again. Idempotent."""

@@ -35,6 +35,7 @@ NODE_CONF = {
     "wal_sender_timeout": "'3s'",
     "wal_receiver_timeout": "'3s'",
     "wal_retrieve_retry_interval": "'1s'",
+    "wal_receiver_status_interval": "'1s'",
 }
 MONITOR_CONF = {
     "pgautofailover.health_check_period": "1000",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lab_support import make_state_dir
 
 from faults.registry import FaultFactory
 from harness.journal import Journal
@@ -36,12 +36,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.lab)
             if reason:
                 item.add_marker(pytest.mark.skip(reason=reason))
-
-
-def make_state_dir(prefix: str) -> Path:
-    path = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir="/tmp"))
-    path.chmod(0o755)
-    return path
 
 
 @pytest.fixture(scope="session")

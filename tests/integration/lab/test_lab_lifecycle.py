@@ -1,0 +1,103 @@
+"""Lab up/down for real: idempotent up, cleanup of a half-torn-down lab, down leaves nothing, clear errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lab_support import make_state_dir
+
+from faults.backends.lab import RouterDrop, build_isolation
+from faults.base import FaultSpec, FaultState
+from harness.errors import ControlPlaneError
+from harness.lab import netns
+from harness.lab.controller import Lab
+from harness.lab.layout import LabLayout
+from harness.topology.models import LabSettings
+
+PREFIX = "hlabu"
+
+
+@pytest.fixture(scope="module")
+def spare_lab() -> Iterator[Lab]:
+    state = make_state_dir(PREFIX)
+    lab = Lab(LabLayout.from_settings(LabSettings(prefix=PREFIX, state_dir=str(state))))
+    try:
+        yield lab
+    finally:
+        lab.down()
+
+
+def leftovers(lab: Lab, pids: list[int]) -> list[str]:
+    found = [f"netns {ns}" for ns in netns.existing_namespaces() if ns.startswith(f"{lab.layout.prefix}-")]
+    found += [f"link {link}" for link in netns.root_links() if link.startswith(lab.layout.prefix)]
+    routes = subprocess.run(["ip", "-4", "route", "show", str(lab.layout.subnet)], capture_output=True, text=True).stdout
+    found += [f"route {line}" for line in routes.splitlines() if line.strip()]
+    found += [f"pid {pid}" for pid in pids if Path(f"/proc/{pid}").exists() and "Z" not in _state(pid)]
+    return found
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return "Z"
+
+
+def test_up_is_idempotent_and_cleans_a_half_torn_down_lab(spare_lab: Lab) -> None:
+    spare_lab.up()
+    first_monitor = spare_lab.services.pid("monitor")
+    spare_lab.up()  # already complete: nothing rebuilt
+    assert spare_lab.services.pid("monitor") == first_monitor
+    # Half torn down: the witness namespace gone, the monitor and one node killed, pid files left behind.
+    spare_lab.services.kill("monitor")
+    spare_lab.services.kill("node-b")
+    subprocess.run(["ip", "netns", "del", spare_lab.layout.witness.netns or ""], check=True)
+    took = spare_lab.up()
+    assert spare_lab.healthy()
+    assert spare_lab.status().up
+    print(f"\nup over a half-torn-down lab: {took:.1f} s")
+
+
+def test_deadmans_switch_ends_a_fault_without_the_harness(spare_lab: Lab) -> None:
+    spare_lab.up()
+    fault = build_isolation(FaultSpec("witness-isolation", "witness:witness"), spare_lab.layout.topology())
+    assert isinstance(fault, RouterDrop)
+    fault.arm_deadman(2)
+    fault.inject()
+    assert fault.check() is FaultState.IN_EFFECT
+    time.sleep(4)
+    assert fault.check() is FaultState.CLEARED, "the router-side switch removed the rule by itself"
+    fault.disarm_deadman()
+    fault.revert()  # idempotent
+
+
+def test_down_leaves_nothing(spare_lab: Lab) -> None:
+    spare_lab.up()
+    pids = [pid for name in spare_lab.services.names() for pid in spare_lab.services.tree(name)]
+    assert pids
+    spare_lab.down()
+    assert leftovers(spare_lab, pids) == []
+    assert not spare_lab.layout.state_dir.exists()
+    spare_lab.down()  # idempotent
+
+
+def test_up_explains_what_is_wrong(tmp_path: Path) -> None:
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    lab = Lab(LabLayout.from_settings(LabSettings(prefix="hlabv", state_dir=str(closed / "state"))))
+    with pytest.raises(ControlPlaneError, match="postgres cannot enter"):
+        lab.up()
+    code = ("from harness.lab.controller import Lab; from harness.lab.layout import LabLayout; "
+            "from harness.topology.models import LabSettings; "
+            "Lab(LabLayout.from_settings(LabSettings(prefix='hlabv', state_dir='/tmp/hlabv'))).up()")
+    repo = os.getcwd()
+    done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
+                          capture_output=True, text=True, cwd=repo, env={"PYTHONPATH": repo, "PATH": "/usr/bin:/bin"})
+    assert done.returncode != 0
+    assert "needs root" in done.stderr
