@@ -27,10 +27,12 @@ class DemoWindows:
     step_s: float
     warmup_s: float
     rtt_steps: str
+    steady_window_s: int
 
 
-DEMO = DemoWindows(baseline_s=12, observe_s=15, settle_s=8, step_s=12, warmup_s=3, rtt_steps="0,2,4,8")
-SMOKE = DemoWindows(baseline_s=5, observe_s=6, settle_s=3, step_s=4, warmup_s=1, rtt_steps="0,4")
+DEMO = DemoWindows(baseline_s=12, observe_s=15, settle_s=10, step_s=12, warmup_s=3, rtt_steps="0,2,4,8",
+                   steady_window_s=8)
+SMOKE = DemoWindows(baseline_s=5, observe_s=6, settle_s=4, step_s=4, warmup_s=1, rtt_steps="0,4", steady_window_s=3)
 
 
 def add_demo_parser(subparsers: Any) -> None:
@@ -50,7 +52,8 @@ def pytest_command(args: argparse.Namespace, results: Path, tables: Path) -> lis
     command = [sys.executable, "-m", "pytest", str(REPO / "tests" / "resiliency"), "-p", "no:cacheprovider",
                "--topology", args.lab, "--alluredir", str(results), "--clean-alluredir", "--tables-dir", str(tables),
                "--baseline-s", str(w.baseline_s), "--observe-s", str(w.observe_s), "--settle-s", str(w.settle_s),
-               "--step-s", str(w.step_s), "--warmup-s", str(w.warmup_s), "--rtt-steps", w.rtt_steps, "-q", "-rA"]
+               "--step-s", str(w.step_s), "--warmup-s", str(w.warmup_s), "--rtt-steps", w.rtt_steps,
+               "--steady-window-s", str(w.steady_window_s), "-q", "-rA"]
     if args.keep_lab:
         command.append("--keep-lab")
     if args.state_dir:

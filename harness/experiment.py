@@ -20,6 +20,7 @@ from harness.analysis.align import align
 from harness.analysis.impact import Impact, impact
 from harness.analysis.phases import FailoverPhases, failover_phases
 from harness.analysis.resync import ResyncPoint, completed_at, progress
+from harness.analysis.steady import SteadyBand
 from harness.clusters import Cluster
 from harness.errors import HarnessError
 from harness.guards import Guard, ThroughputFloor
@@ -46,6 +47,7 @@ class Windows:
     observe_s: float = 20.0
     recover_timeout_s: float = 180.0
     settle_s: float = 10.0
+    steady_window_s: int = 10  # how long throughput must hold inside the band to count as steady
 
 
 @dataclass
@@ -185,13 +187,14 @@ class Experiment:
         self.finish()
         align(self.cluster.server_events(since_wall), offset, self.timeline,
               self.cluster.event_classifier(primary_before))
-        in_effect = active.in_effect_at if active.in_effect_at is not None else active.injected_at
+        # A planned operation is in effect only once it completed; the outage starts at inject.
+        in_effect = active.injected_at
         samples = [(p.t, p.value) for p in self.resync_bytes.points()]
         return Findings(
             spec=spec, in_effect_t=in_effect, revert_t=revert_t, healthy_t=healthy_t,
             primary_before=primary_before, primary_after=self.cluster.primary_node(),
             impact=impact(self.series.points(), in_effect, revert_t, baseline_s=int(self.windows.baseline_s) - 2,
-                          settle_s=0),
+                          band=SteadyBand(sustain_s=self.windows.steady_window_s)),
             phases=failover_phases(self.timeline, in_effect),
             resync=progress(samples), resync_done_t=completed_at(samples),
         )

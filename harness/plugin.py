@@ -54,6 +54,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--observe-s", type=float, default=20.0, help="how long each fault stays in effect (s)")
     group.addoption("--settle-s", type=float, default=10.0, help="load kept after recovery to read the new level (s)")
     group.addoption("--recover-timeout-s", type=float, default=240.0, help="longest wait for the cluster to heal (s)")
+    group.addoption("--steady-window-s", type=int, default=10,
+                    help="seconds throughput must hold inside the band to count as a steady state")
     group.addoption("--users", type=int, default=8, help="OLTP virtual users")
     group.addoption("--rtt-steps", default="0,2,4,8", help="S1: added inter-site RTT steps (ms)")
     group.addoption("--step-s", type=float, default=20.0, help="S1: measured seconds per RTT step")

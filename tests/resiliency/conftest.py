@@ -59,7 +59,7 @@ def schema(cluster: Cluster) -> Scale:
 def windows(pytestconfig: pytest.Config) -> Windows:
     opt = pytestconfig.getoption
     return Windows(baseline_s=opt("--baseline-s"), observe_s=opt("--observe-s"), settle_s=opt("--settle-s"),
-                   recover_timeout_s=opt("--recover-timeout-s"))
+                   recover_timeout_s=opt("--recover-timeout-s"), steady_window_s=opt("--steady-window-s"))
 
 
 @pytest.fixture
