@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Callable, Generator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -24,9 +24,11 @@ from harness.session import HarnessSession
 from harness.signals import Terminated
 from harness.statedir import state_dir
 from harness.timeline import Timeline
+from harness.topology.credentials import Secret, redacted_logging
 from harness.topology.loader import load_topology
 from harness.topology.models import Topology
 from reports.allure_report import environment_properties, write_categories, write_environment
+from reports.redact import scrub_tree
 from reports.summary import Outcome, format_summary
 
 EXIT_HARNESS_BROKEN = 10
@@ -34,6 +36,7 @@ _SESSION_KEY = pytest.StashKey[HarnessSession | None]()
 _OUTCOMES_KEY = pytest.StashKey[dict[str, Outcome]]()
 _NUMBERS_KEY = pytest.StashKey[dict[str, dict[str, str]]]()
 _PRODUCTS_KEY = pytest.StashKey[dict[str, str]]()
+_SECRETS_KEY = pytest.StashKey[list[Secret]]()
 _BROKEN_KEY = pytest.StashKey[int]()
 _FAILED_KEY = pytest.StashKey[int]()
 
@@ -72,6 +75,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_OUTCOMES_KEY] = {}
     config.stash[_NUMBERS_KEY] = {}
     config.stash[_PRODUCTS_KEY] = {}
+    config.stash[_SECRETS_KEY] = []
     source = config.getoption("--topology")
     if source is None:
         return
@@ -86,6 +90,11 @@ def pytest_configure(config: pytest.Config) -> None:
         missing = session.missing_credentials()
         if missing:
             raise pytest.UsageError("missing credentials: " + "; ".join(missing))
+        secrets = session.resolved_secrets()
+        config.stash[_SECRETS_KEY] = secrets
+        stack = ExitStack()
+        stack.enter_context(redacted_logging(secrets))
+        config.add_cleanup(stack.close)
     config.stash[_SESSION_KEY] = session
 
 
@@ -131,6 +140,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         products: dict[str, str] = session.config.stash[_PRODUCTS_KEY]
         write_environment(Path(results_dir), environment_properties(topology, products))
         write_categories(Path(results_dir))
+        scrub_tree(Path(results_dir), [s.reveal() for s in session.config.stash[_SECRETS_KEY]])
     if exitstatus == pytest.ExitCode.TESTS_FAILED and session.config.stash[_FAILED_KEY] == 0 \
             and session.config.stash[_BROKEN_KEY] > 0:
         session.exitstatus = EXIT_HARNESS_BROKEN

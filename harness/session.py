@@ -20,7 +20,7 @@ from harness.journal import Journal
 from harness.lock import TopologyLock
 from harness.runner import ActiveFault, FaultRunner, RunnerSettings
 from harness.timeline import Timeline
-from harness.topology.credentials import missing_secrets
+from harness.topology.credentials import Secret, missing_secrets, resolve_secret
 from harness.topology.models import Topology
 
 
@@ -54,6 +54,10 @@ class HarnessSession:
 
     def missing_credentials(self) -> list[str]:
         return missing_secrets(self.topology.secret_refs())
+
+    def resolved_secrets(self) -> list[Secret]:
+        """Every secret the topology references, looked up now (raises naming the first missing one)."""
+        return [resolve_secret(ref, path) for path, ref in self.topology.secret_refs()]
 
     @contextmanager
     def inject(self, timeline: Timeline, fault: Fault | FaultSpec, *, duration_s: float | None = None,

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -97,17 +99,25 @@ def missing_secrets(refs: Iterable[tuple[str, SecretRef]], environ: Mapping[str,
     return missing
 
 
-class RedactingFilter(logging.Filter):
-    """Replaces known secret values in log records, as a last line of defence."""
+@contextmanager
+def redacted_logging(secrets: Iterable[Secret]) -> Iterator[None]:
+    """While active, every log record has known secret values masked, whichever handler gets it."""
+    values = [s.reveal() for s in secrets if len(s.reveal()) >= 4]
+    previous = logging.getLogRecordFactory()
 
-    def __init__(self, secrets: Iterable[Secret]) -> None:
-        super().__init__()
-        self._values = [s.reveal() for s in secrets if s.reveal()]
-
-    def filter(self, record: logging.LogRecord) -> bool:
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
         message = record.getMessage()
-        if any(v in message for v in self._values):
-            for value in self._values:
+        if any(v in message for v in values):
+            for value in values:
                 message = message.replace(value, "***")
             record.msg, record.args = message, None
-        return True
+        return record
+
+    if values:
+        logging.setLogRecordFactory(factory)
+    try:
+        yield
+    finally:
+        if values:
+            logging.setLogRecordFactory(previous)

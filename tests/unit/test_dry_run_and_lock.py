@@ -26,6 +26,19 @@ SUITE = textwrap.dedent("""\
     """)
 
 
+CARELESS_SUITE = textwrap.dedent("""\
+    import logging, os
+    import pytest
+    from faults.base import FaultSpec
+
+    @pytest.mark.parametrize("fault", [FaultSpec("process-freeze", "process:victim")])
+    def test_freeze(fault, inject):
+        logging.getLogger("driver").warning("login with %s", os.environ["HARNESS_JUMP_PW"])
+        with inject(fault) as active:
+            active.sleep(0.2)
+    """)
+
+
 def run_pytest(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "harness.plugin", *args],
                           capture_output=True, text=True, cwd=ROOT, timeout=120,
@@ -65,18 +78,21 @@ def test_secrets_appear_in_no_output_journal_or_plan(tmp_path, victim: Victim):
     extra = "management:\n  ssh:\n    - {name: jump, address: 192.0.2.9, username: h, password: {env: HARNESS_JUMP_PW}}\n"
     topology = write_topology(tmp_path, victim.pidfile, extra=extra)
     suite = tmp_path / "test_suite.py"
-    suite.write_text(SUITE.replace("active.sleep(5)", "active.sleep(0.2)"))
-    state = tmp_path / "s"
+    suite.write_text(CARELESS_SUITE)
+    state, results = tmp_path / "s", tmp_path / "allure-results"
     outputs = [
         run_pytest([str(suite), "--topology", str(topology), "--allow-destructive", "--state-dir", str(state),
-                    "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"), "-rA"], env={"HARNESS_JUMP_PW": secret}),
+                    "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"), "-rA", "--log-level=INFO",
+                    "--alluredir", str(results)], env={"HARNESS_JUMP_PW": secret}),
         run_pytest([str(suite), "--topology", str(topology), "--dry-run", "--state-dir", str(state),
                     "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")], env={"HARNESS_JUMP_PW": secret}),
     ]
     assert outputs[0].returncode == 0, outputs[0].stdout
     for out in outputs:
         assert secret not in out.stdout + out.stderr
-    for path in state.rglob("*"):
+    assert "login with ***" in outputs[0].stdout, outputs[0].stdout
+    assert list(results.glob("*-result.json")), "the run wrote Allure results"
+    for path in [*state.rglob("*"), *results.rglob("*")]:
         if path.is_file():
             assert secret not in path.read_text(errors="replace"), path
 
