@@ -54,16 +54,22 @@ def _span(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else b - a
 
 
+def _end(gap: Event) -> float:
+    """A gap still open when the workload stopped never ended."""
+    end = gap.attrs.get("end")
+    return float("inf") if end is None else float(end)
+
+
 def outage_gap(timeline: Timeline, after: float, source: str | None = None) -> Event | None:
     """The longest commit gap that ends after `after` (the outage the fault caused)."""
-    gaps = [e for e in timeline.events("commit-gap", source) if float(e.attrs["end"]) >= after]
-    return max(gaps, key=lambda e: float(e.attrs["end"]) - float(e.attrs["start"]), default=None)
+    gaps = [e for e in timeline.events("commit-gap", source) if _end(e) >= after]
+    return max(gaps, key=lambda e: _end(e) - float(e.attrs["start"]), default=None)
 
 
 def failover_phases(timeline: Timeline, in_effect: float) -> FailoverPhases:
     gap = outage_gap(timeline, in_effect)
     last_commit = float(gap.attrs["start"]) if gap else None
-    first_commit = float(gap.attrs["end"]) if gap else None
+    first_commit = _end(gap) if gap and gap.attrs.get("end") is not None else None
     first_error = gap.attrs.get("first_error") if gap else None
     detected = timeline.first("detected", after=in_effect - 1.0)
     promoted = timeline.first("promoted", after=in_effect - 1.0)

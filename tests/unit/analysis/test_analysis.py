@@ -108,3 +108,11 @@ def test_slo_verdicts_fail_with_every_miss_named():
     assert "failover: 41.00 s (required <= 35 s) VIOLATED" in message
     assert "TPS after / before: not measured" in message
     assert "lost commits" not in message
+
+
+def test_an_outage_that_never_ended_has_no_first_commit_and_no_rto():
+    timeline = Timeline(origin_monotonic=0.0, origin_wall=0.0)
+    timeline.record("commit-gap", "oltp", t=9.9, start=9.9, end=None, first_error=10.1, errors=12)
+    phases = failover_phases(timeline, in_effect=10.0)
+    assert phases.last_commit == 9.9 and phases.first_commit is None
+    assert phases.total_s is None and phases.client_rto_s is None
