@@ -23,6 +23,7 @@ from harness.lab import firewall
 from harness.lab.controller import Lab
 from harness.lab.latency import LatencyRequest
 from harness.lab.layout import LabLayout, Member
+from harness.lab.postgres import NETWORK_PARTITION_TIMEOUT_S
 from harness.topology.models import Topology
 
 if TYPE_CHECKING:
@@ -164,7 +165,11 @@ class HostHang:
         return FaultState.UNKNOWN
 
     def revert(self) -> None:
+        """Thaw first, still cut off: the keeper finds itself partitioned and fences its PostgreSQL
+        (network_partition_timeout) before clients can reach a stale primary again."""
         self.lab.signal_node(self.node, signal.SIGCONT)
+        if self.rules.present():
+            time.sleep(NETWORK_PARTITION_TIMEOUT_S + 2)
         self.rules.remove()
 
     def arm_deadman(self, seconds: float) -> None:

@@ -8,8 +8,10 @@ process name, so `down()` removes exactly this lab and nothing of another.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
+import pwd
 import shutil
 import signal
 import stat
@@ -110,7 +112,6 @@ class Lab:
         if not Path(shell.PG_BIN / "postgres").exists():
             raise ControlPlaneError("PostgreSQL 15 is not installed: apt-get install postgresql-15 postgresql-15-auto-failover")
         try:
-            import pwd
             pwd.getpwnam(PG_USER)
         except KeyError as exc:
             raise ControlPlaneError("no 'postgres' user: apt-get install postgresql-15") from exc
@@ -133,9 +134,9 @@ class Lab:
         self.layout.state_dir.chmod(0o755)
         try:
             self._build(timeout_s)
-        except BaseException:
+        except Exception as exc:
             with contextlib.suppress(Exception):
-                self._keep_logs()
+                exc.add_note(self._log_tails())
             raise
         return time.monotonic() - started
 
@@ -156,11 +157,10 @@ class Lab:
                 shell.wait_for(lambda: self._reported(NODES[0]) in PRIMARY_STATES, 30, f"{NODES[0]} as primary")
         self.wait_healthy(timeout_s)
 
-    def _keep_logs(self) -> None:
-        """On a failed up(), print where the logs are: they tell what went wrong."""
+    def _log_tails(self) -> str:
+        """The last lines of every service log: what a failed up() shows (the next up() cleans the rest)."""
         logs = sorted(self.services.directory.glob("*.log"))
-        tails = "\n".join(f"--- {p.name}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-15:]) for p in logs)
-        (self.layout.state_dir / "up-failed.txt").write_text(tails)
+        return "\n".join(f"--- {p}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-10:]) for p in logs)
 
     def _monitor_ready(self) -> bool:
         try:
@@ -208,10 +208,10 @@ class Lab:
     def status(self) -> LabStatus:
         present = self.network.present()
         processes = {name: self.services.alive(name) for name in self._service_names()} if present else {}
-        base = {"prefix": self.layout.prefix, "subnet": str(self.layout.subnet), "namespaces": present,
-                "processes": processes, "latency_mechanism": self.latency_mechanism}
+        status = LabStatus(prefix=self.layout.prefix, subnet=str(self.layout.subnet), namespaces=present,
+                           processes=processes, latency_mechanism=self.latency_mechanism)
         if not present:
-            return LabStatus(**base)  # type: ignore[arg-type]
+            return status
         try:
             nodes = self.pg.nodes()
             primary = next((n.name for n in nodes if n.reportedstate in PRIMARY_STATES), None)
@@ -219,9 +219,9 @@ class Lab:
             if primary:
                 rows = self.pg.sql("select sync_state from pg_stat_replication", node=primary, database="postgres")
                 sync = ",".join(r[0] for r in rows) or "none"
-            return LabStatus(**base, nodes=nodes, primary=primary, sync_state=sync)  # type: ignore[arg-type]
         except ControlPlaneError as exc:
-            return LabStatus(**base, error=str(exc).splitlines()[-1])  # type: ignore[arg-type]
+            return dataclasses.replace(status, error=str(exc).splitlines()[-1])
+        return dataclasses.replace(status, nodes=nodes, primary=primary, sync_state=sync)
 
     def nodes(self) -> list[NodeState]:
         return self.pg.nodes()

@@ -23,6 +23,7 @@ from lab_writers import WriteLoad
 
 from faults.backends import lab as backend
 from faults.base import Fault, FaultSpec, FaultState
+from harness.lab import haevents
 from harness.lab.controller import Lab
 from harness.lab.layout import LabLayout
 from harness.topology.models import LabSettings, Topology
@@ -52,9 +53,9 @@ def outage_of(lab: Lab, topology: Topology, spec: FaultSpec, hold_s: float) -> t
     wait(fault, FaultState.CLEARED)
     lab.wait_healthy(90)
     events = lab.ha_events(since_wall)
-    promoted = [e.wall for e in events if e.reportedstate in ("wait_primary", "primary") and e.goalstate != "demoted"]
-    first = events[0].wall if events else None
-    ha = (promoted[0] - first) if promoted and first is not None else None
+    detected = haevents.failure_detected(events)
+    new_primary = haevents.promoted([e for e in events if detected and e.wall >= detected.wall])
+    ha = new_primary.wall - detected.wall if detected and new_primary else None
     return outage, ha
 
 
@@ -73,7 +74,7 @@ def main() -> int:
         for _ in range(args.crashes):
             target = f"host:{lab.primary().replace('node', 'host')}"
             crash.append(outage_of(lab, topology, FaultSpec("host-crash", target), hold_s=10))
-            print(f"  crash {target}: write outage {crash[-1][0]:.1f} s, monitor first event -> promoted "
+            print(f"  crash {target}: write outage {crash[-1][0]:.1f} s, monitor unhealthy -> promoted "
                   f"{crash[-1][1] if crash[-1][1] is None else round(crash[-1][1], 1)} s")
         outs = [c[0] for c in crash]
         print(f"failover write outage over {len(outs)} crashes: min {min(outs):.1f} median {statistics.median(outs):.1f} "
