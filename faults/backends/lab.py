@@ -88,8 +88,8 @@ class _RouterRules:
     def remove(self) -> None:
         self.lab.firewall.delete(self.table)
 
-    def arm(self, seconds: float) -> None:
-        self.lab.start_in_router(self.deadman, self.lab.firewall.deadman_argv(self.table, seconds))
+    def arm(self, seconds: float, first: str = "") -> None:
+        self.lab.start_in_router(self.deadman, self.lab.firewall.deadman_argv(self.table, seconds, first))
 
     def disarm(self) -> None:
         self.lab.services.kill(self.deadman)
@@ -173,7 +173,9 @@ class HostHang:
         self.rules.remove()
 
     def arm_deadman(self, seconds: float) -> None:
-        self.rules.arm(seconds)
+        """Armed before inject, so it thaws the processes of the tree as it is now, then heals the network."""
+        pids = " ".join(str(p) for p in self.lab.node_pids(self.node))
+        self.rules.arm(seconds, f"kill -CONT {pids} 2>/dev/null" if pids else "")
 
     def disarm_deadman(self) -> None:
         self.rules.disarm()

@@ -80,9 +80,10 @@ class RouterFirewall:
         if self.has(table):
             self._nft(f"delete table inet {table}\n", check=False)
 
-    def deadman_argv(self, table: str, seconds: float) -> list[str]:
-        """A process for the router namespace that deletes `table` after `seconds`, whoever is still alive."""
-        return ["sh", "-c", f"sleep {seconds:.0f}; nft delete table inet {table} 2>/dev/null; exit 0"]
+    def deadman_argv(self, table: str, seconds: float, first: str = "") -> list[str]:
+        """A process for the router namespace that deletes `table` after `seconds` (running `first` before)."""
+        before = f"{first}; " if first else ""
+        return ["sh", "-c", f"sleep {seconds:.0f}; {before}nft delete table inet {table} 2>/dev/null; exit 0"]
 
     def set_dnat(self, redirects: Sequence[tuple[Member, str, int, str, int]]) -> None:
         """The lab table: (from member, original daddr, dport, to address, to port) redirects."""
