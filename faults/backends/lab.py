@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from faults.base import Fault, FaultPlan, FaultSpec, FaultState
 from harness.errors import ConfigError, ControlPlaneError
@@ -63,6 +63,29 @@ def _nodes_of_site(topology: Topology, site: str) -> list[str]:
 
 
 # -- shared pieces -------------------------------------------------------------------
+_F = TypeVar("_F", bound=type)
+
+
+def cleared_when_lab_is_gone(cls: _F) -> _F:
+    """A lab that is down has nothing left broken: `check` says cleared and `revert` does nothing.
+
+    Keeps `recover` from addressing a lab that no longer exists (its addresses lead nowhere).
+    """
+    check: Callable[[Any], FaultState] = cls.check  # type: ignore[attr-defined]
+    revert: Callable[[Any], None] = cls.revert  # type: ignore[attr-defined]
+
+    def checked(self: Any) -> FaultState:
+        return check(self) if self.lab.network.present() else FaultState.CLEARED
+
+    def reverted(self: Any) -> None:
+        if self.lab.network.present():
+            revert(self)
+
+    cls.check, cls.revert = checked, reverted  # type: ignore[attr-defined]
+    return cls
+
+
+
 @dataclass
 class _RouterRules:
     """A drop table in the router namespace, with its dead man's switch."""
@@ -112,6 +135,7 @@ def _settled(lab: Lab, node: str) -> bool:
 
 
 # -- host faults ---------------------------------------------------------------------
+@cleared_when_lab_is_gone
 @dataclass
 class HostCrash:
     """kill -9 of a node's keeper and PostgreSQL tree; revert restarts the keeper and the node rejoins."""
@@ -136,6 +160,7 @@ class HostCrash:
         self.lab.start_node(self.node)
 
 
+@cleared_when_lab_is_gone
 @dataclass
 class HostHang:
     """SIGSTOP of a node's tree plus a drop of its packets, so clients do not wait on half-open sockets."""
@@ -182,6 +207,7 @@ class HostHang:
 
 
 # -- network faults ------------------------------------------------------------------
+@cleared_when_lab_is_gone
 @dataclass
 class RouterDrop:
     """Site isolation, witness isolation, link partition without a watchdog: one drop table."""
@@ -290,6 +316,7 @@ class QuorumWatchdog:
         self.dropped.clear()
 
 
+@cleared_when_lab_is_gone
 @dataclass
 class LinkPartition(RouterDrop):
     """An inter-site link cut, optionally with the quorum watchdog (`sync_timeout_s`)."""
@@ -321,6 +348,7 @@ class LinkPartition(RouterDrop):
         (self.watchdog or QuorumWatchdog(self.lab, 0.0)).stop_and_restore()
 
 
+@cleared_when_lab_is_gone
 @dataclass
 class SiteFailure:
     """A whole site goes: its database node crashes and its links are cut; revert heals links, then restarts the node."""
@@ -361,6 +389,7 @@ class SiteFailure:
         self.rules.disarm()
 
 
+@cleared_when_lab_is_gone
 @dataclass
 class Latency:
     """Added round-trip time (and jitter, rate) on the site A <-> site B path: netem or Toxiproxy toxics."""
@@ -401,6 +430,7 @@ class Latency:
 
 
 # -- database operations -------------------------------------------------------------
+@cleared_when_lab_is_gone
 @dataclass
 class RoleSwitchover:
     """Planned role move: `pg_autoctl perform switchover`.
@@ -438,6 +468,7 @@ class RoleSwitchover:
         self.reverted = True
 
 
+@cleared_when_lab_is_gone
 @dataclass
 class StorageLoss:
     """A replica's disk is lost (vSAN disk / disk-group failure analog) and rebuilt from the primary.

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from harness.errors import ControlPlaneError
 from harness.lab import shell
-from harness.lab.layout import LabLayout, Member
+from harness.lab.layout import LAB_NETWORK, LabLayout, Member
 
 
 def _prefixlen(member: Member) -> int:
@@ -70,6 +70,7 @@ class LabNetwork:
     def create(self) -> None:
         lay = self.layout
         router = lay.router_netns
+        guard_lab_range()
         batch = [f"netns add {ns}" for ns in lay.namespaces]
         shell.run(["ip", "-batch", "-"], input_text="\n".join(batch) + "\n")
         cmds: list[list[str]] = []
@@ -102,6 +103,16 @@ class LabNetwork:
             shell.run(["ip", "link", "del", lay.client.veth_inside], check=False)
         for ns in self.present():
             shell.run(["ip", "netns", "del", ns], check=False)
+
+
+def guard_lab_range() -> None:
+    """A blackhole route for all of 198.18.0.0/15 in the root namespace.
+
+    Each lab's own /24 route is more specific and wins while that lab is up; once a lab is
+    down, anything still addressed to it (a late reconnect, a recover) dies here instead of
+    following the machine's default route out. It stays after `down` on purpose.
+    """
+    shell.run(["ip", "route", "replace", "blackhole", str(LAB_NETWORK)])
 
 
 def pids_in(netns: str) -> list[int]:

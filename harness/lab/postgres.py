@@ -17,6 +17,7 @@ from pathlib import Path
 from harness.errors import ControlPlaneError
 from harness.lab import shell
 from harness.lab.layout import DATABASE, PG_PORT, LabLayout, Member
+from harness.lab.netns import LabNetwork
 from harness.lab.services import Services
 
 PG_USER = "postgres"
@@ -182,7 +183,12 @@ class PgCluster:
     # -- reading ----------------------------------------------------------------------
     def sql(self, query: str, *, node: str = MONITOR, database: str = "pg_auto_failover",
             timeout: float = 10.0) -> list[list[str]]:
-        """Run one query from the root namespace over the lab network; rows as lists of text."""
+        """Run one query from the root namespace over the lab network; rows as lists of text.
+
+        Refused when the lab's route is gone: with the lab down its addresses lead nowhere.
+        """
+        if not LabNetwork(self.layout).route_present():
+            raise ControlPlaneError(f"lab {self.layout.prefix} is not up (no route to {self.layout.subnet})")
         address = self.member(node).address
         done = shell.run(["psql", "-X", "-q", "-At", "-F", "\x1f", "-h", address, "-p", str(PG_PORT), "-U", PG_USER,
                           "-d", database, "-v", "ON_ERROR_STOP=1", "-c", query],
