@@ -19,7 +19,7 @@ import pytest
 from faults.base import Fault, FaultSpec
 from harness.errors import ConfigError, HarnessError
 from harness.guards import Guard
-from harness.runner import ActiveFault
+from harness.runner import ActiveFault, RunnerSettings
 from harness.session import HarnessSession
 from harness.signals import Terminated
 from harness.statedir import state_dir
@@ -85,7 +85,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     session = HarnessSession(topology=topology, topology_source=_canonical_source(source),
                              state_dir=state_dir(config.getoption("--state-dir")),
-                             allow_destructive=config.getoption("--allow-destructive"))
+                             allow_destructive=config.getoption("--allow-destructive"),
+                             runner_settings=RunnerSettings(revert_timeout_s=config.getoption("--recover-timeout-s")))
     if not config.getoption("--dry-run"):
         missing = session.missing_credentials()
         if missing:

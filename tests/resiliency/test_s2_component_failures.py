@@ -20,7 +20,7 @@ from tests.resiliency.evidence import attach, component_row, fmt
 
 HOST = ScenarioFault("host", Role.PRIMARY_HOST, {"lab": "host-crash", "vsphere": "host-power-off"})
 LAB_STORAGE = ScenarioFault(
-    "disk / disk group", Role.STANDBY_NODE, {"lab": "storage-loss"},
+    "disk / disk group", Role.STANDBY_NODE, {"lab": "storage-loss"}, {"max_rate": "2M"},
     note="lab analog for both: the standby's storage is lost and rebuilt from the primary")
 DISK = ScenarioFault("disk", Role.STANDBY_HOST, {"vsphere": "disk-failure"}, {"device": "capacity"})
 DISK_GROUP = ScenarioFault("disk group", Role.STANDBY_HOST, {"vsphere": "disk-group-failure"})
