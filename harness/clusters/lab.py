@@ -6,18 +6,15 @@ import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from harness.analysis.align import ServerEvent, measure_offset
+from harness.analysis.align import ServerEvent
 from harness.clusters import ResyncSample
 from harness.errors import HarnessError
+from harness.lab import haevents
 from harness.lab.controller import Lab
 from harness.lab.layout import DATABASE
+from harness.lab.postgres import HaEvent
 from harness.topology.models import Topology
 from workloads.oltp import ConnectionSettings, Credentials, Dialect, Endpoint, PostgresDialect
-
-# Goal states the monitor assigns once it has decided a node failed (or a switchover began).
-_DETECTION_GOALS = frozenset({"draining", "demote_timeout", "prepare_promotion", "stop_replication",
-                              "report_lsn", "wait_primary", "demoted", "catchingup"})
-_PROMOTED_STATES = frozenset({"wait_primary", "primary"})
 
 
 @dataclass
@@ -62,26 +59,22 @@ class LabCluster:
                 for e in self.lab.ha_events(since_wall)]
 
     def event_classifier(self, old_primary: str) -> Callable[[ServerEvent], str | None]:
-        """First goal change away from steady = 'detected'; the other node reporting primary = 'promoted'."""
+        """The first detection and the first promotion of another node, named for the failover phases."""
         seen: set[str] = set()
 
         def classify(event: ServerEvent) -> str | None:
-            node, reported, goal = event.attrs["node"], event.attrs["reportedstate"], event.attrs["goalstate"]
-            kind = None
-            if goal in _DETECTION_GOALS and "detected" not in seen:
-                kind = "detected"
-            elif node != old_primary and reported in _PROMOTED_STATES and "promoted" not in seen:
-                kind = "promoted"
-            if kind:
-                seen.add(kind)
+            raw = HaEvent(event.wall, str(event.attrs["node"]), str(event.attrs["reportedstate"]),
+                          str(event.attrs["goalstate"]), event.description)
+            kind = "detected" if haevents.is_detection(raw) else "promoted" if haevents.is_promotion(raw, old_primary) else None
+            if kind is None or kind in seen:
+                return None
+            seen.add(kind)
             return kind
 
         return classify
 
     def clock_offset(self) -> float:
-        import time
-
-        return measure_offset(self.lab.pg.server_now, time.time)
+        return self.lab.clock_offset()
 
     def resync(self) -> ResyncSample | None:
         progress = self.lab.resync_progress()

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from faults.backends import proctree
+from harness.analysis.align import measure_offset
 from harness.errors import ControlPlaneError
 from harness.lab import netns, shell
 from harness.lab.firewall import RouterFirewall
@@ -261,23 +262,7 @@ class Lab:
 
     def clock_offset(self, samples: int = 5) -> float:
         """Server clock minus this machine's `time.time()`, from the tightest of a few round trips."""
-        import pyodbc
-
-        conn = pyodbc.connect(self.odbc_connection_string(database="pg_auto_failover", members=(MONITOR,),
-                                                          read_write=False), timeout=5)
-        best: tuple[float, float] | None = None
-        try:
-            cursor = conn.cursor()
-            for _ in range(samples):
-                t0 = time.time()
-                server = float(cursor.execute("select extract(epoch from clock_timestamp())").fetchone()[0])
-                t1 = time.time()
-                if best is None or t1 - t0 < best[0]:
-                    best = (t1 - t0, server - (t0 + t1) / 2)
-        finally:
-            conn.close()
-        assert best is not None
-        return best[1]
+        return measure_offset(self.pg.server_now, time.time, samples)
 
     def resync_progress(self) -> ResyncProgress | None:
         """Bytes of a running rebuild (base backup served by the primary), or None when none runs."""

@@ -10,6 +10,19 @@ from collections.abc import Sequence
 from harness.lab.postgres import HaEvent
 
 PROMOTED_STATES = ("wait_primary", "primary")
+# Goals the monitor assigns once a switchover begins (a planned move has no health failure).
+SWITCHOVER_GOALS = ("draining", "prepare_promotion", "stop_replication", "report_lsn")
+
+
+def is_detection(event: HaEvent) -> bool:
+    """The monitor marked a node unhealthy, or started moving the primary role."""
+    return "marked as unhealthy" in event.description or event.goalstate in SWITCHOVER_GOALS
+
+
+def is_promotion(event: HaEvent, old_primary: str | None = None) -> bool:
+    """A node other than `old_primary` reported itself primary (`wait_primary` first)."""
+    return (event.description.startswith("New state is reported") and event.reportedstate in PROMOTED_STATES
+            and event.node != old_primary)
 
 
 def failure_detected(events: Sequence[HaEvent]) -> HaEvent | None:
@@ -18,9 +31,5 @@ def failure_detected(events: Sequence[HaEvent]) -> HaEvent | None:
 
 
 def promoted(events: Sequence[HaEvent], node: str | None = None) -> HaEvent | None:
-    """A node (other than any given) reported itself primary after a promotion (`wait_primary` first)."""
-    for event in events:
-        reported = event.description.startswith("New state is reported")
-        if reported and event.reportedstate in PROMOTED_STATES and (node is None or event.node == node):
-            return event
-    return None
+    """A node (the given one, if any) reported itself primary after a promotion."""
+    return next((e for e in events if is_promotion(e) and (node is None or e.node == node)), None)
