@@ -178,7 +178,7 @@ class Experiment:
         offset = self.cluster.clock_offset()
         since_wall = time.time() + offset - 1.0
         observe = observe_s if observe_s is not None else self.windows.observe_s
-        with self.fault(spec, guards=[self.throughput_guard(baseline_tps)]) as active, \
+        with self.fault(spec, guards=[self.throughput_guard(baseline_tps)], duration_s=observe) as active, \
                 self.step("observe", f"{observe:.0f} s with the fault in effect"):
             self.measure(f"observe {spec.kind}", observe)
         revert = self.timeline.last("revert")

@@ -1,0 +1,58 @@
+"""CI tells a product defect from a broken harness: exit code, JUnit XML and the summary agree."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).parents[2]
+
+SUITE = textwrap.dedent("""\
+    import pytest
+    from harness.errors import ControlPlaneError
+
+    @pytest.mark.scenario("S4")
+    def test_slo():
+        raise AssertionError("SLO violated: failover 41 s (required <= 35 s)")
+
+    @pytest.mark.scenario("S4")
+    def test_control_plane():
+        raise ControlPlaneError("vCenter did not answer within 30 s")
+    """)
+
+
+def run(tmp_path: Path, selection: str) -> tuple[int, str, ET.Element]:
+    suite = tmp_path / "test_outcomes_suite.py"
+    suite.write_text(SUITE)
+    junit = tmp_path / f"junit-{selection}.xml"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "harness.plugin",
+                           str(suite), "-k", selection, f"--junitxml={junit}", "--rootdir", str(tmp_path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    return done.returncode, done.stdout, ET.parse(junit).getroot()
+
+
+def test_a_broken_harness_is_an_error_with_its_own_exit_code(tmp_path):
+    code, out, junit = run(tmp_path, "control_plane")
+    assert code == 10
+    suite = junit.find("testsuite")
+    assert suite is not None and suite.get("errors") == "1" and suite.get("failures") == "0"
+    assert "ERROR (harness or infrastructure broken)" in out
+    assert "vCenter did not answer" in out
+
+
+def test_a_violated_slo_is_a_failure(tmp_path):
+    code, out, junit = run(tmp_path, "slo")
+    assert code == 1
+    suite = junit.find("testsuite")
+    assert suite is not None and suite.get("failures") == "1" and suite.get("errors") == "0"
+    assert "FAIL  (SLO violated)" in out
+
+
+def test_a_run_with_both_exits_as_a_failure(tmp_path):
+    code, _, junit = run(tmp_path, "slo or control_plane")
+    assert code == 1
+    suite = junit.find("testsuite")
+    assert suite is not None and suite.get("failures") == "1" and suite.get("errors") == "1"
