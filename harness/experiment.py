@@ -9,6 +9,7 @@ from the timeline and the series alone.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -81,6 +82,8 @@ class Experiment:
     stop_report: StopReport | None = None
     _driver: OltpDriver | None = None
     _start_wall: float = 0.0
+    _sampling: threading.Event = field(default_factory=threading.Event)
+    _sampler: threading.Thread | None = None
 
     # -- workload lifetime -------------------------------------------------------------
     def __enter__(self) -> Experiment:
@@ -89,7 +92,14 @@ class Experiment:
         dialect, settings = self.cluster.connection()
         self._driver = OltpDriver(dialect, settings, self.timeline, self.series, self.driver_config)
         self._driver.start()
+        self._sampler = threading.Thread(target=self._sample_resync_forever, name="resync-sampler", daemon=True)
+        self._sampler.start()
         return self
+
+    def _sample_resync_forever(self) -> None:
+        """Resync progress every second for the whole experiment: rebuilds run through revert waits too."""
+        while not self._sampling.wait(1.0):
+            self.sample_resync()
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -99,6 +109,9 @@ class Experiment:
         """Stop the workload, prove the ledger, and put the HA manager's events on the timeline."""
         if self._driver is None:
             return
+        self._sampling.set()
+        if self._sampler is not None:
+            self._sampler.join(timeout=15)
         driver, self._driver = self._driver, None
         self.stop_report = driver.stop()
         with contextlib.suppress(Exception):
@@ -112,8 +125,8 @@ class Experiment:
 
     # -- phases ------------------------------------------------------------------------
     def measure(self, what: str, seconds: float) -> None:
-        """Keep the load running for `seconds`, sampling the resync state each second."""
-        self.progress.wait(what, seconds, interval_s=1.0, tick=self.sample_resync)
+        """Keep the load running for `seconds` (the resync sampler runs meanwhile)."""
+        self.progress.wait(what, seconds, interval_s=1.0)
 
     def sample_resync(self) -> None:
         try:
@@ -147,7 +160,7 @@ class Experiment:
         with self.step("recover", "until healthy, then settle"):
             healthy = self.progress.until(
                 "cluster healthy and resynced", self._healthy, self.windows.recover_timeout_s,
-                interval_s=1.0, tick=self.sample_resync, eta=self._resync_eta)
+                interval_s=1.0, eta=self._resync_eta)
             if not healthy:
                 raise HarnessError(f"cluster not healthy {self.windows.recover_timeout_s:.0f} s after revert")
             healthy_t = self.timeline.record("healthy", "experiment").t

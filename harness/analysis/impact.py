@@ -48,8 +48,9 @@ def impact(points: Sequence[SecondPoint], fault_t: float, revert_t: float | None
     start = int(fault_t)
     baseline = level(t, tps, start - baseline_s, start)
     end_during = int(revert_t) if revert_t is not None else (t[-1] + 1 if t else start)
-    recovered = recovered_at([x for x in t if x < end_during], tps[:len([x for x in t if x < end_during])], fault_t, band)
-    during = level(t, tps, recovered, end_during) if recovered is not None else None
+    # The new steady state may be reached only after revert (a host that must come back first).
+    recovered = recovered_at(t, tps, fault_t, band)
+    during = level(t, tps, recovered, end_during) if recovered is not None and recovered < end_during else None
     after = None
     if revert_t is not None:
         after_start = recovered_at(t, tps, revert_t + settle_s, band)

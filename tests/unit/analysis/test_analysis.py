@@ -116,3 +116,10 @@ def test_an_outage_that_never_ended_has_no_first_commit_and_no_rto():
     phases = failover_phases(timeline, in_effect=10.0)
     assert phases.last_commit == 9.9 and phases.first_commit is None
     assert phases.total_s is None and phases.client_rto_s is None
+
+
+def test_a_recovery_reached_only_after_revert_still_counts():
+    host_down = series((600, 30), (0, 12), (590, 30))
+    result = impact(host_down, fault_t=30.0, revert_t=38.0, baseline_s=20)
+    assert result.recovered_at == 42 and result.time_to_recover_s == pytest.approx(12.0)
+    assert result.during is None and result.after is not None
