@@ -40,7 +40,7 @@ demo: setup
 	$(VENV)/bin/tox -q -e demo -- --out $(OUT)
 
 test: setup
-	$(VENV)/bin/tox -q -e lint,unit,integration
+	$(VENV)/bin/tox -q -e tests
 
 lint: setup
 	$(VENV)/bin/tox -q -e lint
