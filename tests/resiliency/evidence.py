@@ -31,7 +31,8 @@ def component_row(label: str, findings: Findings, note: str = "") -> ComponentFa
 
 def attach(experiment: Experiment, title: str, table: Table | None) -> None:
     attach_evidence(Evidence(timeline=experiment.timeline, series=experiment.series,
-                             metrics=[experiment.resync_bytes] if experiment.resync_bytes.points() else [],
+                             metrics=[experiment.resync_bytes] if any(p.value > 0 for p in experiment.resync_bytes.points())
+                             else [],
                              table=table, title=title))
 
 
