@@ -37,7 +37,7 @@ $(STAMPS)/allure-$(ALLURE_VERSION): | $(STAMPS)/apt
 	touch $@
 
 demo: setup
-	$(VENV)/bin/tox -q -e demo -- --out $(OUT)
+	$(PY) -m harness demo --out $(OUT)
 
 test: setup
 	$(VENV)/bin/tox -q -e tests
