@@ -34,11 +34,17 @@ def run(tmp_path: Path, selection: str) -> tuple[int, str, ET.Element]:
     return done.returncode, done.stdout, ET.parse(junit).getroot()
 
 
+def counts(junit: ET.Element) -> tuple[str | None, str | None]:
+    """(failures, errors) as JUnit XML reports them."""
+    suite = junit.find("testsuite")
+    assert suite is not None
+    return suite.get("failures"), suite.get("errors")
+
+
 def test_a_broken_harness_is_an_error_with_its_own_exit_code(tmp_path):
     code, out, junit = run(tmp_path, "control_plane")
     assert code == 10
-    suite = junit.find("testsuite")
-    assert suite is not None and suite.get("errors") == "1" and suite.get("failures") == "0"
+    assert counts(junit) == ("0", "1")
     assert "ERROR (harness or infrastructure broken)" in out
     assert "vCenter did not answer" in out
 
@@ -46,13 +52,11 @@ def test_a_broken_harness_is_an_error_with_its_own_exit_code(tmp_path):
 def test_a_violated_slo_is_a_failure(tmp_path):
     code, out, junit = run(tmp_path, "slo")
     assert code == 1
-    suite = junit.find("testsuite")
-    assert suite is not None and suite.get("failures") == "1" and suite.get("errors") == "0"
+    assert counts(junit) == ("1", "0")
     assert "FAIL  (SLO violated)" in out
 
 
 def test_a_run_with_both_exits_as_a_failure(tmp_path):
     code, _, junit = run(tmp_path, "slo or control_plane")
     assert code == 1
-    suite = junit.find("testsuite")
-    assert suite is not None and suite.get("failures") == "1" and suite.get("errors") == "1"
+    assert counts(junit) == ("1", "1")
