@@ -60,6 +60,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--steady-window-s", type=int, default=10,
                     help="seconds throughput must hold inside the band to count as a steady state")
     group.addoption("--users", type=int, default=8, help="OLTP virtual users")
+    group.addoption("--scale", type=int, default=10, metavar="BRANCHES",
+                    help="OLTP data scale in branches, as pgbench -s; keep it >= --users, or commits queue on "
+                         "the few branch rows and the suite measures lock waits")
+    group.addoption("--accounts-per-branch", type=int, default=10_000,
+                    help="accounts per branch (pgbench has 100000; fewer keep the load and any rebuild short)")
     group.addoption("--rtt-steps", default="0,2,4,8", help="S1: added inter-site RTT steps (ms)")
     group.addoption("--step-s", type=float, default=20.0, help="S1: measured seconds per RTT step")
     group.addoption("--warmup-s", type=float, default=5.0, help="S1: warm-up seconds per RTT step")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,8 +49,14 @@ def cluster(harness_session: HarnessSession, pytestconfig: pytest.Config,
 
 
 @pytest.fixture(scope="session")
-def schema(cluster: Cluster) -> Scale:
-    scale = Scale()
+def schema(cluster: Cluster, pytestconfig: pytest.Config) -> Scale:
+    """TPC-B data with at least as many branches as users (pgbench's rule): every transaction
+    updates one branch row and holds its lock through the commit, so with fewer branches the
+    commits, and any added commit latency, queue behind each other."""
+    scale = Scale(branches=pytestconfig.getoption("--scale"), accounts_per_branch=pytestconfig.getoption("--accounts-per-branch"))
+    users = pytestconfig.getoption("--users")
+    if scale.branches < users:
+        warnings.warn(f"--scale {scale.branches} is below --users {users}: commits will queue on branch rows", stacklevel=1)
     dialect, settings = cluster.connection()
     prepare_schema(dialect, settings, scale)
     return scale
