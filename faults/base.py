@@ -79,6 +79,13 @@ class Fault(Protocol):
 
 
 @runtime_checkable
+class Preflight(Protocol):
+    """A fault that can check its control plane (reachable, trusted, able) before anything is journaled."""
+
+    def preflight(self) -> None: ...
+
+
+@runtime_checkable
 class DeadMansSwitch(Protocol):
     """A fault that can schedule its own revert on the target, for when the harness is cut off."""
 

@@ -49,9 +49,10 @@ class FaultFactory:
 
 def default_factory() -> FaultFactory:
     """Every backend available in this installation."""
-    from faults.backends import lab, process
+    from faults.backends import lab, process, router
 
     factory = FaultFactory()
     process.register(factory)
     lab.register(factory)
+    router.register(factory)
     return factory

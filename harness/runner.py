@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.base import DeadMansSwitch, Fault, FaultState
+from faults.base import DeadMansSwitch, Fault, FaultState, Preflight
 from harness.errors import HarnessError, RevertFailedError, StopConditionTripped, TargetNotAllowedError
 from harness.guards import Guard
 from harness.journal import Journal, JournalEntry
@@ -79,6 +79,8 @@ class FaultRunner:
                guards: Sequence[Guard] = ()) -> Iterator[ActiveFault]:
         """Inject `fault` for the block's duration, then revert whatever happens."""
         self.check_allowed(fault)
+        if isinstance(fault, Preflight):
+            fault.preflight()  # an unreachable or untrusted endpoint fails here, before the journal and the fault
         spec = fault.spec
         entry = JournalEntry(spec=spec, topology_source=self.topology_source,
                              topology_name=self.topology.name, run_id=self.run_id)

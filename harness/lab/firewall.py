@@ -1,40 +1,16 @@
-"""nft in the router namespace: one table per lab for its plumbing, one table per active fault.
-
-A fault's rules live in a table of their own (`{prefix}_f_<name>`), so injecting is one
-atomic `nft -f`, checking is "does the table exist", reverting is deleting it, and a dead
-man's switch is a `sleep; nft delete table` process that needs no handle lookups.
-"""
+"""nft in the router namespace: one table per lab for its plumbing, one table per active fault
+(`{prefix}_f_<name>`); the rules themselves come from `harness.netrules`."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.lab import shell
 from harness.lab.layout import LabLayout, Member
+from harness.netrules import DropRule, deadman_script, delete_table_command, drop_table_script, table_name
 
-
-@dataclass(frozen=True)
-class DropRule:
-    """Drop packets entering from `iif` (any if None) bound for `daddr` (any if None), from `saddr`."""
-
-    iif: str | None = None
-    daddr: str | None = None
-    saddr: str | None = None
-    oif: str | None = None
-
-    def render(self) -> str:
-        parts = []
-        if self.iif:
-            parts.append(f'iifname "{self.iif}"')
-        if self.oif:
-            parts.append(f'oifname "{self.oif}"')
-        if self.saddr:
-            parts.append(f"ip saddr {self.saddr}")
-        if self.daddr:
-            parts.append(f"ip daddr {self.daddr}")
-        return " ".join([*parts, "drop"])
+__all__ = ["DropRule", "RouterFirewall", "cut", "isolate"]
 
 
 def isolate(member: Member, address: str | None = None) -> list[DropRule]:
@@ -58,7 +34,7 @@ class RouterFirewall:
         return shell.run(["nft", "-f", "-"], netns=self.layout.router_netns, input_text=script, check=check).stdout
 
     def fault_table(self, name: str) -> str:
-        return f"{self.layout.prefix}_f_{re.sub(r'[^a-z0-9]+', '_', name.lower()).strip('_')}"
+        return table_name(f"{self.layout.prefix}_f_", name)
 
     def tables(self) -> list[str]:
         done = shell.run(["nft", "list", "tables"], netns=self.layout.router_netns, check=False)
@@ -68,13 +44,7 @@ class RouterFirewall:
         return table in self.tables()
 
     def add_drop_table(self, table: str, rules: Sequence[DropRule]) -> None:
-        """Prerouting (before DNAT) catches forwarded and proxied traffic; output catches the router's own."""
-        pre = "\n".join(f"    {r.render()}" for r in rules if not r.oif)
-        out = "\n".join(f"    {r.render()}" for r in rules if r.oif or (r.daddr and not r.iif))
-        self._nft(f"table inet {table} {{}}\ndelete table inet {table}\n"
-                  f"table inet {table} {{\n"
-                  f"  chain pre {{\n    type filter hook prerouting priority -150; policy accept;\n{pre}\n  }}\n"
-                  f"  chain out {{\n    type filter hook output priority -150; policy accept;\n{out}\n  }}\n}}\n")
+        self._nft(drop_table_script(table, rules))
 
     def delete(self, table: str) -> None:
         if self.has(table):
@@ -83,7 +53,7 @@ class RouterFirewall:
     def deadman_argv(self, table: str, seconds: float, first: str = "") -> list[str]:
         """A process for the router namespace that deletes `table` after `seconds` (running `first` before)."""
         before = f"{first}; " if first else ""
-        return ["sh", "-c", f"sleep {seconds:.0f}; {before}nft delete table inet {table} 2>/dev/null; exit 0"]
+        return ["sh", "-c", deadman_script(table, seconds, f"{before}{delete_table_command(table)} 2>/dev/null")]
 
     def set_dnat(self, redirects: Sequence[tuple[Member, str, int, str, int]]) -> None:
         """The lab table: (from member, original daddr, dport, to address, to port) redirects."""

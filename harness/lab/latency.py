@@ -23,6 +23,7 @@ from harness.lab import shell
 from harness.lab.firewall import RouterFirewall
 from harness.lab.layout import PG_PORT, LabLayout, Member
 from harness.lab.services import Services
+from harness.netrules import Netem, clear_qdisc_command
 
 NETEM = "netem"
 TOXIPROXY = "toxiproxy"
@@ -145,7 +146,7 @@ class InterSiteLatency:
     def clear(self) -> None:
         if self.mechanism == NETEM:
             for m in (self.layout.site_a, self.layout.site_b):
-                shell.run(["tc", "qdisc", "del", "dev", m.veth_router, "root"], netns=self.layout.router_netns, check=False)
+                shell.run(clear_qdisc_command(m.veth_router), netns=self.layout.router_netns, check=False)
             return
         for name, _, _ in self._pairs():
             self.clear_proxy(name)
@@ -175,22 +176,13 @@ class InterSiteLatency:
         return ["sh", "-c", f"sleep {seconds:.0f}; exec {sys.executable} -c \"$0\"", code]
 
     def _netem_apply(self, req: LatencyRequest) -> None:
-        """Delay only inter-site packets: a prio qdisc whose extra band carries netem, selected by source site."""
-        down, up = req.rtt_ms / 2, req.jitter_ms / 2
+        """Delay only inter-site packets: netem on each site's router port, selected by the other site's network."""
         for src, dst in ((self.layout.site_a, self.layout.site_b), (self.layout.site_b, self.layout.site_a)):
             dev, ns = dst.veth_router, self.layout.router_netns
-            shell.run(["tc", "qdisc", "del", "dev", dev, "root"], netns=ns, check=False)
-            shell.run(["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "prio", "bands", "4"], netns=ns)
-            netem = ["tc", "qdisc", "add", "dev", dev, "parent", "1:4", "handle", "40:", "netem", "delay", f"{down}ms"]
-            if up:
-                netem += [f"{up}ms"]
-            if req.loss_pct:
-                netem += ["loss", f"{req.loss_pct}%"]
-            if req.rate_mbit:
-                netem += ["rate", f"{req.rate_mbit}mbit"]
-            shell.run(netem, netns=ns)
-            shell.run(["tc", "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "u32",
-                       "match", "ip", "src", src.network, "flowid", "1:4"], netns=ns)
+            shell.run(clear_qdisc_command(dev), netns=ns, check=False)
+            netem = Netem(dev, (src.network,), req.rtt_ms / 2, req.jitter_ms / 2, req.loss_pct, req.rate_mbit)
+            for argv in netem.commands():
+                shell.run(argv, netns=ns)
 
 
 def _halves(total: float) -> tuple[int, int]:

@@ -1,0 +1,135 @@
+"""Commands on a remote Linux box over SSH (paramiko), for backends that drive routers and hosts.
+
+The host key is always checked: pinned in the topology (`host_key`) or found in the system's
+known_hosts; an unknown key is refused, never learned. Authentication uses the key file or
+password the topology references; neither appears in errors or logs. Connecting is retried
+a few times within a bounded time, since management networks drop the odd SYN.
+"""
+
+from __future__ import annotations
+
+import base64
+import socket
+import threading
+from dataclasses import dataclass
+
+import paramiko
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, stop_after_delay, wait_exponential
+
+from harness.errors import ConfigError, ControlPlaneError
+from harness.topology.credentials import resolve_secret
+from harness.topology.models import SshEndpoint, Topology
+
+_TRANSIENT = (socket.timeout, ConnectionError, EOFError, paramiko.ssh_exception.NoValidConnectionsError)
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    status: int
+    stdout: str
+    stderr: str
+
+
+def endpoint_named(topology: Topology, name: str) -> tuple[int, SshEndpoint]:
+    for index, endpoint in enumerate(topology.management.ssh):
+        if endpoint.name == name:
+            return index, endpoint
+    raise ConfigError(f"management.ssh has no endpoint named {name!r}")
+
+
+class SshShell:
+    """One SSH session to `endpoint`, opened on first use and reopened after it breaks."""
+
+    def __init__(self, endpoint: SshEndpoint, field_path: str, *, connect_timeout_s: float = 10.0,
+                 command_timeout_s: float = 30.0, attempts: int = 3) -> None:
+        self.endpoint = endpoint
+        self.field_path = field_path
+        self.connect_timeout_s = connect_timeout_s
+        self.command_timeout_s = command_timeout_s
+        self.attempts = attempts
+        self._client: paramiko.SSHClient | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def where(self) -> str:
+        e = self.endpoint
+        return f"{e.name} ({e.username}@{e.address}:{e.port})"
+
+    def _host_keys(self, client: paramiko.SSHClient) -> None:
+        e = self.endpoint
+        if e.host_key:
+            try:
+                kind, blob = e.host_key.split()[:2]
+                key = paramiko.PKey.from_type_string(kind, base64.b64decode(blob))
+            except Exception as exc:  # UnknownKeyType, SSHException, binascii.Error: all mean "not a host key"
+                raise ConfigError(f"{self.field_path}.host_key: not a '<type> <base64>' host key ({exc})") from None
+            name = e.address if e.port == 22 else f"[{e.address}]:{e.port}"
+            client.get_host_keys().add(name, kind, key)
+        else:
+            client.load_system_host_keys()
+        client.set_missing_host_key_policy(paramiko.RejectPolicy())
+
+    def _open(self) -> paramiko.SSHClient:
+        e = self.endpoint
+        key_file = resolve_secret(e.key_file, f"{self.field_path}.key_file").reveal() if e.key_file else None
+        password = resolve_secret(e.password, f"{self.field_path}.password").reveal() if e.password else None
+        if key_file is None and password is None:
+            raise ConfigError(f"{self.field_path}: needs key_file or password")
+        client = paramiko.SSHClient()
+        self._host_keys(client)
+        try:
+            for attempt in Retrying(stop=stop_after_attempt(self.attempts) | stop_after_delay(3 * self.connect_timeout_s),
+                                    wait=wait_exponential(multiplier=0.5, max=4), reraise=True,
+                                    retry=retry_if_exception_type(_TRANSIENT)):
+                with attempt:
+                    client.connect(e.address, port=e.port, username=e.username, key_filename=key_file, password=password,
+                                   timeout=self.connect_timeout_s, auth_timeout=self.connect_timeout_s,
+                                   banner_timeout=self.connect_timeout_s, allow_agent=False, look_for_keys=False)
+        except paramiko.BadHostKeyException:
+            raise ControlPlaneError(f"ssh {self.where}: host key does not match the pinned one "
+                                    f"({self.field_path}.host_key)") from None
+        except paramiko.SSHException as exc:
+            if "not found in known_hosts" in str(exc):
+                raise ControlPlaneError(f"ssh {self.where}: host key unknown; pin it in {self.field_path}.host_key") from None
+            raise ControlPlaneError(f"ssh {self.where}: {type(exc).__name__}: {exc}") from None
+        except (OSError, EOFError) as exc:
+            raise ControlPlaneError(f"ssh {self.where}: unreachable ({exc})") from None
+        return client
+
+    def run(self, command: str, *, input_text: str | None = None, timeout_s: float | None = None) -> CommandResult:
+        """Run one shell command line; the exit status is returned, not raised."""
+        with self._lock:
+            if self._client is None or not self._alive(self._client):
+                self._client = self._open()
+            try:
+                stdin, stdout, stderr = self._client.exec_command(command, timeout=timeout_s or self.command_timeout_s)
+                if input_text is not None:
+                    stdin.write(input_text)
+                stdin.channel.shutdown_write()
+                out, err = stdout.read().decode(errors="replace"), stderr.read().decode(errors="replace")
+                return CommandResult(stdout.channel.recv_exit_status(), out, err)
+            except (OSError, EOFError, paramiko.SSHException) as exc:
+                self.close_locked()
+                raise ControlPlaneError(f"ssh {self.where}: {command.split()[0]!r} did not complete ({exc})") from None
+
+    def check(self, command: str, *, input_text: str | None = None) -> str:
+        """Run and raise ControlPlaneError with the command's stderr when it fails."""
+        done = self.run(command, input_text=input_text)
+        if done.status != 0:
+            detail = (done.stderr or done.stdout).strip()[-500:]
+            raise ControlPlaneError(f"ssh {self.where}: `{command}` failed ({done.status}): {detail}")
+        return done.stdout
+
+    @staticmethod
+    def _alive(client: paramiko.SSHClient) -> bool:
+        transport = client.get_transport()
+        return transport is not None and transport.is_active()
+
+    def close_locked(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def close(self) -> None:
+        with self._lock:
+            self.close_locked()

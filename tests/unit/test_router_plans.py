@@ -1,0 +1,68 @@
+"""The router backend's plans from the example topology: what a user's router would receive, contacting nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from faults.backends import router
+from faults.base import FaultSpec
+from faults.registry import default_factory
+from harness.errors import ConfigError
+from harness.topology.loader import load_topology
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "stretched-2plus2.yaml"
+
+
+@pytest.fixture(scope="module")
+def topology():
+    return load_topology(EXAMPLE)
+
+
+def test_a_link_partition_drops_both_directions_between_the_sites_subnets(topology) -> None:
+    fault = default_factory().build(FaultSpec("link-partition", "link:site-a~site-b"), topology)
+    assert isinstance(fault, router.RouterPartition)
+    assert [r.render() for r in fault.rules] == ["ip saddr 192.0.2.0/26 ip daddr 192.0.2.64/26 drop",
+                                                 "ip saddr 192.0.2.64/26 ip daddr 192.0.2.0/26 drop"]
+    plan = fault.plan()
+    assert plan.backend.startswith("router rtr-01 over ssh rtr-01-ssh")
+    assert plan.credentials == ("management.ssh[0].key_file",)
+    assert plan.revert_steps == ("nft delete table inet harness_link_site_a_site_b",)
+
+
+def test_one_direction_cuts_only_that_way(topology) -> None:
+    fault = router.build_partition(FaultSpec("link-partition", "link:site-a~site-b", {"direction": "reverse"}), topology)
+    assert [r.render() for r in fault.rules] == ["ip saddr 192.0.2.64/26 ip daddr 192.0.2.0/26 drop"]
+    with pytest.raises(ConfigError, match="direction must be one of both, forward, reverse"):
+        router.build_partition(FaultSpec("link-partition", "link:site-a~site-b", {"direction": "sideways"}), topology)
+
+
+def test_witness_isolation_cuts_both_links_to_the_witness_site_only(topology) -> None:
+    fault = router.build_partition(FaultSpec("witness-isolation", "witness:vsan-witness-01"), topology)
+    rendered = [r.render() for r in fault.rules]
+    assert len(rendered) == 4 and all("198.51.100.10/32" in r for r in rendered)
+    assert not any("192.0.2.0/26 ip daddr 192.0.2.64/26" in r for r in rendered)
+
+
+def test_latency_splits_the_rtt_over_the_two_ports_and_selects_by_the_far_sites_subnets(topology) -> None:
+    fault = router.build_latency(FaultSpec("latency", "link:site-a~site-b", {"rtt_ms": 10, "jitter_ms": 2}), topology)
+    steps = fault.plan().inject_steps
+    assert "tc qdisc add dev ens224 parent 1:4 handle 40: netem delay 5ms 1ms" in steps
+    assert "tc filter add dev ens224 parent 1: protocol ip u32 match ip src 192.0.2.0/26 flowid 1:4" in steps
+    assert "tc filter add dev ens192 parent 1: protocol ip u32 match ip src 192.0.2.64/26 flowid 1:4" in steps
+    assert "tc qdisc add dev ens224 root handle 1: htb default 1" in steps
+    assert fault.plan().revert_steps == ("tc qdisc del dev ens224 root", "tc qdisc del dev ens192 root")
+
+
+def test_bad_latency_parameters_and_targets_are_refused_before_anything_is_contacted(topology) -> None:
+    with pytest.raises(ConfigError, match=r"loss_pct within 0\.\.100"):
+        router.build_latency(FaultSpec("latency", "link:site-a~site-b", {"rtt_ms": 4, "loss_pct": 150}), topology)
+    with pytest.raises(ConfigError, match="target must be one link"):
+        router.build_latency(FaultSpec("latency", "witness:vsan-witness-01", {"rtt_ms": 4}), topology)
+
+
+def test_a_site_without_subnets_is_named_in_the_error(topology) -> None:
+    bare = topology.model_copy(update={"sites": [topology.sites[0].model_copy(update={"subnets": []}), topology.sites[1]]})
+    with pytest.raises(ConfigError, match=r"sites\[0\].subnets: site 'site-a' needs its subnets"):
+        router.build_partition(FaultSpec("link-partition", "link:site-a~site-b"), bare)
