@@ -54,7 +54,7 @@ def s1_latency_table(steps: Sequence[LatencyStep], *, min_tps_pct: float = 80.0,
     if all(s.write_latency_ms is None for s in ordered):
         columns = [c for c in columns if c.key != "write_latency_ms"]
     table = Table(title, columns, rows, thresholds, notes=("Baseline = the lowest-RTT step.",))
-    return replace(table, extra_lines=(_recommended_rtt(table),))
+    return replace(table, extra_lines=(_recommended_rtt(table),), overall_verdict=False)
 
 
 def _recommended_rtt(table: Table) -> str:

@@ -66,6 +66,8 @@ class Table:
     notes: Sequence[str] = ()
     verdict_column: bool = True
     extra_lines: Sequence[str] = field(default=())
+    # False for a sweep: each step is judged, and its outcome is a figure (in extra_lines), not pass/fail
+    overall_verdict: bool = True
 
     def cell_verdict(self, row: Mapping[str, Cell], key: str) -> Verdict:
         verdicts = [t.check(row.get(key)) for t in self.thresholds if t.column == key]
@@ -129,8 +131,9 @@ def to_html_fragment(table: Table) -> str:
             cells.append(f"<td class='{css}'>{esc(verdict.value.upper())}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     overall = table.verdict
-    parts = [f"<p>Verdict: <span class='verdict-{overall.value.replace(' ', '-')}'>{esc(overall.value.upper())}</span></p>",
-             f"<table class=scenario-table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"]
+    parts = [f"<p>Verdict: <span class='verdict-{overall.value.replace(' ', '-')}'>{esc(overall.value.upper())}</span></p>"
+             ] if table.overall_verdict else []
+    parts.append(f"<table class=scenario-table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
     parts += [f"<p><strong>{esc(line)}</strong></p>" for line in table.extra_lines]
     if table.thresholds:
         parts.append(f"<p class=note>Thresholds: {esc(_thresholds_line(table))}</p>")
@@ -150,7 +153,8 @@ def _md_escape(text: str) -> str:
 
 def to_markdown(table: Table) -> str:
     titles = [c.title for c in table.columns] + (["verdict"] if table.verdict_column else [])
-    lines = [f"### {table.title}", "", f"**Verdict: {table.verdict.value.upper()}**", "",
+    verdict = [f"**Verdict: {table.verdict.value.upper()}**", ""] if table.overall_verdict else []
+    lines = [f"### {table.title}", "", *verdict,
              "| " + " | ".join(_md_escape(t) for t in titles) + " |",
              "|" + "|".join(":---" if c.text else "---:" for c in table.columns) + ("|:---|" if table.verdict_column else "|")]
     for row in table.rows:

@@ -28,6 +28,14 @@ def test_s1_percent_of_baseline_and_recommended_rtt() -> None:
     assert table.failures() == ["8: throughput kept: TPS % of baseline >= 85 (was 67.1)"]
 
 
+def test_a_sweep_reads_as_its_recommendation_not_as_an_overall_fail() -> None:
+    table = s1_latency_table(S1_STEPS, min_tps_pct=85)
+    markdown, html = to_markdown(table), to_html(table)
+    assert "Verdict:" not in markdown and "Verdict:" not in html
+    assert "**Recommended max RTT: 4 ms**" in markdown
+    assert markdown.count("| PASS |") == 3 and markdown.count("| FAIL |") == 1, "each step keeps its own verdict"
+
+
 def test_s2_drop_and_recovery_thresholds() -> None:
     table = s2_failure_table(S2_FAILURES, min_tps_after_pct=85, max_recover_s=600)
     verdicts = [table.row_verdict(r) for r in table.rows]
