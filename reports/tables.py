@@ -153,8 +153,8 @@ def _md_escape(text: str) -> str:
 
 def to_markdown(table: Table) -> str:
     titles = [c.title for c in table.columns] + (["verdict"] if table.verdict_column else [])
-    verdict = [f"**Verdict: {table.verdict.value.upper()}**", ""] if table.overall_verdict else []
-    lines = [f"### {table.title}", "", *verdict,
+    headline = [f"**Verdict: {table.verdict.value.upper()}**", ""] if table.overall_verdict else []
+    lines = [f"### {table.title}", "", *headline,
              "| " + " | ".join(_md_escape(t) for t in titles) + " |",
              "|" + "|".join(":---" if c.text else "---:" for c in table.columns) + ("|:---|" if table.verdict_column else "|")]
     for row in table.rows:
