@@ -125,7 +125,7 @@ def test_a_deadline_guard_ends_a_fault_the_body_forgot_to_end(topology, topology
 
 
 SCRIPT = textwrap.dedent("""\
-    import sys, time
+    import signal, sys, time
     from pathlib import Path
     from faults.base import FaultSpec
     from harness.session import HarnessSession
@@ -133,6 +133,8 @@ SCRIPT = textwrap.dedent("""\
     from harness.timeline import Timeline
     from harness.topology.loader import load_topology
 
+    # a background job (nohup, CI runners) inherits SIGINT ignored; a terminal's Ctrl-C is not
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     topology_file, state = sys.argv[1], Path(sys.argv[2])
     session = HarnessSession(topology=load_topology(topology_file), topology_source=topology_file,
                              state_dir=state, allow_destructive=True)
@@ -144,7 +146,7 @@ SCRIPT = textwrap.dedent("""\
 
 def run_script_until_in_effect(topology_file: Path, state: Path) -> subprocess.Popen[str]:
     process = subprocess.Popen([sys.executable, "-c", SCRIPT, str(topology_file), str(state)],
-                               stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=Path(__file__).parents[2])
     assert process.stdout is not None
     assert process.stdout.readline().strip() == "in-effect"
     return process
@@ -155,7 +157,12 @@ def test_ctrl_c_and_sigterm_revert_the_fault(topology_file, state, victim, signu
     process = run_script_until_in_effect(topology_file, state)
     assert victim.frozen()
     process.send_signal(signum)
-    process.wait(timeout=20)
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        pytest.fail(f"the run did not end within 60 s of {signum.name}; its output after 'in-effect':\n"
+                    f"{process.communicate()[0]}")
     assert process.returncode != 0
     assert victim.running()
     assert journal_files(state) == []
