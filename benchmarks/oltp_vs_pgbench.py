@@ -29,14 +29,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.timeline import Timeline
-from workloads.localpg import PG_BIN
+from harness.history.series import TransactionSeries
+from harness.history.timeline import Timeline
+from tests.support.localpg import PG_BIN
+from tests.support.oltp_local import LocalBench as Bench
+from tests.support.oltp_local import start_bench
 from workloads.oltp import TPCB, TPCE_LIKE, DriverConfig, Mix, OltpDriver
-from workloads.oltp.local import LocalBench as Bench
-from workloads.oltp.local import start_bench
 from workloads.oltp.mix import TPCB_STEPS
 from workloads.oltp.schema import Scale
-from workloads.series import TransactionSeries
 
 
 def cpu_seconds(who: int) -> float:

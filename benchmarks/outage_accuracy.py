@@ -28,19 +28,20 @@ from typing import Protocol
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from faults.backends import proctree
+from harness import procs
 from harness.clusters.lab import LabCluster
+from harness.history import EventKind
+from harness.history.series import TransactionSeries
+from harness.history.timeline import Timeline
 from harness.lab.controller import Lab
 from harness.lab.layout import LabLayout
-from harness.signals import sigterm_raises
-from harness.timeline import Timeline
+from harness.safety.signals import sigterm_raises
 from harness.topology.models import LabSettings
+from tests.support.oltp_local import start_bench
 from workloads.oltp import DriverConfig, OltpDriver, prepare_schema
 from workloads.oltp.dialect import Dialect
-from workloads.oltp.local import start_bench
 from workloads.oltp.schema import Scale
 from workloads.oltp.settings import ConnectionSettings
-from workloads.series import TransactionSeries
 
 SCALE = Scale(branches=10, accounts_per_branch=10_000)
 
@@ -80,18 +81,18 @@ class LabTarget:
 
     def freeze(self, seconds: float) -> tuple[float, float]:
         primary = self.lab.primary()
-        postmaster = proctree.read_pidfile(self.lab.pg.pgdata(primary) / "postmaster.pid")
+        postmaster = procs.read_pidfile(self.lab.pg.pgdata(primary) / "postmaster.pid")
         if postmaster is None:
             raise RuntimeError(f"{primary}: no postmaster.pid")
-        if not proctree.freeze_tree(postmaster):
-            proctree.signal_tree(postmaster, signal.SIGCONT)
+        if not procs.freeze_tree(postmaster):
+            procs.signal_tree(postmaster, signal.SIGCONT)
             raise RuntimeError(f"{primary}: could not stop every PostgreSQL process")
         stopped = time.monotonic()
         try:
             time.sleep(max(0.0, seconds - (time.monotonic() - stopped)))
         finally:
             resumed = time.monotonic()
-            proctree.signal_tree(postmaster, signal.SIGCONT)
+            procs.signal_tree(postmaster, signal.SIGCONT)
         return stopped, resumed
 
     @contextmanager
@@ -124,7 +125,7 @@ def one_run(target: Target, users: int, outage_s: float) -> tuple[float, float, 
     finally:
         report = driver.stop(timeout_s=5.0)
     truth_start, truth_end = timeline.to_t(stopped), timeline.to_t(resumed)
-    gaps = [e for e in timeline.events("commit-gap") if e.attrs["end"] is not None and e.attrs["end"] >= truth_start]
+    gaps = [e for e in timeline.events(EventKind.COMMIT_GAP) if e.attrs["end"] is not None and e.attrs["end"] >= truth_start]
     if len(gaps) != 1 or report.stuck:
         raise RuntimeError(f"expected one commit gap around the freeze, got {[dict(g.attrs) for g in gaps]}, report {report}")
     gap = gaps[0].attrs

@@ -11,11 +11,11 @@ from faults.base import FaultSpec
 from faults.registry import default_factory
 from harness.demo import add_demo_parser
 from harness.errors import ConfigError, HarnessError
-from harness.journal import Journal
 from harness.lab.cli import add_lab_parser
-from harness.recover import recover
-from harness.session import HarnessSession
-from harness.statedir import state_dir
+from harness.paths import state_dir
+from harness.safety.journal import Journal
+from harness.safety.recover import recover
+from harness.safety.run import HarnessSession
 from harness.topology.loader import load_topology
 from reports.cli import add_report_parser
 

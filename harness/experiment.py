@@ -24,13 +24,14 @@ from harness.analysis.resync import ResyncPoint, completed_at, progress
 from harness.analysis.steady import SteadyBand
 from harness.clusters import Cluster
 from harness.errors import HarnessError
-from harness.guards import Guard, ThroughputFloor
+from harness.history import EventKind
+from harness.history.series import MetricSeries, TransactionSeries
+from harness.history.timeline import Timeline
 from harness.progress import Progress
-from harness.runner import ActiveFault
-from harness.session import HarnessSession
-from harness.timeline import Timeline
+from harness.safety.guards import Guard, ThroughputFloor
+from harness.safety.run import HarnessSession
+from harness.safety.runner import ActiveFault
 from workloads.oltp import DriverConfig, LedgerReport, OltpDriver, StopReport
-from workloads.series import MetricSeries, TransactionSeries
 
 PhaseStep = Callable[[str, str], AbstractContextManager[None]]
 
@@ -137,7 +138,7 @@ class Experiment:
 
     def baseline(self) -> None:
         with self.step("baseline", f"{self.windows.baseline_s:.0f} s of steady load"):
-            self.timeline.record("baseline-start", "experiment")
+            self.timeline.record(EventKind.BASELINE_START, "experiment")
             self.measure("baseline", self.windows.baseline_s)
 
     @contextmanager
@@ -146,7 +147,7 @@ class Experiment:
         with self.step("inject", f"{spec.kind} on {spec.target}"), \
                 self.session.inject(self.timeline, spec, guards=guards, duration_s=duration_s) as active:
             yield active
-        self.timeline.record("fault-ended", "experiment", fault=spec.kind, target=spec.target)
+        self.timeline.record(EventKind.FAULT_ENDED, "experiment", fault=spec.kind, target=spec.target)
 
     def throughput_guard(self, baseline_tps: float) -> ThroughputFloor:
         """Stop the experiment if TPS stays under 10 % of baseline far longer than a failover may take."""
@@ -163,10 +164,10 @@ class Experiment:
                 interval_s=1.0, eta=self._resync_eta)
             if not healthy:
                 raise HarnessError(f"cluster not healthy {self.windows.recover_timeout_s:.0f} s after revert")
-            healthy_t = self.timeline.record("healthy", "experiment").t
+            healthy_t = self.timeline.record(EventKind.HEALTHY, "experiment").t
             done = completed_at([(p.t, p.value) for p in self.resync_bytes.points()])
             if done is not None:
-                self.timeline.record("resync-done", "experiment", t=done)
+                self.timeline.record(EventKind.RESYNC_DONE, "experiment", t=done)
             self.measure("settle", self.windows.settle_s)
             return healthy_t
 
@@ -194,21 +195,23 @@ class Experiment:
         with self.fault(spec, guards=[self.throughput_guard(baseline_tps)], duration_s=observe) as active, \
                 self.step("observe", f"{observe:.0f} s with the fault in effect"):
             self.measure(f"observe {spec.kind}", observe)
-        revert = self.timeline.last("revert")
+        revert = self.timeline.last(EventKind.REVERT)
         revert_t = revert.t if revert is not None else self.timeline.now()
         healthy_t = self.recover()
         self.finish()
-        align(self.cluster.server_events(since_wall), offset, self.timeline,
-              self.cluster.event_classifier(primary_before))
+        align(self.cluster.ha_events(since_wall, primary_before), offset, self.timeline)
         # A planned operation is in effect only once it completed; the outage starts at inject.
         in_effect = active.injected_at
         samples = [(p.t, p.value) for p in self.resync_bytes.points()]
+        phases = failover_phases(self.timeline, in_effect)
+        if phases.first_commit is not None:
+            self.timeline.record(EventKind.FIRST_COMMIT, "experiment", t=phases.first_commit)
         return Findings(
             spec=spec, in_effect_t=in_effect, revert_t=revert_t, healthy_t=healthy_t,
             primary_before=primary_before, primary_after=self.cluster.primary_node(),
             impact=impact(self.series.points(), in_effect, revert_t, baseline_s=int(self.windows.baseline_s) - 2,
                           band=SteadyBand(sustain_s=self.windows.steady_window_s)),
-            phases=failover_phases(self.timeline, in_effect),
+            phases=phases,
             resync=progress(samples), resync_done_t=completed_at(samples),
         )
 

@@ -18,12 +18,12 @@ import pytest
 
 from faults.base import Fault, FaultSpec
 from harness.errors import ConfigError, HarnessError
-from harness.guards import Guard
-from harness.runner import ActiveFault, RunnerSettings
-from harness.session import HarnessSession
-from harness.signals import Terminated
-from harness.statedir import state_dir
-from harness.timeline import Timeline
+from harness.history.timeline import Timeline
+from harness.paths import state_dir
+from harness.safety.guards import Guard
+from harness.safety.run import HarnessSession
+from harness.safety.runner import ActiveFault, RunnerSettings
+from harness.safety.signals import Terminated
 from harness.topology.credentials import Secret, redacted_logging
 from harness.topology.loader import load_topology
 from harness.topology.models import Topology

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.paths import tools_dir
 from reports.allure_report import categories
 
 SINGLE_FILE_NAME = "resilience-report.html"
@@ -41,12 +42,6 @@ class ReportOutput:
     history_file: Path
     history_entries: int
     seconds: float
-
-
-def tools_dir() -> Path:
-    """$HARNESS_TOOLS, else the repository's `.tools` (where `make setup` installs the CLI)."""
-    configured = os.environ.get("HARNESS_TOOLS")
-    return Path(configured) if configured else Path(__file__).resolve().parents[1] / ".tools"
 
 
 def allure_command(tools: Path | None = None) -> list[str]:

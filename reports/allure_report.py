@@ -20,12 +20,12 @@ import allure
 
 import harness
 from harness.errors import HarnessError
-from harness.timeline import Timeline
+from harness.history.series import MetricSeries, TransactionSeries
+from harness.history.timeline import Timeline
 from reports.fault_record import fault_record_html, fault_record_json
 from reports.metrics_export import metric_series_csv, metrics_json, transactions_csv
 from reports.plots import latency_timeline_png, tps_timeline_png
 from reports.tables import Table, to_html, to_markdown
-from workloads.series import MetricSeries, TransactionSeries
 
 SLO_VIOLATED = "SLO violated"
 HARNESS_BROKEN = "Harness or infrastructure broken"

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from harness.timeline import Event, Timeline
+from harness.history import EventKind
+from harness.history.timeline import Event, Timeline
 from reports.html import esc, page
 
 _IDENTITY = ("fault", "target")
@@ -49,19 +50,19 @@ def _same_fault(event: Event, fault: str, target: str) -> bool:
     return str(event.attrs.get("fault", "")) == fault and str(event.attrs.get("target", "")) == target
 
 
-def _next(timeline: Timeline, kind: str, after: float, fault: str, target: str) -> Event | None:
+def _next(timeline: Timeline, kind: EventKind, after: float, fault: str, target: str) -> Event | None:
     return next((e for e in timeline.events(kind) if e.t >= after and _same_fault(e, fault, target)), None)
 
 
 def fault_windows(timeline: Timeline) -> list[FaultWindow]:
     """Pair every `inject` with the first later `reverted` of the same fault kind and target."""
     windows = []
-    for inject in timeline.events("inject"):
+    for inject in timeline.events(EventKind.INJECT):
         fault, target = str(inject.attrs.get("fault", "fault")), str(inject.attrs.get("target", "?"))
-        reverted = _next(timeline, "reverted", inject.t, fault, target)
-        in_effect = _next(timeline, "in-effect", inject.t, fault, target)
-        revert = _next(timeline, "revert", inject.t, fault, target)
-        failed = _next(timeline, "revert-failed", inject.t, fault, target)
+        reverted = _next(timeline, EventKind.REVERTED, inject.t, fault, target)
+        in_effect = _next(timeline, EventKind.IN_EFFECT, inject.t, fault, target)
+        revert = _next(timeline, EventKind.REVERT, inject.t, fault, target)
+        failed = _next(timeline, EventKind.REVERT_FAILED, inject.t, fault, target)
         params = {k: v for k, v in inject.attrs.items() if k not in _IDENTITY}
         windows.append(FaultWindow(
             fault=fault, target=target, start=inject.t, end=None if reverted is None else reverted.t,

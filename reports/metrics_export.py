@@ -7,7 +7,7 @@ import io
 import json
 from collections.abc import Sequence
 
-from workloads.series import MetricSeries, TransactionSeries
+from harness.history.series import MetricSeries, TransactionSeries
 
 _TX_FIELDS = ("t", "tps", "errors", "p50_ms", "p95_ms", "p99_ms")
 

@@ -16,9 +16,10 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from harness.timeline import Timeline
+from harness.history import EventKind
+from harness.history.series import MetricSeries, SecondPoint, TransactionSeries
+from harness.history.timeline import Timeline
 from reports.fault_record import fault_windows
-from workloads.series import MetricSeries, SecondPoint, TransactionSeries
 
 # Events a reader of the plot looks for, with the colour of their vertical line.
 MARKED_EVENTS: dict[str, str] = {
@@ -70,7 +71,7 @@ def _shade_windows(axes: Sequence[Any], timeline: Timeline, x_end: float) -> Non
         suffix = "" if window.end is not None else f" ({window.outcome})"
         axes[0].text((window.start + end) / 2, 0.985, window.label + suffix, transform=axes[0].get_xaxis_transform(),
                      ha="center", va="top", fontsize=8, fontweight="bold", color="#6e2c00", clip_on=True)
-    for gap in timeline.events("commit-gap"):
+    for gap in timeline.events(EventKind.COMMIT_GAP):
         gap_start, gap_end = gap.attrs.get("start"), gap.attrs.get("end")
         if isinstance(gap_start, int | float) and isinstance(gap_end, int | float):
             for ax in axes:

@@ -21,11 +21,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.timeline import Timeline
+from harness.history import EventKind
+from harness.history.timeline import Timeline
 from workloads.fio_logs import FioSeries, load_series
-from workloads.localpg import free_loopback_port
 
 FIO = "fio"
+
+
+def free_loopback_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (fio's server mode, test servers)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True)
@@ -89,11 +96,11 @@ def run_local(job: FioJob, workdir: Path, timeline: Timeline, name: str = "fio")
     job.directory.mkdir(parents=True, exist_ok=True)
     prefix = workdir / name
     (workdir / f"{name}.fio").write_text(job.text(prefix))
-    timeline.record("workload-start", name, workload="fio", profile=job.profile.name, mode="local")
+    timeline.record(EventKind.WORKLOAD_START, name, workload="fio", profile=job.profile.name, mode="local")
     try:
         output = _run([FIO, "--output-format=json", f"{name}.fio"], job, workdir)
     finally:
-        timeline.record("workload-stop", name, workload="fio")
+        timeline.record(EventKind.WORKLOAD_STOP, name, workload="fio")
     return FioResult(name, load_series(prefix, name, timeline, jobs=job.numjobs), output.get("jobs", [{}])[0])
 
 
@@ -175,11 +182,11 @@ def run_clients(job: FioJob, servers: Sequence[FioServer], workdir: Path, timeli
         (workdir / f"{client_name}.fio").write_text(client_job.text(prefix))
         args += [f"--client={server.spec}", f"{client_name}.fio"]
         prefixes.append((client_name, prefix, server))
-    timeline.record("workload-start", name, workload="fio", profile=job.profile.name, mode="client", clients=len(servers))
+    timeline.record(EventKind.WORKLOAD_START, name, workload="fio", profile=job.profile.name, mode="client", clients=len(servers))
     try:
         output = _run(args, job, workdir)
     finally:
-        timeline.record("workload-stop", name, workload="fio")
+        timeline.record(EventKind.WORKLOAD_STOP, name, workload="fio")
     if not output.get("client_stats"):
         raise RuntimeError(f"fio clients ran no job (see {workdir})")
     stats = {s.get("port"): s for s in output.get("client_stats", []) if s.get("jobname") != "All clients"}

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.timeline import Timeline
-from workloads.series import MetricSeries
+from harness.history.series import MetricSeries
+from harness.history.timeline import Timeline
 
 DIRECTIONS = {0: "read", 1: "write"}
 # log kind -> (metric, unit, scale from the file's unit)

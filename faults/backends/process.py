@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from faults.backends import proctree
 from faults.base import FaultPlan, FaultSpec, FaultState
+from harness import procs
 from harness.errors import ConfigError
 from harness.topology.models import Topology
 
@@ -33,16 +33,16 @@ class ProcessFreeze:
                          revert_steps=(f"SIGCONT the process tree of the pid in {self.pidfile}",))
 
     def _root(self) -> int | None:
-        return proctree.read_pidfile(self.pidfile)
+        return procs.read_pidfile(self.pidfile)
 
     def inject(self) -> None:
         root = self._root()
-        if root is None or not proctree.freeze_tree(root):
+        if root is None or not procs.freeze_tree(root):
             raise ConfigError(f"{self.spec.target}: no running process in {self.pidfile}")
 
     def check(self) -> FaultState:
         root = self._root()
-        share = proctree.stopped_fraction(root) if root is not None else None
+        share = procs.stopped_fraction(root) if root is not None else None
         if share is None or share == 0.0:
             return FaultState.CLEARED
         return FaultState.IN_EFFECT if share == 1.0 else FaultState.UNKNOWN
@@ -50,7 +50,7 @@ class ProcessFreeze:
     def revert(self) -> None:
         root = self._root()
         if root is not None:
-            proctree.signal_tree(root, signal.SIGCONT)
+            procs.signal_tree(root, signal.SIGCONT)
 
 
 def _build_freeze(spec: FaultSpec, topology: Topology) -> ProcessFreeze:

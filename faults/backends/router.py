@@ -1,6 +1,6 @@
 """The Linux L3 router between the sites, over SSH: link partitions by nft, latency by `tc netem`.
 
-The rules come from `harness.netrules`, the same text the embedded lab applies in its router
+The rules come from `faults.netrules`, the same text the embedded lab applies in its router
 namespace. A partition is one nft table of the harness's own (`harness_<target>`): inject is
 one atomic `nft -f`, check is "does the table exist", revert deletes it. Latency is a classful
 qdisc with a netem band on the router port toward each site, selected by the other site's
@@ -16,10 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from faults.backends.ssh import SshShell, endpoint_named
 from faults.base import FaultPlan, FaultSpec, FaultState
-from harness.errors import ConfigError, ControlPlaneError
-from harness.netrules import (
+from faults.netrules import (
     ROOT_HANDLE,
     DropRule,
     Netem,
@@ -31,6 +29,8 @@ from harness.netrules import (
     shell_line,
     table_name,
 )
+from faults.transports.ssh import SshShell, endpoint_named
+from harness.errors import ConfigError, ControlPlaneError
 from harness.topology.models import Link, Router, Topology
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.timeline import Event, Timeline
+from harness.history import EventKind
+from harness.history.timeline import Event, Timeline
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def _end(gap: Event) -> float:
 
 def outage_gap(timeline: Timeline, after: float, source: str | None = None) -> Event | None:
     """The longest commit gap that ends after `after` (the outage the fault caused)."""
-    gaps = [e for e in timeline.events("commit-gap", source) if _end(e) >= after]
+    gaps = [e for e in timeline.events(EventKind.COMMIT_GAP, source) if _end(e) >= after]
     return max(gaps, key=lambda e: _end(e) - float(e.attrs["start"]), default=None)
 
 
@@ -71,8 +72,8 @@ def failover_phases(timeline: Timeline, in_effect: float) -> FailoverPhases:
     last_commit = float(gap.attrs["start"]) if gap else None
     first_commit = _end(gap) if gap and gap.attrs.get("end") is not None else None
     first_error = gap.attrs.get("first_error") if gap else None
-    detected = timeline.first("detected", after=in_effect - 1.0)
-    promoted = timeline.first("promoted", after=in_effect - 1.0)
+    detected = timeline.first(EventKind.DETECTED, after=in_effect - 1.0)
+    promoted = timeline.first(EventKind.PROMOTED, after=in_effect - 1.0)
     return FailoverPhases(
         in_effect=in_effect,
         last_commit=last_commit,

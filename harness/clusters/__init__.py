@@ -7,11 +7,11 @@ today; vSphere + SQL Server (WSFC / AG) implement the same protocol.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from harness.analysis.align import ServerEvent
+from harness.history.server import ServerEvent
 from workloads.oltp import ConnectionSettings, Dialect
 
 
@@ -38,10 +38,9 @@ class Cluster(Protocol):
 
     def site_of(self, node: str) -> str: ...
 
-    def server_events(self, since_wall: float) -> list[ServerEvent]: ...
-
-    def event_classifier(self, old_primary: str) -> Callable[[ServerEvent], str | None]:
-        """Names the HA manager's events 'detected' / 'promoted' for the failover phases."""
+    def ha_events(self, since_wall: float, old_primary: str) -> list[ServerEvent]:
+        """The HA manager's first detection and first promotion of a node other than `old_primary`
+        since `since_wall` (server clock), named `DETECTED` / `PROMOTED` for the failover phases."""
 
     def clock_offset(self) -> float: ...
 

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from harness.analysis.align import ServerEvent
 from harness.clusters import ResyncSample
 from harness.errors import HarnessError
+from harness.history import EventKind
+from harness.history.server import ServerEvent
 from harness.lab import haevents
 from harness.lab.controller import Lab
 from harness.lab.layout import DATABASE
-from harness.lab.postgres import HaEvent
 from harness.topology.models import Topology
 from workloads.oltp import ConnectionSettings, Credentials, Dialect, Endpoint, PostgresDialect
 
@@ -53,25 +53,16 @@ class LabCluster:
     def site_of(self, node: str) -> str:
         return self.topology.site_of(self.host_of(node)).name
 
-    def server_events(self, since_wall: float) -> list[ServerEvent]:
-        return [ServerEvent(e.wall, "pg_auto_failover", e.description,
-                            {"node": e.node, "reportedstate": e.reportedstate, "goalstate": e.goalstate})
-                for e in self.lab.ha_events(since_wall)]
-
-    def event_classifier(self, old_primary: str) -> Callable[[ServerEvent], str | None]:
-        """The first detection and the first promotion of another node, named for the failover phases."""
-        seen: set[str] = set()
-
-        def classify(event: ServerEvent) -> str | None:
-            raw = HaEvent(event.wall, str(event.attrs["node"]), str(event.attrs["reportedstate"]),
-                          str(event.attrs["goalstate"]), event.description)
-            kind = "detected" if haevents.is_detection(raw) else "promoted" if haevents.is_promotion(raw, old_primary) else None
-            if kind is None or kind in seen:
-                return None
-            seen.add(kind)
-            return kind
-
-        return classify
+    def ha_events(self, since_wall: float, old_primary: str) -> list[ServerEvent]:
+        named: dict[EventKind, ServerEvent] = {}
+        for event in self.lab.ha_events(since_wall):
+            kind = (EventKind.DETECTED if haevents.is_detection(event) else
+                    EventKind.PROMOTED if haevents.is_promotion(event, old_primary) else None)
+            if kind is not None and kind not in named:
+                named[kind] = ServerEvent(event.wall, kind, "pg_auto_failover", event.description,
+                                          {"node": event.node, "reportedstate": event.reportedstate,
+                                           "goalstate": event.goalstate})
+        return sorted(named.values(), key=lambda e: e.wall)
 
     def clock_offset(self) -> float:
         return self.lab.clock_offset()

@@ -19,9 +19,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from faults.backends import proctree
-from harness.analysis.align import measure_offset
+from harness import procs
 from harness.errors import ControlPlaneError
+from harness.history.server import measure_offset
 from harness.lab import netns, shell
 from harness.lab.firewall import RouterFirewall
 from harness.lab.latency import NETEM, TOXIPROXY, InterSiteLatency, kernel_has_netem
@@ -290,11 +290,11 @@ class Lab:
 
     def signal_node(self, node: str, signum: signal.Signals) -> int:
         pid = self.services.pid(node)
-        return proctree.signal_tree(pid, signum) if pid is not None else 0
+        return procs.signal_tree(pid, signum) if pid is not None else 0
 
     def node_stopped_fraction(self, node: str) -> float | None:
         pid = self.services.pid(node)
-        return proctree.stopped_fraction(pid) if pid is not None else None
+        return procs.stopped_fraction(pid) if pid is not None else None
 
     def start_in_router(self, name: str, argv: list[str]) -> int:
         """A helper process in the router namespace (a dead man's switch), tracked like any service."""

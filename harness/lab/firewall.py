@@ -1,14 +1,14 @@
 """nft in the router namespace: one table per lab for its plumbing, one table per active fault
-(`{prefix}_f_<name>`); the rules themselves come from `harness.netrules`."""
+(`{prefix}_f_<name>`); the rules themselves come from `faults.netrules`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from faults.netrules import DropRule, deadman_script, delete_table_command, drop_table_script, table_name
 from harness.lab import shell
 from harness.lab.layout import LabLayout, Member
-from harness.netrules import DropRule, deadman_script, delete_table_command, drop_table_script, table_name
 
 __all__ = ["DropRule", "RouterFirewall", "cut", "isolate"]
 

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from faults.netrules import Netem, clear_qdisc_command
 from harness.errors import ConfigError, ControlPlaneError
 from harness.lab import shell
 from harness.lab.firewall import RouterFirewall
 from harness.lab.layout import PG_PORT, LabLayout, Member
 from harness.lab.services import Services
-from harness.netrules import Netem, clear_qdisc_command
+from harness.paths import tools_dir
 
 NETEM = "netem"
 TOXIPROXY = "toxiproxy"
@@ -31,14 +32,6 @@ API_PORT = 8474
 PROXY_PORT = 15432
 SERVICE = "toxiproxy"
 TOXIC_NAMES = ("lab_latency_down", "lab_latency_up", "lab_rate_down", "lab_rate_up")
-
-
-def tools_dir() -> Path:
-    """$HARNESS_TOOLS, else the repository's .tools next to the installed package."""
-    explicit = os.environ.get("HARNESS_TOOLS")
-    if explicit:
-        return Path(explicit)
-    return Path(__file__).resolve().parents[2] / ".tools"
 
 
 def toxiproxy_binary() -> Path:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from faults.backends import proctree
+from harness import procs
 from harness.lab import shell
 
 
@@ -38,7 +38,7 @@ class Services:
         return proc.pid
 
     def pid(self, name: str) -> int | None:
-        return proctree.read_pidfile(self.pidfile(name))
+        return procs.read_pidfile(self.pidfile(name))
 
     def alive(self, name: str) -> bool:
         """Alive and not a zombie: a killed child of this process stays a zombie until reaped."""
@@ -46,11 +46,11 @@ class Services:
         if pid is None:
             return False
         reap(pid)
-        return proctree.state(pid) not in (None, "Z", "X")
+        return procs.state(pid) not in (None, "Z", "X")
 
     def tree(self, name: str) -> list[int]:
         pid = self.pid(name)
-        return proctree.tree(pid) if pid is not None else []
+        return procs.tree(pid) if pid is not None else []
 
     def names(self) -> list[str]:
         return sorted(p.stem for p in self.directory.glob("*.pid")) if self.directory.is_dir() else []
@@ -60,7 +60,7 @@ class Services:
         pid = self.pid(name)
         if pid is None:
             return
-        members = proctree.tree(pid)
+        members = procs.tree(pid)
         if grace_s > 0:
             for member in members:
                 _signal(member, signal.SIGCONT)
@@ -69,7 +69,7 @@ class Services:
             while time.monotonic() < deadline and any(_running(p) for p in members):
                 reap(pid)
                 time.sleep(0.1)
-        for member in [*members, *proctree.tree(pid)]:
+        for member in [*members, *procs.tree(pid)]:
             _signal(member, signal.SIGKILL)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and any(_running(p) for p in members):
@@ -82,7 +82,7 @@ class Services:
 
 
 def _running(pid: int) -> bool:
-    return proctree.state(pid) not in (None, "Z", "X")
+    return procs.state(pid) not in (None, "Z", "X")
 
 
 def _signal(pid: int, signum: signal.Signals) -> None:

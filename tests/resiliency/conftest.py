@@ -16,9 +16,9 @@ import pytest
 from harness.clusters import Cluster
 from harness.errors import ConfigError, HarnessError
 from harness.experiment import Experiment, Windows
+from harness.history.timeline import Timeline
 from harness.progress import Progress
-from harness.session import HarnessSession
-from harness.timeline import Timeline
+from harness.safety.run import HarnessSession
 from reports.allure_report import ChangeTicket, ExperimentLabels, apply_labels, link_change_ticket, phase
 from reports.tables import Table, to_html, to_markdown
 from workloads.oltp import DriverConfig, prepare_schema

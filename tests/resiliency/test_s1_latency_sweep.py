@@ -13,8 +13,9 @@ import pytest
 
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
+from harness.history import EventKind
+from harness.safety.run import HarnessSession
 from harness.scenario import Role, ScenarioFault
-from harness.session import HarnessSession
 from reports.allure_report import phase
 from reports.scenario_tables import LatencyStep, s1_latency_table
 from tests.resiliency.conftest import keep_table, label
@@ -33,9 +34,9 @@ class StepWindow:
 
 def measure_step(experiment: Experiment, rtt_ms: float, warmup_s: float, step_s: float) -> StepWindow:
     experiment.measure(f"warm-up at {rtt_ms:g} ms", warmup_s)
-    start = experiment.timeline.record("step-start", "s1", rtt_ms=rtt_ms).t
+    start = experiment.timeline.record(EventKind.STEP_START, "s1", rtt_ms=rtt_ms).t
     experiment.measure(f"sample at {rtt_ms:g} ms", step_s)
-    return StepWindow(rtt_ms, start, experiment.timeline.record("step-end", "s1", rtt_ms=rtt_ms).t)
+    return StepWindow(rtt_ms, start, experiment.timeline.record(EventKind.STEP_END, "s1", rtt_ms=rtt_ms).t)
 
 
 def summarise(experiment: Experiment, window: StepWindow, users: int) -> LatencyStep:

@@ -12,8 +12,8 @@ import pytest
 
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
+from harness.safety.run import HarnessSession
 from harness.scenario import Role, ScenarioFault
-from harness.session import HarnessSession
 from reports.scenario_tables import s2_failure_table
 from tests.resiliency.conftest import keep_table, label
 from tests.resiliency.evidence import attach, component_row, fmt

@@ -12,8 +12,9 @@ import pytest
 
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
+from harness.history import EventKind
+from harness.safety.run import HarnessSession
 from harness.scenario import Role, ScenarioFault
-from harness.session import HarnessSession
 from reports.scenario_tables import SiteFailure, s3_site_table
 from tests.resiliency.conftest import keep_table, label
 from tests.resiliency.evidence import attach, fmt, tps_after
@@ -37,7 +38,7 @@ def test_the_surviving_site_takes_over_within_the_slo(
     label("S3", findings.spec.kind, findings.spec.target)
     site_after = cluster.site_of(findings.primary_after)
     impact = findings.impact
-    detected = experiment.timeline.events("detected")
+    detected = experiment.timeline.events(EventKind.DETECTED)
     row = SiteFailure(
         site=findings.spec.target.removeprefix("site:"), tps_before=impact.baseline.mean, tps_after=tps_after(findings),
         p95_before_ms=p95(experiment, impact.baseline.start, impact.baseline.end),

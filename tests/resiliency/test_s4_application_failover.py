@@ -11,8 +11,8 @@ import pytest
 
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
+from harness.safety.run import HarnessSession
 from harness.scenario import Role, ScenarioFault
-from harness.session import HarnessSession
 from reports.scenario_tables import FailoverPhases, s4_failover_table
 from tests.resiliency.conftest import keep_table, label
 from tests.resiliency.evidence import attach, fmt

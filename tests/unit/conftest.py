@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from faults.backends import proctree
+from harness import procs
 from harness.topology.loader import load_topology
 from harness.topology.models import Topology
 
@@ -28,10 +28,10 @@ class Victim:
         return self.process.pid
 
     def frozen(self) -> bool:
-        return proctree.stopped_fraction(self.pid) == 1.0
+        return procs.stopped_fraction(self.pid) == 1.0
 
     def running(self) -> bool:
-        return proctree.stopped_fraction(self.pid) == 0.0
+        return procs.stopped_fraction(self.pid) == 0.0
 
 
 @pytest.fixture
@@ -40,8 +40,8 @@ def victim(tmp_path: Path) -> Iterator[Victim]:
     pidfile = tmp_path / "victim.pid"
     pidfile.write_text(f"{process.pid}\n")
     yield Victim(process, pidfile)
-    proctree.signal_tree(process.pid, proctree.signal.SIGCONT)
-    proctree.signal_tree(process.pid, proctree.signal.SIGKILL)
+    procs.signal_tree(process.pid, procs.signal.SIGCONT)
+    procs.signal_tree(process.pid, procs.signal.SIGKILL)
     process.wait(timeout=5)
 
 

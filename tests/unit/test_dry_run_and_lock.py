@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import TargetBusyError
-from harness.lock import TopologyLock
+from harness.safety.lock import TopologyLock
 from tests.unit.conftest import Victim, write_topology
 
 ROOT = Path(__file__).parents[2]
@@ -102,7 +102,7 @@ def test_a_second_run_against_the_same_topology_is_refused_naming_the_holder(tmp
         [sys.executable, "-c", textwrap.dedent(f"""\
             import time
             from pathlib import Path
-            from harness.lock import TopologyLock
+            from harness.safety.lock import TopologyLock
             lock = TopologyLock(Path({str(tmp_path)!r}), "prod-stretched-01")
             lock.acquire()
             print("held", flush=True)

@@ -18,9 +18,10 @@ import pytest
 from faults.backends.process import ProcessFreeze
 from faults.base import FaultSpec, FaultState
 from harness.errors import StopConditionTripped, TargetNotAllowedError
-from harness.guards import Deadline, ThroughputFloor
-from harness.session import HarnessSession
-from harness.timeline import Timeline
+from harness.history import EventKind
+from harness.history.timeline import Timeline
+from harness.safety.guards import Deadline, ThroughputFloor
+from harness.safety.run import HarnessSession
 from harness.topology.models import Topology
 from tests.unit.conftest import Victim, write_topology
 
@@ -114,7 +115,7 @@ def test_a_stop_condition_reverts_at_once_and_fails_the_test_with_its_reason(top
         active.sleep(30)
     assert time.monotonic() - started < 10
     assert victim.running()
-    assert [e.attrs["guard"] for e in timeline.events("stop-condition")] == ["throughput-floor"]
+    assert [e.attrs["guard"] for e in timeline.events(EventKind.STOP_CONDITION)] == ["throughput-floor"]
 
 
 def test_a_deadline_guard_ends_a_fault_the_body_forgot_to_end(topology, topology_file, state, victim):
@@ -128,9 +129,9 @@ SCRIPT = textwrap.dedent("""\
     import signal, sys, time
     from pathlib import Path
     from faults.base import FaultSpec
-    from harness.session import HarnessSession
-    from harness.signals import sigterm_raises
-    from harness.timeline import Timeline
+    from harness.safety.run import HarnessSession
+    from harness.safety.signals import sigterm_raises
+    from harness.history.timeline import Timeline
     from harness.topology.loader import load_topology
 
     # a background job (nohup, CI runners) inherits SIGINT ignored; a terminal's Ctrl-C is not

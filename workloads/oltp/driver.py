@@ -6,7 +6,9 @@ import logging
 import threading
 from dataclasses import dataclass, field
 
-from harness.timeline import Timeline
+from harness.history import EventKind
+from harness.history.series import TransactionSeries
+from harness.history.timeline import Timeline
 from workloads.oltp.connect import close_quietly, connect
 from workloads.oltp.dialect import Dialect
 from workloads.oltp.gaps import CommitGapDetector
@@ -15,7 +17,6 @@ from workloads.oltp.mix import TPCB, Mix
 from workloads.oltp.schema import Scale
 from workloads.oltp.settings import ConnectionSettings
 from workloads.oltp.user import Shared, VirtualUser
-from workloads.series import TransactionSeries
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ class OltpDriver:
                         self._stop, cfg.think_time_s, cfg.backoff_initial_s, cfg.backoff_max_s)
         self.users = [VirtualUser(first_user + i, shared, seed=cfg.seed * 1_000_003 + i) for i in range(cfg.users)]
         log.info("starting %d users on %s", cfg.users, self.dialect.redacted_connection_string(self.settings))
-        self.timeline.record("workload-start", cfg.source, users=cfg.users, mix=cfg.mix.name, dialect=self.dialect.name,
+        self.timeline.record(EventKind.WORKLOAD_START, cfg.source, users=cfg.users, mix=cfg.mix.name, dialect=self.dialect.name,
                              first_user_id=first_user)
         for user in self.users:
             user.thread.start()
@@ -93,7 +94,7 @@ class OltpDriver:
             connects=sum(u.connects for u in self.users),
             commit_gaps=self.gaps.gaps,
         )
-        self.timeline.record("workload-stop", self.config.source, t=now, stuck=len(report.stuck),
+        self.timeline.record(EventKind.WORKLOAD_STOP, self.config.source, t=now, stuck=len(report.stuck),
                              crashed=len(report.crashed), connects=report.connects)
         return report
 
@@ -105,7 +106,7 @@ class OltpDriver:
             connection.rollback()
         finally:
             close_quietly(connection)
-        self.timeline.record("ledger-verified", self.config.source, acknowledged=report.acknowledged,
+        self.timeline.record(EventKind.LEDGER_VERIFIED, self.config.source, acknowledged=report.acknowledged,
                              lost=report.lost_count, failed=report.failed, failed_present=report.failed_present_count)
         return report
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import threading
 
-from harness.timeline import Timeline
+from harness.history import EventKind
+from harness.history.timeline import Timeline
 
 
 class CommitGapDetector:
@@ -49,6 +50,6 @@ class CommitGapDetector:
 
     def _emit(self, start: float, end: float | None) -> None:
         self.gaps += 1
-        self.timeline.record("commit-gap", self.source, t=start, start=start, end=end,
+        self.timeline.record(EventKind.COMMIT_GAP, self.source, t=start, start=start, end=end,
                              duration_s=None if end is None else end - start,
                              first_error=self._first_error, errors=self._errors)

@@ -11,7 +11,8 @@ from typing import Any
 import pyodbc
 from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type, stop_when_event_set, wait_exponential_jitter
 
-from harness.timeline import Timeline
+from harness.history.series import TransactionSeries
+from harness.history.timeline import Timeline
 from workloads.oltp.connect import close_quietly, connect
 from workloads.oltp.dialect import Dialect
 from workloads.oltp.errors import ErrorClass, ErrorInfo, classify
@@ -20,7 +21,6 @@ from workloads.oltp.ledger import LedgerBook
 from workloads.oltp.mix import Mix
 from workloads.oltp.schema import Scale
 from workloads.oltp.settings import ConnectionSettings
-from workloads.series import TransactionSeries
 
 log = logging.getLogger(__name__)
 

@@ -11,11 +11,11 @@ import pytest
 from lab_support import make_state_dir
 
 from faults.registry import FaultFactory
-from harness.journal import Journal
+from harness.history.timeline import Timeline
 from harness.lab.controller import Lab
 from harness.lab.layout import LabLayout
-from harness.runner import FaultRunner, RunnerSettings
-from harness.timeline import Timeline
+from harness.safety.journal import Journal
+from harness.safety.runner import FaultRunner, RunnerSettings
 from harness.topology.models import LabSettings, Topology
 
 TEST_PREFIX = "hlabt"

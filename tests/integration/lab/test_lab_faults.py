@@ -14,7 +14,7 @@ from faults.registry import FaultFactory
 from harness.errors import ConfigError
 from harness.lab import haevents, latency
 from harness.lab.controller import Lab
-from harness.runner import FaultRunner
+from harness.safety.runner import FaultRunner
 from harness.topology.models import Topology
 
 FAILOVER_MAX_S = 20.0

@@ -20,7 +20,7 @@ from harness.lab import shell
 from harness.lab.controller import Lab
 from harness.lab.latency import kernel_has_netem
 from harness.lab.layout import PG_PORT, Member
-from harness.runner import FaultRunner
+from harness.safety.runner import FaultRunner
 from harness.topology.credentials import SecretRef
 from harness.topology.models import Topology
 

@@ -18,13 +18,13 @@ from faults.base import FaultSpec
 from faults.registry import FaultFactory
 from harness.analysis.phases import failover_phases
 from harness.clusters.lab import LabCluster
+from harness.history.series import TransactionSeries
+from harness.history.timeline import Timeline
 from harness.lab.controller import Lab
-from harness.runner import FaultRunner
-from harness.timeline import Timeline
+from harness.safety.runner import FaultRunner
 from harness.topology.models import Topology
 from workloads.oltp import DriverConfig, OltpDriver, prepare_schema
 from workloads.oltp.schema import Scale
-from workloads.series import TransactionSeries
 
 
 @pytest.fixture

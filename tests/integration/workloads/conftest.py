@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.timeline import Timeline
-from workloads.oltp.local import LocalBench, start_bench
+from harness.history.series import TransactionSeries
+from harness.history.timeline import Timeline
+from tests.support.oltp_local import LocalBench, start_bench
 from workloads.oltp.schema import Scale
-from workloads.series import TransactionSeries
 
 
 def _require_postgres() -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.timeline import Timeline
+from harness.history import EventKind
+from harness.history.timeline import Timeline
 from workloads.fio import PROFILES, FioJob, FioServer, run_clients, run_local
 
 
@@ -14,7 +15,7 @@ def test_a_local_mail_run_gives_per_second_iops_bandwidth_and_latency(tmp_path):
     read_iops = result.series["read_iops"].points()
     assert len(read_iops) >= 2 and all(p.value > 0 for p in read_iops)
     assert all(p.value > 0 for p in result.series["write_lat"].points())
-    started, stopped = timeline.events("workload-start")[0].t, timeline.events("workload-stop")[0].t
+    started, stopped = timeline.events(EventKind.WORKLOAD_START)[0].t, timeline.events(EventKind.WORKLOAD_STOP)[0].t
     assert all(started - 0.5 <= p.t <= stopped for p in read_iops)  # placed on the run's own timeline
     assert result.summary["jobname"] == "mail"
 

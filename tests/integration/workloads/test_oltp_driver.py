@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 
-from harness.timeline import Timeline
+from harness.history import EventKind
+from harness.history.series import TransactionSeries
+from harness.history.timeline import Timeline
+from tests.support.oltp_local import LocalBench
 from workloads.oltp import TPCE_LIKE, DriverConfig, OltpDriver
-from workloads.oltp.local import LocalBench
-from workloads.series import TransactionSeries
 
 
 def driver(bench: LocalBench, timeline: Timeline, series: TransactionSeries, **config: object) -> OltpDriver:
@@ -54,7 +55,7 @@ def test_users_reconnect_after_a_crash_restart_and_the_outage_is_one_commit_gap(
     time.sleep(2.0)
     report = d.stop()
     assert report.connects > 4  # everyone reconnected
-    gaps = timeline.events("commit-gap")
+    gaps = timeline.events(EventKind.COMMIT_GAP)
     assert len(gaps) == 1
     gap = gaps[0].attrs
     # the last commit lands after pg_ctl was asked (it takes a moment to kill); the first one

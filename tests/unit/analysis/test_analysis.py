@@ -6,14 +6,16 @@ import random
 
 import pytest
 
-from harness.analysis.align import ServerEvent, align, measure_offset
+from harness.analysis.align import align
 from harness.analysis.impact import impact
 from harness.analysis.phases import failover_phases
 from harness.analysis.resync import completed_at, eta_accuracy, mean_rate_bps, progress
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.analysis.steady import SteadyBand, recovered_at, segments
-from harness.timeline import Timeline
-from workloads.series import SecondPoint
+from harness.history import EventKind
+from harness.history.series import SecondPoint
+from harness.history.server import ServerEvent, measure_offset
+from harness.history.timeline import Timeline
 
 
 def series(*stretches: tuple[float, int], noise: float = 0.04, seed: int = 7) -> list[SecondPoint]:
@@ -64,15 +66,13 @@ def test_a_noisy_window_is_not_steady():
 
 def test_failover_phases_come_from_exact_commit_times_and_aligned_server_events():
     timeline = Timeline(origin_monotonic=0.0, origin_wall=1000.0)
-    timeline.record("in-effect", "runner", t=10.0)
-    timeline.record("commit-gap", "oltp", t=16.5, start=9.98, end=16.5, first_error=10.2, errors=40)
-    timeline.record("commit-gap", "oltp", t=30.0, start=29.0, end=29.6, first_error=None, errors=0)
+    timeline.record(EventKind.IN_EFFECT, "runner", t=10.0)
+    timeline.record(EventKind.COMMIT_GAP, "oltp", t=16.5, start=9.98, end=16.5, first_error=10.2, errors=40)
+    timeline.record(EventKind.COMMIT_GAP, "oltp", t=30.0, start=29.0, end=29.6, first_error=None, errors=0)
     server_clock_ahead = 2.0
-    events = [ServerEvent(1000 + 12.0 + server_clock_ahead, "monitor", "node-a unhealthy"),
-              ServerEvent(1000 + 15.1 + server_clock_ahead, "monitor", "node-b primary"),
-              ServerEvent(1000 + 40.0 + server_clock_ahead, "monitor", "noise")]
-    kinds = {"node-a unhealthy": "detected", "node-b primary": "promoted"}
-    assert align(events, server_clock_ahead, timeline, lambda e: kinds.get(e.description)) == 2
+    events = [ServerEvent(1000 + 12.0 + server_clock_ahead, EventKind.DETECTED, "monitor", "node-a unhealthy"),
+              ServerEvent(1000 + 15.1 + server_clock_ahead, EventKind.PROMOTED, "monitor", "node-b primary")]
+    assert align(events, server_clock_ahead, timeline) == 2
     phases = failover_phases(timeline, in_effect=10.0)
     assert phases.detect_s == pytest.approx(2.0)
     assert phases.promote_s == pytest.approx(3.1)
@@ -112,7 +112,7 @@ def test_slo_verdicts_fail_with_every_miss_named():
 
 def test_an_outage_that_never_ended_has_no_first_commit_and_no_rto():
     timeline = Timeline(origin_monotonic=0.0, origin_wall=0.0)
-    timeline.record("commit-gap", "oltp", t=9.9, start=9.9, end=None, first_error=10.1, errors=12)
+    timeline.record(EventKind.COMMIT_GAP, "oltp", t=9.9, start=9.9, end=None, first_error=10.1, errors=12)
     phases = failover_phases(timeline, in_effect=10.0)
     assert phases.last_commit == 9.9 and phases.first_commit is None
     assert phases.total_s is None and phases.client_rto_s is None

@@ -9,10 +9,11 @@ import pytest
 from matplotlib.image import imread
 from recorded_run import RecordedRun, load_recorded_run
 
-from harness.timeline import Timeline
+from harness.history import EventKind
+from harness.history.series import MetricSeries
+from harness.history.timeline import Timeline
 from reports.fault_record import fault_record, fault_record_html, fault_windows
 from reports.plots import latency_timeline_png, tps_timeline_png
-from workloads.series import MetricSeries
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -58,8 +59,8 @@ def test_fault_window_pairs_inject_with_reverted(recorded_run: RecordedRun) -> N
 
 def test_unreverted_fault_stays_open_and_is_flagged() -> None:
     timeline = Timeline(origin_monotonic=0.0, origin_wall=0.0)
-    timeline.record("inject", "runner", t=1.0, fault="link-cut", target="A-B")
-    timeline.record("revert-failed", "runner", t=5.0, fault="link-cut", target="A-B", error="router timeout")
+    timeline.record(EventKind.INJECT, "runner", t=1.0, fault="link-cut", target="A-B")
+    timeline.record(EventKind.REVERT_FAILED, "runner", t=5.0, fault="link-cut", target="A-B", error="router timeout")
     (window,) = fault_windows(timeline)
     assert window.end is None and window.outcome == "revert failed"
     assert "revert failed" in fault_record_html(timeline)

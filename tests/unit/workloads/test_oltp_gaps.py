@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from harness.timeline import Timeline
+from harness.history import EventKind
+from harness.history.timeline import Timeline
 from workloads.oltp.gaps import CommitGapDetector
 
 
 def gaps(timeline: Timeline) -> list[dict[str, object]]:
-    return [dict(e.attrs) for e in timeline.events("commit-gap")]
+    return [dict(e.attrs) for e in timeline.events(EventKind.COMMIT_GAP)]
 
 
 def test_a_pause_longer_than_the_threshold_is_one_gap_from_last_commit_to_next():
@@ -20,7 +21,7 @@ def test_a_pause_longer_than_the_threshold_is_one_gap_from_last_commit_to_next()
     detector.committed(2.52)
     detector.committed(2.53)
     assert gaps(timeline) == [{"start": 1.02, "end": 2.52, "duration_s": 2.52 - 1.02, "first_error": 1.30, "errors": 3}]
-    assert timeline.events("commit-gap")[0].t == 1.02
+    assert timeline.events(EventKind.COMMIT_GAP)[0].t == 1.02
 
 
 def test_pauses_below_the_threshold_and_late_finishers_record_nothing():

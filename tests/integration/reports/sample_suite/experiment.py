@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.timeline import Timeline
-from workloads.series import TransactionSeries
+from harness.history import EventKind
+from harness.history.series import TransactionSeries
+from harness.history.timeline import Timeline
 
 
 @dataclass
@@ -75,14 +76,14 @@ class LedgerWorkload:
 def exclusive_lock(db: Path, run: LedgerRun, target: str = "ledger.db") -> Iterator[None]:
     """The fault: another connection holds an exclusive lock; inject/revert are recorded like the runner does."""
     attrs: dict[str, Any] = {"fault": "db-lock", "target": target, "mode": "exclusive"}
-    run.timeline.record("inject", "runner", **attrs)
+    run.timeline.record(EventKind.INJECT, "runner", **attrs)
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("begin exclusive")
-    run.timeline.record("in-effect", "runner", **attrs)
+    run.timeline.record(EventKind.IN_EFFECT, "runner", **attrs)
     try:
         yield
     finally:
-        run.timeline.record("revert", "runner", **attrs)
+        run.timeline.record(EventKind.REVERT, "runner", **attrs)
         conn.execute("rollback")
         conn.close()
-        run.timeline.record("reverted", "runner", **attrs)
+        run.timeline.record(EventKind.REVERTED, "runner", **attrs)

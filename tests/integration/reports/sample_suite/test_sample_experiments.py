@@ -12,6 +12,7 @@ import pytest
 from experiment import LedgerRun, LedgerWorkload, exclusive_lock
 
 from harness.errors import ControlPlaneError
+from harness.history import EventKind
 from reports.allure_report import (
     ChangeTicket,
     Evidence,
@@ -58,18 +59,18 @@ def _experiment(tmp_path: Path, scenario: str, request: pytest.FixtureRequest) -
     with phase(Phase.RECOVER, f"{STEADY_S:g} s"):
         time.sleep(STEADY_S)
         workload.stop()
-    in_effect = run.timeline.first("in-effect")
+    in_effect = run.timeline.first(EventKind.IN_EFFECT)
     first_commit = None if in_effect is None else _first_commit_after(run, in_effect.t)
     if first_commit is not None:
-        run.timeline.record("first-commit", "workload", t=first_commit)
+        run.timeline.record(EventKind.FIRST_COMMIT, "workload", t=first_commit)
     request.node.user_properties.append(("scenario", scenario))
     return run
 
 
 def test_lock_recovers_within_slo(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     run = _experiment(tmp_path, "S2", request)
-    inject = run.timeline.first("inject")
-    reverted = run.timeline.first("reverted")
+    inject = run.timeline.first(EventKind.INJECT)
+    reverted = run.timeline.first(EventKind.REVERTED)
     assert inject is not None and reverted is not None
     before, after = _mean_tps(run, 0.2, inject.t), _mean_tps(run, reverted.t + 0.2, run.transactions[-1][0])
     table = s2_failure_table([ComponentFailure("ledger lock", before, after, reverted.t - inject.t,
@@ -82,9 +83,9 @@ def test_lock_recovers_within_slo(tmp_path: Path, request: pytest.FixtureRequest
 
 def test_lock_failover_too_slow(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     run = _experiment(tmp_path, "S4", request)
-    in_effect, reverted = run.timeline.first("in-effect"), run.timeline.first("reverted")
+    in_effect, reverted = run.timeline.first(EventKind.IN_EFFECT), run.timeline.first(EventKind.REVERTED)
     assert in_effect is not None and reverted is not None
-    first_commit = run.timeline.first("first-commit")
+    first_commit = run.timeline.first(EventKind.FIRST_COMMIT)
     total = None if first_commit is None else first_commit.t - in_effect.t
     table = s4_failover_table([FailoverPhases("unplanned (lock)", None, None, None, total, total, 0)], max_total_s=0.2)
     attach_evidence(Evidence(run.timeline, run.series, table=table, title="S4 ledger lock"))

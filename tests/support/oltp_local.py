@@ -6,7 +6,7 @@ import secrets
 from dataclasses import dataclass
 
 from harness.topology.credentials import Secret
-from workloads.localpg import LocalPostgres
+from tests.support.localpg import LocalPostgres
 from workloads.oltp import ConnectionSettings, Credentials, Endpoint, PostgresDialect, prepare_schema
 from workloads.oltp.schema import Scale
 

@@ -12,7 +12,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -20,15 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.topology.credentials import Secret
+from workloads.fio import free_loopback_port
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 OS_USER = "postgres"
-
-
-def free_loopback_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

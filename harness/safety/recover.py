@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from faults.base import FaultState
 from faults.registry import FaultFactory
-from harness.journal import Journal, JournalEntry
+from harness.safety.journal import Journal, JournalEntry
 from harness.topology.loader import load_topology
 
 log = logging.getLogger(__name__)

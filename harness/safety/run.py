@@ -15,11 +15,11 @@ from pathlib import Path
 from faults.base import Fault, FaultPlan, FaultSpec
 from faults.registry import FaultFactory, default_factory
 from harness.errors import TargetNotAllowedError
-from harness.guards import Guard
-from harness.journal import Journal
-from harness.lock import TopologyLock
-from harness.runner import ActiveFault, FaultRunner, RunnerSettings
-from harness.timeline import Timeline
+from harness.history.timeline import Timeline
+from harness.safety.guards import Guard
+from harness.safety.journal import Journal
+from harness.safety.lock import TopologyLock
+from harness.safety.runner import ActiveFault, FaultRunner, RunnerSettings
 from harness.topology.credentials import Secret, missing_secrets, resolve_secret
 from harness.topology.models import Topology
 

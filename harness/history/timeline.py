@@ -1,6 +1,7 @@
 """The run's single history: every event on one monotonic clock with a wall-clock stamp.
 
-Faults, workloads and the HA-manager watchers append; analysis and reports only read.
+Faults, workloads and the HA-manager watchers append; analysis and reports only read. The
+kinds of event and their attributes are `harness.history.events.EventKind`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.history.events import EventKind
+
 
 @dataclass(frozen=True)
 class Event:
@@ -20,7 +23,7 @@ class Event:
 
     t: float
     wall: float
-    kind: str
+    kind: EventKind
     source: str
     attrs: Mapping[str, Any] = field(default_factory=dict)
 
@@ -53,23 +56,23 @@ class Timeline:
         """Map a wall-clock time (already offset-corrected) onto the timeline."""
         return wall - self.origin_wall
 
-    def record(self, kind: str, source: str, t: float | None = None, **attrs: Any) -> Event:
+    def record(self, kind: EventKind, source: str, t: float | None = None, **attrs: Any) -> Event:
         at = self.now() if t is None else t
-        event = Event(t=at, wall=self.wall_of(at), kind=kind, source=source, attrs=dict(attrs))
+        event = Event(t=at, wall=self.wall_of(at), kind=EventKind(kind), source=source, attrs=dict(attrs))
         with self._lock:
             self._events.append(event)
         return event
 
-    def events(self, kind: str | None = None, source: str | None = None) -> list[Event]:
+    def events(self, kind: EventKind | None = None, source: str | None = None) -> list[Event]:
         with self._lock:
             found = list(self._events)
         found.sort(key=lambda e: e.t)
         return [e for e in found if (kind is None or e.kind == kind) and (source is None or e.source == source)]
 
-    def first(self, kind: str, after: float = float("-inf"), source: str | None = None) -> Event | None:
+    def first(self, kind: EventKind, after: float = float("-inf"), source: str | None = None) -> Event | None:
         return next((e for e in self.events(kind, source) if e.t >= after), None)
 
-    def last(self, kind: str, before: float = float("inf"), source: str | None = None) -> Event | None:
+    def last(self, kind: EventKind, before: float = float("inf"), source: str | None = None) -> Event | None:
         found = [e for e in self.events(kind, source) if e.t <= before]
         return found[-1] if found else None
 
@@ -83,7 +86,7 @@ class Timeline:
     def to_dict(self) -> dict[str, Any]:
         return {
             "origin_wall": self.origin_wall,
-            "events": [asdict(e) | {"attrs": dict(e.attrs)} for e in self.events()],
+            "events": [asdict(e) | {"kind": str(e.kind), "attrs": dict(e.attrs)} for e in self.events()],
         }
 
     def dump(self, path: Path) -> None:
@@ -94,7 +97,7 @@ class Timeline:
         timeline = cls(origin_monotonic=0.0, origin_wall=float(data["origin_wall"]))
         for raw in data["events"]:
             timeline._events.append(
-                Event(t=float(raw["t"]), wall=float(raw["wall"]), kind=str(raw["kind"]),
+                Event(t=float(raw["t"]), wall=float(raw["wall"]), kind=EventKind(raw["kind"]),
                       source=str(raw["source"]), attrs=dict(raw.get("attrs", {})))
             )
         return timeline

@@ -1,4 +1,4 @@
-"""Where a machine keeps the harness's durable state (journal, locks)."""
+"""Where things live on the harness machine: durable state (journal, locks) and installed tools."""
 
 from __future__ import annotations
 
@@ -14,3 +14,9 @@ def state_dir(explicit: str | Path | None = None) -> Path:
     path = Path(chosen)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def tools_dir() -> Path:
+    """$HARNESS_TOOLS, else the repository's `.tools` (where `make setup` installs Toxiproxy and Allure)."""
+    configured = os.environ.get("HARNESS_TOOLS")
+    return Path(configured) if configured else Path(__file__).resolve().parents[1] / ".tools"

@@ -17,10 +17,11 @@ from typing import Any
 
 from faults.base import DeadMansSwitch, Fault, FaultState, Preflight
 from harness.errors import HarnessError, RevertFailedError, StopConditionTripped, TargetNotAllowedError
-from harness.guards import Guard
-from harness.journal import Journal, JournalEntry
-from harness.signals import deferred_signals
-from harness.timeline import Timeline
+from harness.history import EventKind
+from harness.history.timeline import Timeline
+from harness.safety.guards import Guard
+from harness.safety.journal import Journal, JournalEntry
+from harness.safety.signals import deferred_signals
 from harness.topology.models import Topology
 
 log = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ class FaultRunner:
             entry.deadman_until_wall = time.time() + duration_s + self.settings.deadman_margin_s
         self.journal.write(entry)
         attrs = {"fault": spec.kind, "target": spec.target, **spec.params}
-        active = ActiveFault(fault=fault, entry=entry, injected_at=self.timeline.record("inject", "runner", **attrs).t)
+        active = ActiveFault(fault=fault, entry=entry, injected_at=self.timeline.record(EventKind.INJECT, "runner", **attrs).t)
         stop_watch = threading.Event()
         watcher: threading.Thread | None = None
         try:
@@ -98,7 +99,7 @@ class FaultRunner:
             entry.status = "in-effect"
             self.journal.write(entry)
             self._await(fault, FaultState.IN_EFFECT, self.settings.settle_timeout_s, "take effect")
-            active.in_effect_at = self.timeline.record("in-effect", "runner", **attrs).t
+            active.in_effect_at = self.timeline.record(EventKind.IN_EFFECT, "runner", **attrs).t
             if guards:
                 watcher = threading.Thread(target=self._watch, args=(active, guards, stop_watch),
                                            name=f"guards-{spec.kind}", daemon=True)
@@ -119,7 +120,7 @@ class FaultRunner:
             fault, entry = active.fault, active.entry
             if entry.status == "reverted":
                 return
-            self.timeline.record("revert", "runner", **attrs)
+            self.timeline.record(EventKind.REVERT, "runner", **attrs)
             entry.status = "reverting"
             self.journal.write(entry)
             try:
@@ -128,14 +129,14 @@ class FaultRunner:
                 if isinstance(fault, DeadMansSwitch):
                     fault.disarm_deadman()
             except Exception as exc:
-                self.timeline.record("revert-failed", "runner", error=str(exc), **attrs)
+                self.timeline.record(EventKind.REVERT_FAILED, "runner", error=str(exc), **attrs)
                 active.revert_error = RevertFailedError(
                     f"{fault.spec.kind} on {fault.spec.target}: revert failed ({exc}); the journal keeps it "
                     f"for 'python -m harness recover'")
                 raise active.revert_error from exc
             entry.status = "reverted"
             self.journal.remove(entry)
-            self.timeline.record("reverted", "runner", **attrs)
+            self.timeline.record(EventKind.REVERTED, "runner", **attrs)
 
     def _await(self, fault: Fault, wanted: FaultState, timeout_s: float, verb: str) -> None:
         deadline = time.monotonic() + timeout_s
@@ -156,7 +157,7 @@ class FaultRunner:
                     reason = f"guard {guard.name} raised {exc!r}"
                 if reason:
                     active.stop_reason = f"{guard.name}: {reason}"
-                    self.timeline.record("stop-condition", "runner", guard=guard.name, reason=reason)
+                    self.timeline.record(EventKind.STOP_CONDITION, "runner", guard=guard.name, reason=reason)
                     log.warning("stop condition %s tripped: %s; reverting now", guard.name, reason)
                     active._stopped.set()
                     try:
