@@ -79,6 +79,9 @@ class Database(_Model):
     winrm: str | None = Field(default=None, description="winrm endpoint used for cluster operations")
     ag_name: str | None = None
     role_name: str | None = None
+    database_is_scratch: bool = Field(
+        default=False, description="the database is a fresh one for the harness: it may create its tables there "
+                                   "(otherwise only in a database that carries the harness's ownership marker)")
 
 
 class TlsPolicy(_Model):
