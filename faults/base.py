@@ -22,23 +22,20 @@ class FaultState(enum.Enum):
 class FaultSpec:
     """What to break: the fault kind, the target name from the topology, and parameters.
 
-    `target` is the allow-list name (e.g. ``host:esx-a1``, ``link:a-b``). `params` holds
-    plain JSON values only, never credentials.
+    `target` is the allow-list name (``harness.topology.targets.Target`` parses it). `params`
+    holds plain JSON values only, never credentials; `faults.kinds` validates them.
     """
 
     kind: str
     target: str
     params: Mapping[str, Any] = field(default_factory=dict)
-    destructive: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "target": self.target, "params": dict(self.params),
-                "destructive": self.destructive}
+        return {"kind": self.kind, "target": self.target, "params": dict(self.params)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FaultSpec:
-        return cls(kind=str(data["kind"]), target=str(data["target"]),
-                   params=dict(data.get("params", {})), destructive=bool(data.get("destructive", True)))
+        return cls(kind=str(data["kind"]), target=str(data["target"]), params=dict(data.get("params", {})))
 
 
 @dataclass(frozen=True)

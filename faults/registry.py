@@ -1,58 +1,131 @@
-"""Build faults from specs: the one place that knows which backend serves which kind.
+"""Which backend serves a fault kind on a target: a string map, imported on use.
+
+As testinfra's `BACKENDS`: `(fault kind, platform) -> "module:Class"`, so adding a backend is
+one module and one line per kind, no backend imports this file, and an SDK a user does not
+need is never imported. The platform is chosen by the target: a link goes to the router, a
+disk to vSAN, a database role to WSFC for an FCI and to T-SQL for an AG; on the embedded lab
+everything goes to the lab's own controls. Every class named here has
+`from_spec(spec, params, target, topology)`; a unit test builds and plans each pair.
 
 The journal stores specs, so `recover` rebuilds the very same fault after a crash.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from dataclasses import dataclass
+from typing import Any
 
 from faults.base import Fault, FaultSpec
-from harness.errors import ConfigError
+from faults.kinds import FaultKind, Params, fault_kind
+from harness.errors import ConfigError, TargetNotAllowedError
 from harness.topology.models import Topology
+from harness.topology.targets import Target, TargetKind
 
-Builder = Callable[[FaultSpec, Topology], Fault]
+BACKENDS: dict[tuple[str, str], str] = {
+    ("host-crash", "lab"): "faults.backends.lab:HostCrash",
+    ("host-hang", "lab"): "faults.backends.lab:HostHang",
+    ("site-failure", "lab"): "faults.backends.lab:SiteFailure",
+    ("site-isolation", "lab"): "faults.backends.lab:Isolation",
+    ("witness-isolation", "lab"): "faults.backends.lab:Isolation",
+    ("link-partition", "lab"): "faults.backends.lab:LinkPartition",
+    ("latency", "lab"): "faults.backends.lab:Latency",
+    ("role-switchover", "lab"): "faults.backends.lab:RoleSwitchover",
+    ("storage-loss", "lab"): "faults.backends.lab:StorageLoss",
+    ("process-freeze", "process"): "faults.backends.process:ProcessFreeze",
+    ("link-partition", "router"): "faults.backends.router:RouterPartition",
+    ("witness-isolation", "router"): "faults.backends.router:RouterPartition",
+    ("latency", "router"): "faults.backends.router:RouterLatency",
+}
 
-
-ANY_PLATFORM = "*"
-
-
-class FaultFactory:
-    """Builders by (fault kind, platform): a 'latency' fault is the lab's on the lab and the
-    router backend's on a vSphere topology."""
-
-    def __init__(self) -> None:
-        self._builders: dict[tuple[str, str], Builder] = {}
-
-    def register(self, kind: str, builder: Builder, platforms: tuple[str, ...] = (ANY_PLATFORM,)) -> None:
-        for platform in platforms:
-            if (kind, platform) in self._builders:
-                raise ValueError(f"fault kind {kind!r} registered twice for {platform}")
-            self._builders[(kind, platform)] = builder
-
-    def kinds(self, platform: str | None = None) -> list[str]:
-        return sorted({k for k, p in self._builders if platform is None or p in (platform, ANY_PLATFORM)})
-
-    def supports(self, kind: str, platform: str) -> bool:
-        return (kind, platform) in self._builders or (kind, ANY_PLATFORM) in self._builders
-
-    def build(self, spec: FaultSpec, topology: Topology) -> Fault:
-        """Construct without contacting anything (dry-run relies on it)."""
-        builder = self._builders.get((spec.kind, topology.kind)) or self._builders.get((spec.kind, ANY_PLATFORM))
-        if builder is None:
-            raise ConfigError(f"fault kind {spec.kind!r} has no backend for a {topology.kind} topology here; "
-                              f"known: {', '.join(self.kinds(topology.kind))}")
-        if spec.target not in topology.targets():
-            raise ConfigError(f"fault {spec.kind}: target {spec.target!r} is not in topology {topology.name!r}")
-        return builder(spec, topology)
+# The optional extra that brings a platform's SDK, named when its import fails.
+EXTRAS = {"router": "router", "vsphere": "vsphere", "vsan": "vsphere", "redfish": "redfish", "wsfc": "wsfc",
+          "sqlserver": "sqlserver"}
 
 
-def default_factory() -> FaultFactory:
-    """Every backend available in this installation."""
-    from faults.backends import lab, process, router
+class NoBackendError(ConfigError):
+    """The fault kind is known but nothing in this installation serves it on that target."""
 
-    factory = FaultFactory()
-    process.register(factory)
-    lab.register(factory)
-    router.register(factory)
-    return factory
+
+@dataclass(frozen=True)
+class Resolved:
+    """A spec checked against the kind table and the topology: what the backend is built from."""
+
+    spec: FaultSpec
+    kind: FaultKind
+    target: Target
+    params: Params
+    platform: str
+
+
+def platform_of(kind: FaultKind, target: Target, topology: Topology) -> str:
+    """The control plane that acts on `target` for this topology."""
+    if target.kind is TargetKind.PROCESS:
+        return "process"
+    if topology.kind == "lab":
+        return "lab"
+    if target.kind in (TargetKind.LINK, TargetKind.WITNESS):
+        return "router"
+    if target.kind in (TargetKind.DISK, TargetKind.DISK_GROUP):
+        return "vsan"
+    if target.kind in (TargetKind.DATABASE, TargetKind.NODE):
+        kinds = {d.name: d.kind for d in topology.databases}
+        database_kind = kinds.get(target.parts[0], "")
+        return {"sqlserver-ag": "sqlserver", "sqlserver-fci": "wsfc"}.get(database_kind, database_kind)
+    if kind.name == "host-power-off" and target.kind is TargetKind.HOST and topology.host(target.name).bmc:
+        return "redfish"
+    return "vsphere"
+
+
+def resolve(spec: FaultSpec, topology: Topology) -> Resolved:
+    """Kind, target and params validated (errors name the field), and the platform chosen; contacts nothing."""
+    kind = fault_kind(spec.kind)
+    target = Target.parse(spec.target)
+    if target.kind is not kind.target:
+        raise ConfigError(f"{spec.kind}: target {spec.target!r} is a {target.kind}; this fault acts on a {kind.target}")
+    if str(target) not in topology.targets():
+        raise ConfigError(f"{spec.kind}: target {spec.target!r} is not in topology {topology.name!r}")
+    return Resolved(spec, kind, target, kind.parse_params(spec.params), platform_of(kind, target, topology))
+
+
+def supports(spec: FaultSpec, topology: Topology) -> bool:
+    """A backend is registered for this spec's kind on its target's platform."""
+    resolved = resolve(spec, topology)
+    return (resolved.kind.name, resolved.platform) in BACKENDS
+
+
+def build(spec: FaultSpec, topology: Topology) -> Fault:
+    """The fault object for `spec`, constructed without contacting anything (dry-run relies on it)."""
+    resolved = resolve(spec, topology)
+    path = BACKENDS.get((resolved.kind.name, resolved.platform))
+    if path is None:
+        raise NoBackendError(f"{spec.kind} on {spec.target}: no {resolved.platform} backend for this fault kind "
+                             "in this installation yet")
+    backend: Any = _load(path, resolved.platform)
+    fault: Fault = backend.from_spec(spec, resolved.params, resolved.target, topology)
+    return fault
+
+
+def permit(spec: FaultSpec, topology: Topology, *, allow_destructive: bool) -> None:
+    """The one allow-list rule, for the runner, `--dry-run` and `plan` alike.
+
+    Every fault kind is destructive: its target must be on the topology's allow-list, and a
+    topology other than the embedded lab also needs the run's explicit `--allow-destructive`.
+    """
+    if spec.target not in topology.allow_list:
+        raise TargetNotAllowedError(f"{spec.kind}: target {spec.target!r} is not in the allow_list of topology "
+                                    f"{topology.name!r}")
+    if topology.kind != "lab" and not allow_destructive:
+        raise TargetNotAllowedError(f"{spec.kind} on {spec.target}: destructive faults on topology {topology.name!r} "
+                                    "need --allow-destructive")
+
+
+def _load(path: str, platform: str) -> Any:
+    module_name, _, attribute = path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        extra = EXTRAS.get(platform)
+        hint = f"; install it with: pip install 'resilience-harness[{extra}]'" if extra else ""
+        raise ConfigError(f"the {platform} backend needs {exc.name or 'a missing package'}{hint}") from None
+    return getattr(module, attribute)

@@ -7,10 +7,10 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from faults import registry
 from faults.base import FaultSpec
-from faults.registry import default_factory
 from harness.demo import add_demo_parser
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError, HarnessError, TargetNotAllowedError
 from harness.lab.cli import add_lab_parser
 from harness.paths import state_dir
 from harness.safety.journal import Journal
@@ -22,7 +22,7 @@ from reports.cli import add_report_parser
 
 def _cmd_recover(args: argparse.Namespace) -> int:
     journal = Journal(state_dir(args.state_dir) / "journal")
-    outcomes = recover(journal, default_factory(), force=args.force)
+    outcomes = recover(journal, force=args.force)
     for outcome in outcomes:
         print(outcome.render())
     if not outcomes:
@@ -39,7 +39,9 @@ def _cmd_plan(args: argparse.Namespace) -> int:
             raise ConfigError(f"--fault {text!r}: expected KIND@TARGET, e.g. host-crash@host:host-a")
         spec = FaultSpec(kind=kind, target=target)
         print(session.build(spec).plan().render())
-        if target not in topology.allow_list:
+        try:
+            registry.permit(spec, topology, allow_destructive=True)
+        except TargetNotAllowedError:
             print("  NOT ALLOWED: target is not in the allow_list")
     missing = session.missing_credentials()
     print("credentials missing for a real run: " + ("; ".join(missing) if missing else "none"))

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
+from faults import registry
 from faults.base import Fault, FaultSpec
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError, HarnessError, TargetNotAllowedError
 from harness.history.timeline import Timeline
 from harness.paths import state_dir
 from harness.safety.guards import Guard
@@ -237,12 +238,18 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
     for item in items:
         for spec in planned_specs(item, harness.topology):
             lines.append(f"[{item.nodeid}]")
-            if not harness.factory.supports(spec.kind, harness.topology.kind):
+            try:
+                supported = registry.supports(spec, harness.topology)
+            except ConfigError as exc:
+                lines.append(f"  {spec.kind} on {spec.target}: {exc}")
+                continue
+            if not supported:
                 lines.append(f"  {spec.kind} on {spec.target}: no backend for this fault kind in this installation yet")
                 continue
             lines.extend("  " + line for line in harness.build(spec).plan().render().splitlines())
-            allowed = spec.target in harness.topology.allow_list or not spec.destructive
-            if not allowed:
+            try:
+                registry.permit(spec, harness.topology, allow_destructive=True)
+            except TargetNotAllowedError:
                 lines.append("  NOT ALLOWED: target is not in the allow_list")
             planned += 1
     lines.append(f"dry-run: {planned} fault(s) planned in {len(items)} test(s)")

@@ -24,6 +24,8 @@ class Role(enum.Enum):
     STANDBY_HOST = "host of the standby"
     PRIMARY_SITE = "site of the primary"
     STANDBY_NODE = "standby database node"
+    STANDBY_DISK = "a capacity device holding the standby's data"
+    STANDBY_DISK_GROUP = "the disk group holding the standby's data"
     DATABASE = "the database"
     INTER_SITE_LINK = "link between the database sites"
 
@@ -65,6 +67,9 @@ class ScenarioFault:
             target = f"node:{db.name}/{cluster.standby_node()}"
         elif self.role is Role.DATABASE:
             target = f"database:{db.name}"
+        elif self.role in (Role.STANDBY_DISK, Role.STANDBY_DISK_GROUP):
+            raise ConfigError(f"{self.label}: the device that holds the standby's data is found from the VM's "
+                              "vSAN objects, which needs the vSAN backend; it is not guessed")
         else:
             target = _candidates(Role.INTER_SITE_LINK, topology)[0]
         return FaultSpec(kind, target, dict(self.params))
@@ -83,5 +88,9 @@ def _candidates(role: Role, topology: Topology) -> list[str]:
         return [f"node:{db.name}/{n.name}" for n in db.nodes]
     if role is Role.DATABASE:
         return [f"database:{db.name}"]
+    if role is Role.STANDBY_DISK:
+        return [f"disk:{h}/{device}" for h in hosts for group in topology.host(h).disk_groups for device in group.capacity]
+    if role is Role.STANDBY_DISK_GROUP:
+        return [f"diskgroup:{h}/{index}" for h in hosts for index in range(len(topology.host(h).disk_groups))]
     sites = {topology.site_of(h).name for h in hosts}
     return [f"link:{link.name}" for router in topology.routers for link in router.links if set(link.between) == sites]

@@ -13,11 +13,10 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
 
-from faults.base import Fault, FaultPlan, FaultSpec, FaultState
+from faults.base import FaultPlan, FaultSpec, FaultState
+from faults.kinds import IsolationParams, LatencyParams, Params, PartitionParams, StorageLossParams
 from harness.errors import ConfigError, ControlPlaneError
 from harness.lab import firewall
 from harness.lab.controller import Lab
@@ -25,14 +24,11 @@ from harness.lab.latency import LatencyRequest
 from harness.lab.layout import LabLayout, Member
 from harness.lab.postgres import NETWORK_PARTITION_TIMEOUT_S
 from harness.topology.models import Topology
-
-if TYPE_CHECKING:
-    from faults.registry import FaultFactory
+from harness.topology.targets import Target
 
 log = logging.getLogger(__name__)
 
 BACKEND = "lab"
-DIRECTIONS = ("both", "forward", "reverse")
 
 
 # -- resolving targets ---------------------------------------------------------------
@@ -63,27 +59,27 @@ def _nodes_of_site(topology: Topology, site: str) -> list[str]:
 
 
 # -- shared pieces -------------------------------------------------------------------
-_F = TypeVar("_F", bound=type)
-
-
-def cleared_when_lab_is_gone(cls: _F) -> _F:
+class _LabFault:
     """A lab that is down has nothing left broken: `check` says cleared and `revert` does nothing.
 
     Keeps `recover` from addressing a lab that no longer exists (its addresses lead nowhere).
+    Subclasses implement `_check` and `_revert`.
     """
-    check: Callable[[Any], FaultState] = cls.check  # type: ignore[attr-defined]
-    revert: Callable[[Any], None] = cls.revert  # type: ignore[attr-defined]
 
-    def checked(self: Any) -> FaultState:
-        return check(self) if self.lab.network.present() else FaultState.CLEARED
+    lab: Lab
 
-    def reverted(self: Any) -> None:
+    def check(self) -> FaultState:
+        return self._check() if self.lab.network.present() else FaultState.CLEARED
+
+    def revert(self) -> None:
         if self.lab.network.present():
-            revert(self)
+            self._revert()
 
-    cls.check, cls.revert = checked, reverted  # type: ignore[attr-defined]
-    return cls
+    def _check(self) -> FaultState:
+        raise NotImplementedError
 
+    def _revert(self) -> None:
+        raise NotImplementedError
 
 
 @dataclass
@@ -135,14 +131,17 @@ def _settled(lab: Lab, node: str) -> bool:
 
 
 # -- host faults ---------------------------------------------------------------------
-@cleared_when_lab_is_gone
 @dataclass
-class HostCrash:
+class HostCrash(_LabFault):
     """kill -9 of a node's keeper and PostgreSQL tree; revert restarts the keeper and the node rejoins."""
 
     spec: FaultSpec
     lab: Lab
     node: str
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> HostCrash:
+        return cls(spec, _lab(topology), _node_of_host(topology, target.name))
 
     def plan(self) -> FaultPlan:
         return FaultPlan(self.spec, BACKEND, inject_steps=(f"SIGKILL the process tree of {self.node} (pg_autoctl + postgres)",),
@@ -151,24 +150,30 @@ class HostCrash:
     def inject(self) -> None:
         self.lab.kill_node(self.node)
 
-    def check(self) -> FaultState:
+    def _check(self) -> FaultState:
         if not self.lab.node_alive(self.node):
             return FaultState.IN_EFFECT
         return FaultState.CLEARED if _settled(self.lab, self.node) else FaultState.UNKNOWN
 
-    def revert(self) -> None:
+    def _revert(self) -> None:
         self.lab.start_node(self.node)
 
 
-@cleared_when_lab_is_gone
 @dataclass
-class HostHang:
+class HostHang(_LabFault):
     """SIGSTOP of a node's tree plus a drop of its packets, so clients do not wait on half-open sockets."""
 
     spec: FaultSpec
     lab: Lab
     node: str
     rules: _RouterRules
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> HostHang:
+        lab, host = _lab(topology), target.name
+        member = _member(lab.layout, topology.site_of(host).name)
+        rules = firewall.isolate(member, topology.host(host).address)
+        return cls(spec, lab, _node_of_host(topology, host), _RouterRules(lab, _name(spec, target), rules))
 
     def plan(self) -> FaultPlan:
         return FaultPlan(self.spec, BACKEND,
@@ -180,7 +185,7 @@ class HostHang:
         if not self.lab.signal_node(self.node, signal.SIGSTOP):
             raise ControlPlaneError(f"{self.spec.target}: {self.node} has no running process to freeze")
 
-    def check(self) -> FaultState:
+    def _check(self) -> FaultState:
         stopped = self.lab.node_stopped_fraction(self.node)
         dropping = self.rules.present()
         if stopped == 1.0 and dropping:
@@ -189,7 +194,7 @@ class HostHang:
             return FaultState.CLEARED
         return FaultState.UNKNOWN
 
-    def revert(self) -> None:
+    def _revert(self) -> None:
         """Thaw first, still cut off: the keeper finds itself partitioned and fences its PostgreSQL
         (network_partition_timeout) before clients can reach a stale primary again."""
         self.lab.signal_node(self.node, signal.SIGCONT)
@@ -207,14 +212,19 @@ class HostHang:
 
 
 # -- network faults ------------------------------------------------------------------
-@cleared_when_lab_is_gone
 @dataclass
-class RouterDrop:
-    """Site isolation, witness isolation, link partition without a watchdog: one drop table."""
+class Isolation(_LabFault):
+    """Site isolation, witness isolation: one drop table in the router namespace."""
 
     spec: FaultSpec
     lab: Lab
     rules: _RouterRules
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> Isolation:
+        assert isinstance(params, IsolationParams)
+        lab = _lab(topology)
+        return cls(spec, lab, _RouterRules(lab, _name(spec, target), firewall.isolate(_member(lab.layout, target.name))))
 
     def plan(self) -> FaultPlan:
         return FaultPlan(self.spec, BACKEND, inject_steps=(self.rules.describe(),),
@@ -223,10 +233,10 @@ class RouterDrop:
     def inject(self) -> None:
         self.rules.add()
 
-    def check(self) -> FaultState:
+    def _check(self) -> FaultState:
         return FaultState.IN_EFFECT if self.rules.present() else FaultState.CLEARED
 
-    def revert(self) -> None:
+    def _revert(self) -> None:
         self.rules.remove()
 
     def arm_deadman(self, seconds: float) -> None:
@@ -316,12 +326,24 @@ class QuorumWatchdog:
         self.dropped.clear()
 
 
-@cleared_when_lab_is_gone
 @dataclass
-class LinkPartition(RouterDrop):
+class LinkPartition(Isolation):
     """An inter-site link cut, optionally with the quorum watchdog (`sync_timeout_s`)."""
 
     watchdog: QuorumWatchdog | None = None
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> LinkPartition:
+        assert isinstance(params, PartitionParams)
+        lab = _lab(topology)
+        first, second = (_member(lab.layout, site) for site in target.parts)
+        rules: list[firewall.DropRule] = []
+        if params.direction in ("both", "forward"):
+            rules += firewall.cut(first, second)
+        if params.direction in ("both", "reverse"):
+            rules += firewall.cut(second, first)
+        watchdog = QuorumWatchdog(lab, params.sync_timeout_s) if params.sync_timeout_s is not None else None
+        return cls(spec, lab, _RouterRules(lab, _name(spec, target), rules), watchdog)
 
     def plan(self) -> FaultPlan:
         base = super().plan()
@@ -337,26 +359,31 @@ class LinkPartition(RouterDrop):
         if self.watchdog is not None:
             self.watchdog.start()
 
-    def check(self) -> FaultState:
-        state = super().check()
+    def _check(self) -> FaultState:
+        state = super()._check()
         if state is FaultState.CLEARED and any(not n.replication_quorum for n in self.lab.nodes()):
             return FaultState.UNKNOWN
         return state
 
-    def revert(self) -> None:
-        super().revert()
+    def _revert(self) -> None:
+        super()._revert()
         (self.watchdog or QuorumWatchdog(self.lab, 0.0)).stop_and_restore()
 
 
-@cleared_when_lab_is_gone
 @dataclass
-class SiteFailure:
+class SiteFailure(_LabFault):
     """A whole site goes: its database node crashes and its links are cut; revert heals links, then restarts the node."""
 
     spec: FaultSpec
     lab: Lab
     nodes: list[str]
     rules: _RouterRules
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> SiteFailure:
+        lab, site = _lab(topology), target.name
+        return cls(spec, lab, _nodes_of_site(topology, site),
+                   _RouterRules(lab, _name(spec, target), firewall.isolate(_member(lab.layout, site))))
 
     def plan(self) -> FaultPlan:
         return FaultPlan(self.spec, BACKEND,
@@ -368,7 +395,7 @@ class SiteFailure:
         for node in self.nodes:
             self.lab.kill_node(node)
 
-    def check(self) -> FaultState:
+    def _check(self) -> FaultState:
         down = [not self.lab.node_alive(n) for n in self.nodes]
         cut = self.rules.present()
         if cut and all(down):
@@ -377,7 +404,7 @@ class SiteFailure:
             return FaultState.CLEARED
         return FaultState.UNKNOWN
 
-    def revert(self) -> None:
+    def _revert(self) -> None:
         self.rules.remove()
         for node in self.nodes:
             self.lab.start_node(node)
@@ -389,9 +416,8 @@ class SiteFailure:
         self.rules.disarm()
 
 
-@cleared_when_lab_is_gone
 @dataclass
-class Latency:
+class Latency(_LabFault):
     """Added round-trip time (and jitter, rate) on the site A <-> site B path: netem or Toxiproxy toxics."""
 
     spec: FaultSpec
@@ -401,6 +427,15 @@ class Latency:
     @property
     def deadman(self) -> str:
         return f"deadman-{self.lab.layout.prefix}-latency"
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> Latency:
+        assert isinstance(params, LatencyParams)
+        if target.path != "site-a~site-b":
+            raise ConfigError(f"{spec.kind}: the lab delays only the inter-site link (link:site-a~site-b), not {target}")
+        request = LatencyRequest(rtt_ms=params.rtt_ms, jitter_ms=params.jitter_ms, rate_mbit=params.rate_mbit,
+                                 loss_pct=params.loss_pct)
+        return cls(spec, _lab(topology), request)
 
     def plan(self) -> FaultPlan:
         r = self.request
@@ -413,12 +448,12 @@ class Latency:
     def inject(self) -> None:
         self.lab.latency().apply(self.request)
 
-    def check(self) -> FaultState:
+    def _check(self) -> FaultState:
         active = self.lab.latency().active()
         return FaultState.IN_EFFECT if all(active.values()) else (
             FaultState.CLEARED if not any(active.values()) else FaultState.UNKNOWN)
 
-    def revert(self) -> None:
+    def _revert(self) -> None:
         self.lab.latency().clear()
 
     def arm_deadman(self, seconds: float) -> None:
@@ -430,9 +465,8 @@ class Latency:
 
 
 # -- database operations -------------------------------------------------------------
-@cleared_when_lab_is_gone
 @dataclass
-class RoleSwitchover:
+class RoleSwitchover(_LabFault):
     """Planned role move: `pg_autoctl perform switchover`.
 
     A planned operation has nothing to undo: revert leaves the new primary where it is
@@ -446,6 +480,10 @@ class RoleSwitchover:
     before: str | None = None
     reverted: bool = False
 
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> RoleSwitchover:
+        return cls(spec, _lab(topology))
+
     def plan(self) -> FaultPlan:
         return FaultPlan(self.spec, BACKEND, inject_steps=("pg_autoctl perform switchover (from the current primary)",),
                          revert_steps=("nothing to undo; wait for one primary + one synchronous secondary",))
@@ -455,7 +493,7 @@ class RoleSwitchover:
         self.before = self.lab.primary()
         self.lab.pg.switchover(self.before)
 
-    def check(self) -> FaultState:
+    def _check(self) -> FaultState:
         if self.reverted:
             return FaultState.CLEARED if self.lab.healthy() else FaultState.UNKNOWN
         try:
@@ -464,13 +502,12 @@ class RoleSwitchover:
             return FaultState.UNKNOWN
         return FaultState.IN_EFFECT if self.before is not None and now != self.before else FaultState.UNKNOWN
 
-    def revert(self) -> None:
+    def _revert(self) -> None:
         self.reverted = True
 
 
-@cleared_when_lab_is_gone
 @dataclass
-class StorageLoss:
+class StorageLoss(_LabFault):
     """A replica's disk is lost (vSAN disk / disk-group failure analog) and rebuilt from the primary.
 
     Inject: stop the node, wipe its data directory and keeper state, drop it from the monitor,
@@ -484,6 +521,11 @@ class StorageLoss:
     lab: Lab
     node: str
     max_rate: str
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> StorageLoss:
+        assert isinstance(params, StorageLossParams)
+        return cls(spec, _lab(topology), target.name, params.max_rate)
 
     def plan(self) -> FaultPlan:
         return FaultPlan(self.spec, BACKEND,
@@ -500,10 +542,10 @@ class StorageLoss:
         self.lab.pg.wipe_node(self.node)
         self.lab.pg.rebuild_node(self.node, self.max_rate)
 
-    def check(self) -> FaultState:
+    def _check(self) -> FaultState:
         return FaultState.CLEARED if _settled(self.lab, self.node) and self.lab.healthy() else FaultState.IN_EFFECT
 
-    def revert(self) -> None:
+    def _revert(self) -> None:
         if self.lab.node_alive(self.node):
             return
         if (self.lab.pg.pgdata(self.node) / "PG_VERSION").exists() and any(
@@ -515,93 +557,5 @@ class StorageLoss:
         self.lab.pg.rebuild_node(self.node, self.max_rate)
 
 
-# -- builders ------------------------------------------------------------------------
-def _name(spec: FaultSpec) -> str:
-    return f"{spec.kind}-{spec.target.split(':', 1)[1]}"
-
-
-def _param(spec: FaultSpec, key: str, default: Any = None) -> Any:
-    return spec.params.get(key, default)
-
-
-def _host_node(spec: FaultSpec, topology: Topology) -> str:
-    return _node_of_host(topology, spec.target.removeprefix("host:"))
-
-
-def build_host_crash(spec: FaultSpec, topology: Topology) -> HostCrash:
-    return HostCrash(spec, _lab(topology), _host_node(spec, topology))
-
-
-def build_host_hang(spec: FaultSpec, topology: Topology) -> HostHang:
-    lab, host = _lab(topology), spec.target.removeprefix("host:")
-    address = topology.host(host).address
-    member = _member(lab.layout, topology.site_of(host).name)
-    return HostHang(spec, lab, _host_node(spec, topology), _RouterRules(lab, _name(spec), firewall.isolate(member, address)))
-
-
-def build_site_failure(spec: FaultSpec, topology: Topology) -> SiteFailure:
-    lab, site = _lab(topology), spec.target.removeprefix("site:")
-    return SiteFailure(spec, lab, _nodes_of_site(topology, site),
-                       _RouterRules(lab, _name(spec), firewall.isolate(_member(lab.layout, site))))
-
-
-def build_isolation(spec: FaultSpec, topology: Topology) -> RouterDrop:
-    lab = _lab(topology)
-    site = spec.target.split(":", 1)[1]
-    return RouterDrop(spec, lab, _RouterRules(lab, _name(spec), firewall.isolate(_member(lab.layout, site))))
-
-
-def build_link_partition(spec: FaultSpec, topology: Topology) -> LinkPartition:
-    lab = _lab(topology)
-    first, second = (_member(lab.layout, s) for s in spec.target.removeprefix("link:").split("~"))
-    direction = _param(spec, "direction", "both")
-    if direction not in DIRECTIONS:
-        raise ConfigError(f"{spec.kind}: direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
-    rules: list[firewall.DropRule] = []
-    if direction in ("both", "forward"):
-        rules += firewall.cut(first, second)
-    if direction in ("both", "reverse"):
-        rules += firewall.cut(second, first)
-    timeout = _param(spec, "sync_timeout_s")
-    watchdog = QuorumWatchdog(lab, float(timeout)) if timeout is not None else None
-    return LinkPartition(spec, lab, _RouterRules(lab, _name(spec), rules), watchdog)
-
-
-def build_latency(spec: FaultSpec, topology: Topology) -> Latency:
-    if spec.target.removeprefix("link:") != "site-a~site-b":
-        raise ConfigError(f"{spec.kind}: the lab delays only the inter-site link (link:site-a~site-b), not {spec.target}")
-    if "rtt_ms" not in spec.params:
-        raise ConfigError(f"{spec.kind}: parameter rtt_ms is required")
-    rate = _param(spec, "rate_mbit")
-    request = LatencyRequest(rtt_ms=float(spec.params["rtt_ms"]), jitter_ms=float(_param(spec, "jitter_ms", 0.0)),
-                             rate_mbit=float(rate) if rate is not None else None, loss_pct=float(_param(spec, "loss_pct", 0.0)))
-    if request.rtt_ms < 0 or request.jitter_ms < 0:
-        raise ConfigError(f"{spec.kind}: rtt_ms and jitter_ms must be >= 0")
-    return Latency(spec, _lab(topology), request)
-
-
-def build_switchover(spec: FaultSpec, topology: Topology) -> RoleSwitchover:
-    return RoleSwitchover(spec, _lab(topology))
-
-
-def build_storage_loss(spec: FaultSpec, topology: Topology) -> StorageLoss:
-    node = spec.target.split("/", 1)[1]
-    return StorageLoss(spec, _lab(topology), node, str(_param(spec, "max_rate", "1M")))
-
-
-BUILDERS: dict[str, Callable[[FaultSpec, Topology], Fault]] = {
-    "host-crash": build_host_crash,
-    "host-hang": build_host_hang,
-    "site-failure": build_site_failure,
-    "site-isolation": build_isolation,
-    "witness-isolation": build_isolation,
-    "link-partition": build_link_partition,
-    "latency": build_latency,
-    "role-switchover": build_switchover,
-    "storage-loss": build_storage_loss,
-}
-
-
-def register(factory: FaultFactory) -> None:
-    for kind, builder in BUILDERS.items():
-        factory.register(kind, builder, platforms=("lab",))
+def _name(spec: FaultSpec, target: Target) -> str:
+    return f"{spec.kind}-{target.path}"

@@ -9,15 +9,13 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from faults.base import FaultPlan, FaultSpec, FaultState
+from faults.kinds import Params
 from harness import procs
 from harness.errors import ConfigError
 from harness.topology.models import Topology
-
-if TYPE_CHECKING:
-    from faults.registry import FaultFactory
+from harness.topology.targets import Target
 
 KIND_FREEZE = "process-freeze"
 
@@ -26,6 +24,13 @@ KIND_FREEZE = "process-freeze"
 class ProcessFreeze:
     spec: FaultSpec
     pidfile: Path
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> ProcessFreeze:
+        for proc in topology.processes:
+            if proc.name == target.name:
+                return cls(spec, Path(proc.pidfile))
+        raise ConfigError(f"{spec.kind}: target {spec.target!r} is not a process of the topology")
 
     def plan(self) -> FaultPlan:
         return FaultPlan(self.spec, "process",
@@ -51,15 +56,3 @@ class ProcessFreeze:
         root = self._root()
         if root is not None:
             procs.signal_tree(root, signal.SIGCONT)
-
-
-def _build_freeze(spec: FaultSpec, topology: Topology) -> ProcessFreeze:
-    name = spec.target.removeprefix("process:")
-    for proc in topology.processes:
-        if proc.name == name:
-            return ProcessFreeze(spec, Path(proc.pidfile))
-    raise ConfigError(f"{spec.kind}: target {spec.target!r} is not a process of the topology")
-
-
-def register(factory: FaultFactory) -> None:
-    factory.register(KIND_FREEZE, _build_freeze)

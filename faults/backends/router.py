@@ -14,9 +14,10 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from faults.base import FaultPlan, FaultSpec, FaultState
+from faults.kinds import Params
 from faults.netrules import (
     ROOT_HANDLE,
     DropRule,
@@ -32,9 +33,7 @@ from faults.netrules import (
 from faults.transports.ssh import SshShell, endpoint_named
 from harness.errors import ConfigError, ControlPlaneError
 from harness.topology.models import Link, Router, Topology
-
-if TYPE_CHECKING:
-    from faults.registry import FaultFactory
+from harness.topology.targets import Target
 
 BACKEND = "router"
 DIRECTIONS = ("both", "forward", "reverse")
@@ -141,6 +140,10 @@ class RouterPartition(_OnRouter):
 
     rules: list[DropRule] = field(default_factory=list)
 
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> RouterPartition:
+        return build_partition(spec, topology)
+
     @property
     def table(self) -> str:
         return table_name("harness_", self.slug)
@@ -172,6 +175,10 @@ class RouterLatency(_OnRouter):
     """Netem on the router port toward each side, for packets from the other side."""
 
     shapes: list[Netem] = field(default_factory=list)
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> RouterLatency:
+        return build_latency(spec, topology)
 
     @property
     def devices(self) -> list[str]:
@@ -272,9 +279,3 @@ def build_latency(spec: FaultSpec, topology: Topology) -> RouterLatency:
     shapes = [Netem(link.interface(dst), link.networks[src], rtt / 2, jitter / 2, loss, float(rate) if rate else None)
               for src, dst in _directed(spec, link)]
     return RouterLatency(**_session(spec, topology, link.router), shapes=shapes)
-
-
-def register(factory: FaultFactory, platforms: tuple[str, ...] = ("vsphere",)) -> None:
-    factory.register("link-partition", build_partition, platforms)
-    factory.register("witness-isolation", build_partition, platforms)
-    factory.register("latency", build_latency, platforms)

@@ -6,8 +6,8 @@ import logging
 import time
 from dataclasses import dataclass
 
+from faults import registry
 from faults.base import FaultState
-from faults.registry import FaultFactory
 from harness.safety.journal import Journal, JournalEntry
 from harness.topology.loader import load_topology
 
@@ -25,7 +25,7 @@ class RecoverOutcome:
         return f"{self.action:9} {spec.kind} on {spec.target} (run {self.entry.run_id}, pid {self.entry.pid}): {self.detail}"
 
 
-def recover(journal: Journal, factory: FaultFactory, *, force: bool = False,
+def recover(journal: Journal, *, force: bool = False,
             clear_timeout_s: float = 60.0) -> list[RecoverOutcome]:
     """Revert each pending entry; revert is idempotent, so a second pass is harmless.
 
@@ -38,7 +38,7 @@ def recover(journal: Journal, factory: FaultFactory, *, force: bool = False,
             continue
         try:
             topology = load_topology(entry.topology_source)
-            fault = factory.build(entry.spec, topology)
+            fault = registry.build(entry.spec, topology)
             before = fault.check()
             fault.revert()
             deadline = time.monotonic() + clear_timeout_s

@@ -1,4 +1,4 @@
-"""One harness run against one topology: its identity, journal, lock and fault factory.
+"""One harness run against one topology: its identity, journal, lock, and the faults it builds.
 
 Shared by the pytest plugin and the CLI so both inject faults through the same lifecycle.
 """
@@ -12,9 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from faults import registry
 from faults.base import Fault, FaultPlan, FaultSpec
-from faults.registry import FaultFactory, default_factory
-from harness.errors import TargetNotAllowedError
 from harness.history.timeline import Timeline
 from harness.safety.guards import Guard
 from harness.safety.journal import Journal
@@ -30,7 +29,6 @@ class HarnessSession:
     topology_source: str
     state_dir: Path
     allow_destructive: bool = False
-    factory: FaultFactory = field(default_factory=default_factory)
     run_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S-") + uuid.uuid4().hex[:6])
     runner_settings: RunnerSettings = field(default_factory=RunnerSettings)
 
@@ -46,7 +44,7 @@ class HarnessSession:
         self._lock.release()
 
     def build(self, spec: FaultSpec) -> Fault:
-        return self.factory.build(spec, self.topology)
+        return registry.build(spec, self.topology)
 
     def plan(self, specs: Sequence[FaultSpec]) -> list[FaultPlan]:
         """Plans from the topology alone: contacts nothing, needs no credential."""
@@ -63,11 +61,7 @@ class HarnessSession:
     def inject(self, timeline: Timeline, fault: Fault | FaultSpec, *, duration_s: float | None = None,
                guards: Sequence[Guard] = ()) -> Iterator[ActiveFault]:
         built = self.build(fault) if isinstance(fault, FaultSpec) else fault
-        if built.spec.destructive and self.topology.kind != "lab" and not self.allow_destructive:
-            raise TargetNotAllowedError(
-                f"{built.spec.kind} on {built.spec.target}: destructive faults on topology {self.topology.name!r} "
-                "need --allow-destructive")
         runner = FaultRunner(self.topology, self.topology_source, self.journal, timeline, self.run_id,
-                             self.runner_settings)
+                             self.runner_settings, allow_destructive=self.allow_destructive)
         with runner.inject(built, duration_s=duration_s, guards=guards) as active:
             yield active

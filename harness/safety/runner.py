@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faults.base import DeadMansSwitch, Fault, FaultState, Preflight
-from harness.errors import HarnessError, RevertFailedError, StopConditionTripped, TargetNotAllowedError
+from faults.registry import permit
+from harness.errors import HarnessError, RevertFailedError, StopConditionTripped
 from harness.history import EventKind
 from harness.history.timeline import Timeline
 from harness.safety.guards import Guard
@@ -61,19 +62,17 @@ class ActiveFault:
 
 class FaultRunner:
     def __init__(self, topology: Topology, topology_source: str, journal: Journal, timeline: Timeline,
-                 run_id: str, settings: RunnerSettings | None = None) -> None:
+                 run_id: str, settings: RunnerSettings | None = None, *, allow_destructive: bool = False) -> None:
         self.topology = topology
         self.topology_source = topology_source
         self.journal = journal
         self.timeline = timeline
         self.run_id = run_id
         self.settings = settings or RunnerSettings()
+        self.allow_destructive = allow_destructive
 
     def check_allowed(self, fault: Fault) -> None:
-        spec = fault.spec
-        if spec.destructive and spec.target not in self.topology.allow_list:
-            raise TargetNotAllowedError(
-                f"{spec.kind}: target {spec.target!r} is not in the allow_list of topology {self.topology.name!r}")
+        permit(fault.spec, self.topology, allow_destructive=self.allow_destructive)
 
     @contextmanager
     def inject(self, fault: Fault, *, duration_s: float | None = None,

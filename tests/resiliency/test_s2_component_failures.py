@@ -22,8 +22,8 @@ HOST = ScenarioFault("host", Role.PRIMARY_HOST, {"lab": "host-crash", "vsphere":
 LAB_STORAGE = ScenarioFault(
     "disk / disk group", Role.STANDBY_NODE, {"lab": "storage-loss"}, {"max_rate": "2M"},
     note="lab analog for both: the standby's storage is lost and rebuilt from the primary")
-DISK = ScenarioFault("disk", Role.STANDBY_HOST, {"vsphere": "disk-failure"}, {"device": "capacity"})
-DISK_GROUP = ScenarioFault("disk group", Role.STANDBY_HOST, {"vsphere": "disk-group-failure"})
+DISK = ScenarioFault("disk", Role.STANDBY_DISK, {"vsphere": "disk-failure"}, {"device": "capacity"})
+DISK_GROUP = ScenarioFault("disk group", Role.STANDBY_DISK_GROUP, {"vsphere": "disk-group-failure"})
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

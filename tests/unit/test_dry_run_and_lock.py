@@ -19,7 +19,7 @@ SUITE = textwrap.dedent("""\
     import pytest
     from faults.base import FaultSpec
 
-    @pytest.mark.parametrize("fault", [FaultSpec("process-freeze", "process:victim", {"seconds": 5})])
+    @pytest.mark.parametrize("fault", [FaultSpec("process-freeze", "process:victim")])
     def test_freeze(fault, inject):
         with inject(fault) as active:
             active.sleep(5)
@@ -124,4 +124,4 @@ def test_plan_command_prints_without_contacting_anything():
                              "--fault", "process-freeze@host:esx-a1"], capture_output=True, text=True, cwd=ROOT,
                             timeout=60)
     assert result.returncode == 2
-    assert "is not a process of the topology" in result.stderr
+    assert "target 'host:esx-a1' is a host; this fault acts on a process" in result.stderr

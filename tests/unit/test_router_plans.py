@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from faults import registry
 from faults.backends import router
 from faults.base import FaultSpec
-from faults.registry import default_factory
 from harness.errors import ConfigError
 from harness.topology.loader import load_topology
 
@@ -21,7 +21,7 @@ def topology():
 
 
 def test_a_link_partition_drops_both_directions_between_the_sites_subnets(topology) -> None:
-    fault = default_factory().build(FaultSpec("link-partition", "link:site-a~site-b"), topology)
+    fault = registry.build(FaultSpec("link-partition", "link:site-a~site-b"), topology)
     assert isinstance(fault, router.RouterPartition)
     assert [r.render() for r in fault.rules] == ["ip saddr 192.0.2.0/26 ip daddr 192.0.2.64/26 drop",
                                                  "ip saddr 192.0.2.64/26 ip daddr 192.0.2.0/26 drop"]

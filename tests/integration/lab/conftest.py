@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from lab_support import make_state_dir
 
-from faults.registry import FaultFactory
+from faults import registry
+from faults.base import Fault, FaultSpec
 from harness.history.timeline import Timeline
 from harness.lab.controller import Lab
 from harness.lab.layout import LabLayout
@@ -57,12 +58,14 @@ def topology(lab: Lab) -> Topology:
 
 
 @pytest.fixture(scope="session")
-def factory() -> FaultFactory:
-    from faults.backends import lab as lab_backend
+def factory() -> FaultBuilder:
+    """Builds faults as runs do: through the registry."""
+    return FaultBuilder()
 
-    built = FaultFactory()
-    lab_backend.register(built)
-    return built
+
+class FaultBuilder:
+    def build(self, spec: FaultSpec, topology: Topology) -> Fault:
+        return registry.build(spec, topology)
 
 
 @pytest.fixture

@@ -10,12 +10,12 @@ import pytest
 from lab_writers import WriteLoad
 
 from faults.base import FaultSpec, FaultState
-from faults.registry import FaultFactory
 from harness.errors import ConfigError
 from harness.lab import haevents, latency
 from harness.lab.controller import Lab
 from harness.safety.runner import FaultRunner
 from harness.topology.models import Topology
+from tests.integration.lab.conftest import FaultBuilder
 
 FAILOVER_MAX_S = 20.0
 
@@ -32,7 +32,7 @@ def site_of(node: str) -> str:
     return node.replace("node", "site")
 
 
-def run_fault(runner: FaultRunner, factory: FaultFactory, topology: Topology, spec: FaultSpec,
+def run_fault(runner: FaultRunner, factory: FaultBuilder, topology: Topology, spec: FaultSpec,
               load: WriteLoad, hold_s: float) -> tuple[float, float]:
     """Inject, hold, revert; returns (in-effect, reverted) monotonic times."""
     fault = factory.build(spec, topology)
@@ -72,7 +72,7 @@ def test_router_sshd_runs_router_commands(lab: Lab) -> None:
 
 
 @pytest.mark.parametrize("kind", ["host-crash", "host-hang", "site-failure"])
-def test_primary_loss_fails_over(kind: str, lab: Lab, runner: FaultRunner, factory: FaultFactory,
+def test_primary_loss_fails_over(kind: str, lab: Lab, runner: FaultRunner, factory: FaultBuilder,
                                  topology: Topology) -> None:
     before = lab.primary()
     target = f"host:{host_of(before)}" if kind != "site-failure" else f"site:{site_of(before)}"
@@ -93,7 +93,7 @@ def test_primary_loss_fails_over(kind: str, lab: Lab, runner: FaultRunner, facto
 
 
 @pytest.mark.parametrize("kind", ["site-isolation", "witness-isolation"])
-def test_isolating_secondary_or_witness_keeps_primary(kind: str, lab: Lab, runner: FaultRunner, factory: FaultFactory,
+def test_isolating_secondary_or_witness_keeps_primary(kind: str, lab: Lab, runner: FaultRunner, factory: FaultBuilder,
                                                       topology: Topology) -> None:
     before = lab.primary()
     target = f"site:{site_of(other(before))}" if kind == "site-isolation" else "witness:witness"
@@ -112,7 +112,7 @@ def test_isolating_secondary_or_witness_keeps_primary(kind: str, lab: Lab, runne
 
 
 @pytest.mark.parametrize("watchdog", [False, True], ids=["no-watchdog", "watchdog-2s"])
-def test_inter_site_cut(watchdog: bool, lab: Lab, runner: FaultRunner, factory: FaultFactory, topology: Topology) -> None:
+def test_inter_site_cut(watchdog: bool, lab: Lab, runner: FaultRunner, factory: FaultBuilder, topology: Topology) -> None:
     before = lab.primary()
     params = {"sync_timeout_s": 2.0} if watchdog else {}
     hold = 10.0
@@ -135,7 +135,7 @@ def test_inter_site_cut(watchdog: bool, lab: Lab, runner: FaultRunner, factory: 
     lab.wait_healthy(60)
 
 
-def test_latency_adds_requested_rtt(lab: Lab, runner: FaultRunner, factory: FaultFactory, topology: Topology) -> None:
+def test_latency_adds_requested_rtt(lab: Lab, runner: FaultRunner, factory: FaultBuilder, topology: Topology) -> None:
     a, b = lab.layout.site_a, lab.layout.site_b
     base = latency.probe_rtt_ms(a, b.address)
     rtt = 10.0
@@ -154,7 +154,7 @@ def test_latency_adds_requested_rtt(lab: Lab, runner: FaultRunner, factory: Faul
         factory.build(FaultSpec("latency", "link:site-a~site-b", {"rtt_ms": 1, "loss_pct": 1}), topology).inject()
 
 
-def test_switchover_moves_the_primary(lab: Lab, runner: FaultRunner, factory: FaultFactory, topology: Topology) -> None:
+def test_switchover_moves_the_primary(lab: Lab, runner: FaultRunner, factory: FaultBuilder, topology: Topology) -> None:
     before = lab.primary()
     with WriteLoad(lab.odbc_connection_string()) as load:
         assert load.wait_commits(20, time.monotonic(), 20)
@@ -167,7 +167,7 @@ def test_switchover_moves_the_primary(lab: Lab, runner: FaultRunner, factory: Fa
     assert outage < FAILOVER_MAX_S
 
 
-def test_storage_loss_rebuilds_replica_with_progress(lab: Lab, runner: FaultRunner, factory: FaultFactory,
+def test_storage_loss_rebuilds_replica_with_progress(lab: Lab, runner: FaultRunner, factory: FaultBuilder,
                                                      topology: Topology) -> None:
     replica = other(lab.primary())
     fault = factory.build(FaultSpec("storage-loss", f"node:bench/{replica}", {"max_rate": "1M"}), topology)

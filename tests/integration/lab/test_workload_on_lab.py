@@ -15,7 +15,6 @@ from collections.abc import Iterator
 import pytest
 
 from faults.base import FaultSpec
-from faults.registry import FaultFactory
 from harness.analysis.phases import failover_phases
 from harness.clusters.lab import LabCluster
 from harness.history.series import TransactionSeries
@@ -23,6 +22,7 @@ from harness.history.timeline import Timeline
 from harness.lab.controller import Lab
 from harness.safety.runner import FaultRunner
 from harness.topology.models import Topology
+from tests.integration.lab.conftest import FaultBuilder
 from workloads.oltp import DriverConfig, OltpDriver, prepare_schema
 from workloads.oltp.schema import Scale
 
@@ -43,7 +43,7 @@ def wait_for_commits(driver: OltpDriver, timeline: Timeline, seconds: float) -> 
 
 
 def test_a_crash_under_load_is_a_zero_tps_gap_whose_length_matches_the_timeline(
-        lab: Lab, topology: Topology, runner: FaultRunner, factory: FaultFactory, load: OltpDriver) -> None:
+        lab: Lab, topology: Topology, runner: FaultRunner, factory: FaultBuilder, load: OltpDriver) -> None:
     timeline = runner.timeline
     wait_for_commits(load, timeline, 5)
     primary = lab.primary()

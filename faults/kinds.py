@@ -1,0 +1,101 @@
+"""Every fault kind in one table: what it targets, the parameters it takes, whether it is planned.
+
+A spec's params are validated here once, with field paths in the error, before any backend
+is built; backends receive the typed model, never the raw mapping. A *planned* kind is an
+operation the platform performs on purpose (a role switchover, a migration): its revert has
+nothing to undo but waiting for health, and its outage starts at inject.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.errors import ConfigError
+from harness.topology.loader import format_validation_error
+from harness.topology.targets import TargetKind
+
+
+class Params(BaseModel):
+    """Base of every params model: unknown keys are an error, values are plain JSON (the journal stores them)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NoParams(Params):
+    pass
+
+
+Direction = Literal["both", "forward", "reverse"]
+
+
+class PartitionParams(Params):
+    direction: Direction = Field(default="both", description="'forward' is the link's first site to its second")
+    sync_timeout_s: float | None = Field(
+        default=None, gt=0, description="lab only: drop a standby silent this long from the write quorum "
+                                        "(an AG session timeout's analog)")
+
+
+class IsolationParams(Params):
+    direction: Direction = "both"
+
+
+class LatencyParams(Params):
+    rtt_ms: float = Field(ge=0, le=10_000, description="added round-trip time, split half each way")
+    jitter_ms: float = Field(default=0.0, ge=0, le=10_000)
+    loss_pct: float = Field(default=0.0, ge=0, le=100)
+    rate_mbit: float | None = Field(default=None, gt=0, le=400_000)
+
+
+class StorageLossParams(Params):
+    max_rate: str = Field(default="1M", pattern=r"^[1-9][0-9]{0,6}[kM]?$",
+                          description="rebuild throttle, as pg_basebackup --max-rate (32k..1024M)")
+
+
+class DiskFailureParams(Params):
+    device: Literal["capacity", "cache"] = "capacity"
+    mode: Literal["permanent", "transient", "hot-unplug"] = "permanent"
+
+
+@dataclass(frozen=True)
+class FaultKind:
+    name: str
+    target: TargetKind
+    params: type[Params]
+    planned: bool
+    summary: str
+
+    def parse_params(self, raw: Mapping[str, Any]) -> Params:
+        try:
+            return self.params.model_validate(dict(raw))
+        except ValidationError as exc:
+            raise ConfigError(f"{self.name}: params.{format_validation_error(exc)}") from None
+
+
+KINDS: dict[str, FaultKind] = {k.name: k for k in (
+    FaultKind("host-crash", TargetKind.HOST, NoParams, False, "the host's database node dies at once"),
+    FaultKind("host-hang", TargetKind.HOST, NoParams, False, "the host stops answering but keeps its state"),
+    FaultKind("host-power-off", TargetKind.HOST, NoParams, False, "the host loses power (BMC), then is powered on"),
+    FaultKind("site-failure", TargetKind.SITE, NoParams, False, "the site's nodes die and its links are cut"),
+    FaultKind("site-power-off", TargetKind.SITE, NoParams, False, "every host of the site loses power"),
+    FaultKind("site-isolation", TargetKind.SITE, IsolationParams, False, "the site is cut off from all others"),
+    FaultKind("witness-isolation", TargetKind.WITNESS, IsolationParams, False, "the witness is cut off"),
+    FaultKind("link-partition", TargetKind.LINK, PartitionParams, False, "an inter-site link drops traffic"),
+    FaultKind("latency", TargetKind.LINK, LatencyParams, False, "an inter-site link gets added RTT"),
+    FaultKind("role-switchover", TargetKind.DATABASE, NoParams, True, "planned move of the primary role"),
+    FaultKind("role-move", TargetKind.DATABASE, NoParams, True, "planned move of the AG / FCI role"),
+    FaultKind("storage-loss", TargetKind.NODE, StorageLossParams, False, "a replica's storage is lost and rebuilt"),
+    FaultKind("disk-failure", TargetKind.DISK, DiskFailureParams, False, "one vSAN device fails"),
+    FaultKind("disk-group-failure", TargetKind.DISK_GROUP, NoParams, False, "a vSAN disk group's cache device fails"),
+    FaultKind("process-freeze", TargetKind.PROCESS, NoParams, False, "a local process tree is frozen (SIGSTOP)"),
+)}
+
+
+def fault_kind(name: str) -> FaultKind:
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise ConfigError(f"unknown fault kind {name!r}; known: {', '.join(sorted(KINDS))}") from None

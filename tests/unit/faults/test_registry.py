@@ -1,0 +1,119 @@
+"""Every registered (fault kind, platform) pair builds and plans from a topology alone, contacting nothing.
+
+The registry imports backends from strings, which import-linter cannot see; this test is what
+guards those imports.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from faults import registry
+from faults.base import FaultPlan, FaultSpec
+from faults.kinds import KINDS, LatencyParams
+from harness.errors import ConfigError, TargetNotAllowedError
+from harness.lab.layout import LabLayout
+from harness.topology.loader import load_topology
+from harness.topology.models import LabSettings, LocalProcess, Topology
+from harness.topology.targets import Target, TargetKind
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "stretched-2plus2.yaml"
+PARAMS = {"latency": {"rtt_ms": 4.0}}
+
+
+def example() -> Topology:
+    topology = load_topology(EXAMPLE)
+    return topology.model_copy(update={"processes": [LocalProcess(name="victim", pidfile="/nonexistent/victim.pid")]})
+
+
+def lab() -> Topology:
+    return LabLayout.from_settings(LabSettings(prefix="hunit")).topology()
+
+
+def spec_for(kind: str, topology: Topology) -> FaultSpec | None:
+    """A spec of `kind` on the first target of the right kind, on a platform that serves it."""
+    for text in sorted(topology.targets()):
+        spec = FaultSpec(kind, text, PARAMS.get(kind, {}))
+        if Target.parse(text).kind is KINDS[kind].target and registry.supports(spec, topology):
+            return spec
+    return None
+
+
+@pytest.mark.parametrize(("kind", "platform"), sorted(registry.BACKENDS))
+def test_every_registered_pair_builds_and_plans_without_contacting_anything(kind: str, platform: str) -> None:
+    topology = lab() if platform == "lab" else example()
+    spec = spec_for(kind, topology)
+    assert spec is not None, f"no target in the {topology.name} topology is served by {platform} for {kind}"
+    assert registry.resolve(spec, topology).platform == platform
+    plan = registry.build(spec, topology).plan()
+    assert isinstance(plan, FaultPlan)
+    assert plan.inject_steps and plan.revert_steps
+
+
+def test_every_registered_kind_is_in_the_kind_table() -> None:
+    assert {kind for kind, _ in registry.BACKENDS} <= set(KINDS)
+
+
+def test_the_platform_follows_the_target() -> None:
+    topology = example()
+    on = {str(target): registry.resolve(FaultSpec(kind, str(target), PARAMS.get(kind, {})), topology).platform
+          for kind, target in [("latency", "link:site-a~site-b"), ("witness-isolation", "witness:vsan-witness-01"),
+                               ("disk-failure", "disk:esx-b2/naa.5000c500b2b2b201"), ("role-move", "database:sql-ag-01"),
+                               ("host-power-off", "host:esx-a1"), ("host-power-off", "host:esx-b1")]}
+    assert on == {"link:site-a~site-b": "router", "witness:vsan-witness-01": "router",
+                  "disk:esx-b2/naa.5000c500b2b2b201": "vsan", "database:sql-ag-01": "sqlserver",
+                  "host:esx-a1": "redfish",  # it has a BMC
+                  "host:esx-b1": "vsphere"}
+
+
+def test_a_kind_without_a_backend_here_is_a_clear_error_not_a_crash() -> None:
+    with pytest.raises(registry.NoBackendError, match="role-move on database:sql-ag-01: no sqlserver backend"):
+        registry.build(FaultSpec("role-move", "database:sql-ag-01"), example())
+
+
+def test_params_are_validated_once_with_the_field_named() -> None:
+    with pytest.raises(ConfigError, match=r"latency: params.loss_pct: Input should be less than or equal to 100"):
+        registry.resolve(FaultSpec("latency", "link:site-a~site-b", {"rtt_ms": 4, "loss_pct": 150}), example())
+    with pytest.raises(ConfigError, match=r"params.rtt_ms: Field required"):
+        registry.resolve(FaultSpec("latency", "link:site-a~site-b"), example())
+    with pytest.raises(ConfigError, match=r"params.colour: unknown field"):
+        registry.resolve(FaultSpec("latency", "link:site-a~site-b", {"rtt_ms": 1, "colour": "red"}), example())
+    resolved = registry.resolve(FaultSpec("latency", "link:site-a~site-b", {"rtt_ms": 4}), example())
+    assert resolved.params == LatencyParams(rtt_ms=4.0)
+
+
+def test_a_target_of_the_wrong_kind_or_outside_the_topology_is_refused_naming_it() -> None:
+    with pytest.raises(ConfigError, match="target 'site:site-a' is a site; this fault acts on a host"):
+        registry.resolve(FaultSpec("host-crash", "site:site-a"), example())
+    with pytest.raises(ConfigError, match="target 'host:esx-z9' is not in topology"):
+        registry.resolve(FaultSpec("host-crash", "host:esx-z9"), example())
+    with pytest.raises(ConfigError, match="unknown fault kind 'host-melt'"):
+        registry.resolve(FaultSpec("host-melt", "host:esx-a1"), example())
+
+
+def test_a_missing_optional_sdk_names_the_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry.BACKENDS, ("role-move", "sqlserver"), "faults.backends.no_such_sdk_backend:AgFailover")
+    with pytest.raises(ConfigError, match=r"pip install 'resilience-harness\[sqlserver\]'"):
+        registry.build(FaultSpec("role-move", "database:sql-ag-01"), example())
+
+
+def test_the_allow_list_rule_is_one_rule() -> None:
+    topology = example()
+    registry.permit(FaultSpec("host-power-off", "host:esx-a2"), topology, allow_destructive=True)
+    with pytest.raises(TargetNotAllowedError, match="not in the allow_list"):
+        registry.permit(FaultSpec("host-power-off", "host:esx-a1"), topology, allow_destructive=True)
+    with pytest.raises(TargetNotAllowedError, match="need --allow-destructive"):
+        registry.permit(FaultSpec("host-power-off", "host:esx-a2"), topology, allow_destructive=False)
+    registry.permit(FaultSpec("host-crash", "host:host-a"), lab(), allow_destructive=False)
+
+
+def test_targets_parse_and_print_kind_and_path() -> None:
+    link = Target.parse("link:site-a~site-b")
+    assert (link.kind, link.parts, str(link)) == (TargetKind.LINK, ("site-a", "site-b"), "link:site-a~site-b")
+    assert Target.parse("disk:esx-b2/naa.5000c500b2b2b201").parts == ("esx-b2", "naa.5000c500b2b2b201")
+    assert Target.parse("node:bench/node-a").name == "node-a"
+    for bad in ("esx-a1", "host:", "moon:x", "link:site-a", "node:bench/"):
+        with pytest.raises(ConfigError, match="target"):
+            Target.parse(bad)
