@@ -64,7 +64,7 @@ def pytest_command(args: argparse.Namespace, results: Path, tables: Path) -> lis
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from reports.allure_cli import generate_report
+    from reports.allure.generate import generate_report
 
     out: Path = args.out.resolve()
     results, tables = out / "allure-results", out / "tables"

@@ -28,9 +28,11 @@ from harness.safety.signals import Terminated
 from harness.topology.credentials import Secret, redacted_logging
 from harness.topology.loader import load_topology
 from harness.topology.models import Topology
-from reports.allure_report import environment_properties, write_categories, write_environment
+from reports.allure.results_dir import environment_properties, write_categories, write_environment
 from reports.redact import scrub_tree
 from reports.summary import Outcome, format_summary
+
+pytest_plugins = ["harness.fixtures"]
 
 EXIT_HARNESS_BROKEN = 10
 _SESSION_KEY = pytest.StashKey[HarnessSession | None]()

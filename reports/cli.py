@@ -24,7 +24,7 @@ def add_report_parser(subparsers: Any) -> None:
 
 def run_report(args: argparse.Namespace) -> int:
     """Print the single file's path on stdout (for scripts); details on stderr."""
-    from reports.allure_cli import generate_report  # Allure and matplotlib only for this command
+    from reports.allure.generate import generate_report  # Allure and matplotlib only for this command
     out = args.out if args.out is not None else args.results_dir.resolve().parent / "allure-report"
     result = generate_report(args.results_dir, out, history_file=args.history_file, name=args.name)
     size_kib = result.single_file.stat().st_size / 1024

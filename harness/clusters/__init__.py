@@ -1,17 +1,21 @@
 """What the suites need to know about a database cluster, whatever runs it.
 
-The suites speak to a `Cluster`: who is primary, on which host and site, is it healthy,
-is a resync running, what did the HA manager do and when. The embedded lab implements it
-today; vSphere + SQL Server (WSFC / AG) implement the same protocol.
+The suites speak to a `Cluster` (Jepsen's `db`): who is primary, on which host and site, is
+it healthy, is a resync running, what did the HA manager do and when. Clusters the harness
+brings up itself (the embedded lab) also implement `Provisioned`. Which class observes a
+topology is a string map, imported on use, like the fault registry.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
+from harness.errors import ConfigError
 from harness.history.server import ServerEvent
+from harness.topology.models import Topology
 from workloads.oltp import ConnectionSettings, Dialect
 
 
@@ -50,3 +54,34 @@ class Cluster(Protocol):
 
     def describe(self) -> Mapping[str, str]:
         """Product versions and settings for the report's environment section."""
+
+
+@runtime_checkable
+class Provisioned(Protocol):
+    """A cluster the harness itself brings up and down (the embedded lab)."""
+
+    def up(self) -> bool:
+        """Bring it up unless it is already healthy; True if this call started it."""
+
+    def down(self) -> None: ...
+
+    def rebuild(self) -> None:
+        """Start it afresh after it could not heal (a harness problem, reported as such)."""
+
+
+# topology kind -> "module:Class" with `from_topology(topology)`; imported only when chosen.
+CLUSTERS: dict[str, str] = {
+    "lab": "harness.clusters.lab:LabCluster",
+}
+
+
+def cluster_for(topology: Topology) -> Cluster:
+    """The cluster view of `topology`, built without contacting anything."""
+    path = CLUSTERS.get(topology.kind)
+    if path is None:
+        raise ConfigError(f"topology {topology.name!r}: the {topology.kind} cluster backend is not available yet; "
+                          "use --dry-run to plan, or --topology lab")
+    module_name, _, attribute = path.partition(":")
+    backend: Any = getattr(importlib.import_module(module_name), attribute)
+    cluster: Cluster = backend.from_topology(topology)
+    return cluster

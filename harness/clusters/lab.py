@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from harness.clusters import ResyncSample
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
 from harness.history import EventKind
 from harness.history.server import ServerEvent
 from harness.lab import haevents
 from harness.lab.controller import Lab
-from harness.lab.layout import DATABASE
+from harness.lab.layout import DATABASE, LabLayout
 from harness.topology.models import Topology
 from workloads.oltp import ConnectionSettings, Credentials, Dialect, Endpoint, PostgresDialect
 
@@ -22,6 +22,26 @@ class LabCluster:
     lab: Lab
     topology: Topology
 
+    @classmethod
+    def from_topology(cls, topology: Topology) -> LabCluster:
+        if topology.lab is None:
+            raise ConfigError(f"topology {topology.name!r} is not the embedded lab")
+        return cls(Lab(LabLayout.from_settings(topology.lab)), topology)
+
+    # -- Provisioned ---------------------------------------------------------------------
+    def up(self) -> bool:
+        if self.lab.healthy():
+            return False
+        self.lab.up()
+        return True
+
+    def down(self) -> None:
+        self.lab.down()
+
+    def rebuild(self) -> None:
+        self.lab.rebuild()
+
+    # -- Cluster -------------------------------------------------------------------------
     @property
     def name(self) -> str:
         return self.topology.name

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.analysis.resync import mean_rate_bps
 from harness.experiment import Experiment, Findings
-from reports.allure_report import Evidence, attach_evidence
+from reports.allure.steps import Evidence, attach_evidence
 from reports.scenario_tables import ComponentFailure
 from reports.tables import Table
 

@@ -16,7 +16,7 @@ from harness.experiment import Experiment
 from harness.history import EventKind
 from harness.safety.run import HarnessSession
 from harness.scenario import Role, ScenarioFault
-from reports.allure_report import phase
+from reports.allure.steps import phase
 from reports.scenario_tables import LatencyStep, s1_latency_table
 from tests.resiliency.conftest import keep_table, label
 from tests.resiliency.evidence import attach

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from report_support import LoopbackBrowser, SampleRuns
 
-from reports.allure_cli import generate_report
+from reports.allure.generate import generate_report
 
 collect_ignore = ["sample_suite"]
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reports.allure_cli import ReportOutput
+from reports.allure.generate import ReportOutput
 
 
 @dataclass

@@ -10,8 +10,8 @@ import pytest
 
 from harness.errors import ControlPlaneError, HarnessError, RevertFailedError
 from harness.paths import tools_dir
-from reports.allure_cli import strip_analytics
-from reports.allure_report import HARNESS_BROKEN, SLO_VIOLATED, categories, environment_properties, write_environment
+from reports.allure.generate import strip_analytics
+from reports.allure.results_dir import HARNESS_BROKEN, SLO_VIOLATED, categories, environment_properties, write_environment
 from reports.redact import files_containing, scrub_tree
 from reports.summary import Outcome, format_summary
 

@@ -13,7 +13,7 @@ from experiment import LedgerRun, LedgerWorkload, exclusive_lock
 
 from harness.errors import ControlPlaneError
 from harness.history import EventKind
-from reports.allure_report import (
+from reports.allure.steps import (
     ChangeTicket,
     Evidence,
     ExperimentLabels,

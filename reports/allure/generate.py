@@ -22,7 +22,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.paths import tools_dir
-from reports.allure_report import categories
+from reports.allure.results_dir import categories
 
 SINGLE_FILE_NAME = "resilience-report.html"
 HISTORY_FILE_NAME = "history.jsonl"

@@ -1,0 +1,103 @@
+"""Fixtures for experiments against a live cluster: the cluster, its OLTP schema, one experiment per test.
+
+Loaded with the harness's pytest plugin, so any pytest project that installs the harness can
+write its own experiments with them, as the ready-made suites in `tests/resiliency` do.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Iterator
+
+import pytest
+
+from harness.clusters import Cluster, Provisioned, cluster_for
+from harness.errors import HarnessError
+from harness.experiment import Experiment, Windows
+from harness.history.timeline import Timeline
+from harness.progress import Progress
+from harness.safety.run import HarnessSession
+from workloads.oltp import DriverConfig, prepare_schema
+from workloads.oltp.schema import Scale
+
+
+@pytest.fixture(scope="session")
+def cluster(harness_session: HarnessSession, pytestconfig: pytest.Config,
+            product_versions: dict[str, str]) -> Iterator[Cluster]:
+    """The cluster under test, chosen by the topology; one the harness provisions is brought up
+    here (unless already up) and down at the end (unless --keep-lab)."""
+    view = cluster_for(harness_session.topology)
+    started_here = view.up() if isinstance(view, Provisioned) else False
+    product_versions.update(view.describe())
+    yield view
+    if started_here and isinstance(view, Provisioned) and not pytestconfig.getoption("--keep-lab"):
+        view.down()
+
+
+@pytest.fixture(scope="session")
+def schema(cluster: Cluster, pytestconfig: pytest.Config) -> Scale:
+    """TPC-B data with at least as many branches as users (pgbench's rule): every transaction
+    updates one branch row and holds its lock through the commit, so with fewer branches the
+    commits, and any added commit latency, queue behind each other."""
+    scale = Scale(branches=pytestconfig.getoption("--scale"), accounts_per_branch=pytestconfig.getoption("--accounts-per-branch"))
+    users = pytestconfig.getoption("--users")
+    if scale.branches < users:
+        warnings.warn(f"--scale {scale.branches} is below --users {users}: commits will queue on branch rows", stacklevel=1)
+    dialect, settings = cluster.connection()
+    prepare_schema(dialect, settings, scale)
+    return scale
+
+
+@pytest.fixture
+def windows(pytestconfig: pytest.Config) -> Windows:
+    opt = pytestconfig.getoption
+    return Windows(baseline_s=opt("--baseline-s"), observe_s=opt("--observe-s"), settle_s=opt("--settle-s"),
+                   recover_timeout_s=opt("--recover-timeout-s"), steady_window_s=opt("--steady-window-s"))
+
+
+@pytest.fixture
+def progress(pytestconfig: pytest.Config) -> Progress:
+    """Live progress on the real terminal (bypassing capture), or one line per wait with --quiet-progress."""
+    capture = pytestconfig.pluginmanager.getplugin("capturemanager")
+
+    def write(text: str) -> None:
+        if capture is not None:
+            with capture.global_and_fixture_disabled():
+                sys.stderr.write(text)
+                sys.stderr.flush()
+        else:
+            sys.stderr.write(text)
+
+    return Progress(write, quiet=bool(pytestconfig.getoption("--quiet-progress")))
+
+
+@pytest.fixture
+def experiment(harness_session: HarnessSession, cluster: Cluster, schema: Scale, timeline: Timeline,
+               progress: Progress, windows: Windows, pytestconfig: pytest.Config) -> Iterator[Experiment]:
+    """One experiment under load on a healthy cluster; the cluster is healthy again afterwards."""
+    from reports.allure.steps import ChangeTicket, link_change_ticket, phase  # Allure only when experiments run
+
+    heal_or_rebuild(cluster, windows, before=True)
+    ticket = pytestconfig.getoption("--change-ticket")
+    if ticket:
+        link_change_ticket(ChangeTicket(ticket, pytestconfig.getoption("--change-url") or "{ticket}"))
+    config = DriverConfig(users=pytestconfig.getoption("--users"), scale=schema)
+    with Experiment(harness_session, cluster, timeline, progress, windows, config, step=phase) as running:
+        yield running
+    heal_or_rebuild(cluster, windows, before=False)
+
+
+def heal_or_rebuild(cluster: Cluster, windows: Windows, *, before: bool) -> None:
+    """The next test starts on a healthy cluster; one the harness provisions is rebuilt if it cannot
+    heal, and the harness is reported broken either way."""
+    try:
+        cluster.wait_healthy(windows.recover_timeout_s)
+        return
+    except HarnessError as exc:
+        problem = str(exc)
+    rebuilt = isinstance(cluster, Provisioned)
+    if isinstance(cluster, Provisioned):
+        cluster.rebuild()
+    raise HarnessError(f"cluster not healthy {'before' if before else 'after'} the experiment ({problem}); "
+                       f"{'rebuilt' if rebuilt else 'not rebuilt'}")
