@@ -1,3 +1,5 @@
-"""Loads the harness's pytest plugin for every test run from this repository."""
+"""Repository-wide pytest settings.
 
-pytest_plugins = ["harness.plugin"]
+The harness's plugin is not loaded here: it comes from its `pytest11` entry point, as for any
+project that installs the harness (`pip install -e .` in this repository).
+"""

@@ -16,7 +16,7 @@ from harness.paths import state_dir
 from harness.safety.journal import Journal
 from harness.safety.recover import recover
 from harness.safety.run import HarnessSession
-from harness.topology.loader import load_topology
+from harness.topology_source import load_source
 from reports.cli import add_report_parser
 
 
@@ -31,7 +31,7 @@ def _cmd_recover(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    topology = load_topology(args.topology)
+    topology = load_source(args.topology)
     session = HarnessSession(topology=topology, topology_source=args.topology, state_dir=state_dir(args.state_dir))
     for text in args.fault:
         kind, _, target = text.partition("@")

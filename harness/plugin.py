@@ -26,8 +26,8 @@ from harness.safety.run import HarnessSession
 from harness.safety.runner import ActiveFault, RunnerSettings
 from harness.safety.signals import Terminated
 from harness.topology.credentials import Secret, redacted_logging
-from harness.topology.loader import load_topology
 from harness.topology.models import Topology
+from harness.topology_source import canonical, load_source
 from reports.allure.results_dir import environment_properties, write_categories, write_environment
 from reports.redact import scrub_tree
 from reports.summary import Outcome, format_summary
@@ -88,10 +88,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if source is None:
         return
     try:
-        topology = load_topology(source)
+        topology = load_source(source)
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
-    session = HarnessSession(topology=topology, topology_source=_canonical_source(source),
+    session = HarnessSession(topology=topology, topology_source=canonical(source),
                              state_dir=state_dir(config.getoption("--state-dir")),
                              allow_destructive=config.getoption("--allow-destructive"),
                              runner_settings=RunnerSettings(revert_timeout_s=config.getoption("--recover-timeout-s")))
@@ -105,10 +105,6 @@ def pytest_configure(config: pytest.Config) -> None:
         stack.enter_context(redacted_logging(secrets))
         config.add_cleanup(stack.close)
     config.stash[_SESSION_KEY] = session
-
-
-def _canonical_source(source: str) -> str:
-    return source if source == "lab" or source.startswith("lab:") else str(Path(source).resolve())
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

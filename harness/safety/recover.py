@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from faults import registry
 from faults.base import FaultState
 from harness.safety.journal import Journal, JournalEntry
-from harness.topology.loader import load_topology
+from harness.topology_source import load_source
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ def recover(journal: Journal, *, force: bool = False,
             outcomes.append(RecoverOutcome(entry, "skipped", "its run is still alive; use --force to revert anyway"))
             continue
         try:
-            topology = load_topology(entry.topology_source)
+            topology = load_source(entry.topology_source)
             fault = registry.build(entry.spec, topology)
             before = fault.check()
             fault.revert()

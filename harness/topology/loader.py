@@ -9,21 +9,11 @@ import yaml
 from pydantic import ValidationError
 
 from harness.errors import ConfigError
-from harness.topology.models import LabSettings, Topology
-
-LAB_SOURCE = "lab"
+from harness.topology.models import Topology
 
 
-def load_topology(source: str | Path, lab: LabSettings | None = None) -> Topology:
-    """`source` is a YAML path, or ``lab`` / ``lab:PREFIX`` for the embedded lab."""
-    text = str(source)
-    if text == LAB_SOURCE or text.startswith(LAB_SOURCE + ":"):
-        from harness.lab.layout import LabLayout
-
-        settings = lab or LabSettings()
-        if ":" in text:
-            settings = settings.model_copy(update={"prefix": text.split(":", 1)[1]})
-        return LabLayout.from_settings(settings).topology()
+def load_topology(source: str | Path) -> Topology:
+    """A topology from a YAML file (the embedded lab's comes from `harness.topology_source`)."""
     path = Path(source)
     try:
         raw = yaml.safe_load(path.read_text())

@@ -1,0 +1,1 @@
+"""The fault lifecycle: the run (lock, journal), the runner (journal → inject → revert), recover, signals and guards."""

@@ -1,0 +1,34 @@
+"""What `--topology` names: a YAML file, or the embedded lab (`lab` / `lab:PREFIX`), resolved once.
+
+Like testinfra's host specs, the scheme picks the source: `lab:` builds the lab's topology
+in code (no file can claim to be the lab), anything else is a path to a YAML file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.lab.layout import LabLayout
+from harness.topology.loader import load_topology
+from harness.topology.models import LabSettings, Topology
+
+LAB_SCHEME = "lab"
+
+
+def is_lab(source: str) -> bool:
+    return source == LAB_SCHEME or source.startswith(LAB_SCHEME + ":")
+
+
+def canonical(source: str) -> str:
+    """What the journal records: the lab source as given, a file as its absolute path."""
+    return source if is_lab(source) else str(Path(source).resolve())
+
+
+def load_source(source: str | Path) -> Topology:
+    """The topology `source` names; errors name the file and the field."""
+    text = str(source)
+    if not is_lab(text):
+        return load_topology(Path(text))
+    prefix = text.partition(":")[2]
+    settings = LabSettings(prefix=prefix) if prefix else LabSettings()
+    return LabLayout.from_settings(settings).topology()
