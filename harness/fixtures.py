@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -20,6 +22,9 @@ from harness.progress import Progress
 from harness.safety.run import HarnessSession
 from workloads.oltp import DriverConfig, prepare_schema
 from workloads.oltp.schema import Scale
+
+if TYPE_CHECKING:
+    from harness.scenario_report import ScenarioReport
 
 
 @pytest.fixture(scope="session")
@@ -86,6 +91,15 @@ def experiment(harness_session: HarnessSession, cluster: Cluster, schema: Scale,
     with Experiment(harness_session, cluster, timeline, progress, windows, config, step=phase) as running:
         yield running
     heal_or_rebuild(cluster, windows, before=False)
+
+
+@pytest.fixture
+def scenario_report(pytestconfig: pytest.Config, key_numbers: dict[str, str]) -> ScenarioReport:
+    """`scenario_report.record(...)`: labels, evidence, the table kept in --tables-dir, key numbers."""
+    from harness.scenario_report import ScenarioReport  # plotting only when a scenario reports
+
+    directory = pytestconfig.getoption("--tables-dir")
+    return ScenarioReport(Path(directory) if directory else None, key_numbers)
 
 
 def heal_or_rebuild(cluster: Cluster, windows: Windows, *, before: bool) -> None:

@@ -1,12 +1,10 @@
-"""Turning findings into a scenario's table rows, key numbers and attachments."""
+"""Turning findings into a scenario's table rows and key numbers."""
 
 from __future__ import annotations
 
 from harness.analysis.resync import mean_rate_bps
-from harness.experiment import Experiment, Findings
-from reports.allure.steps import Evidence, attach_evidence
+from harness.experiment import Findings
 from reports.scenario_tables import ComponentFailure
-from reports.tables import Table
 
 GB = 1e9
 
@@ -27,13 +25,6 @@ def component_row(label: str, findings: Findings, note: str = "") -> ComponentFa
         failure=label, tps_before=findings.impact.baseline.mean, tps_after=tps_after(findings),
         recover_s=findings.impact.time_to_recover_s, resync_gb=total / GB if total else None,
         resync_gb_per_min=rate * 60 / GB if rate else None, resync_eta_s=first_eta, note=note)
-
-
-def attach(experiment: Experiment, title: str, table: Table | None) -> None:
-    attach_evidence(Evidence(timeline=experiment.timeline, series=experiment.series,
-                             metrics=[experiment.resync_bytes] if any(p.value > 0 for p in experiment.resync_bytes.points())
-                             else [],
-                             table=table, title=title))
 
 
 def fmt(value: float | None, unit: str = "", digits: int = 1) -> str:

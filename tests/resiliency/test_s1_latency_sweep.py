@@ -6,6 +6,7 @@ that keeps TPS at the threshold share of the 0 ms baseline ("recommended < N ms"
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from dataclasses import dataclass
 
@@ -16,10 +17,9 @@ from harness.experiment import Experiment
 from harness.history import EventKind
 from harness.safety.run import HarnessSession
 from harness.scenario import Role, ScenarioFault
+from harness.scenario_report import ScenarioReport
 from reports.allure.steps import phase
 from reports.scenario_tables import LatencyStep, s1_latency_table
-from tests.resiliency.conftest import keep_table, label
-from tests.resiliency.evidence import attach
 
 LATENCY = ScenarioFault("inter-site latency", Role.INTER_SITE_LINK, {"lab": "latency", "vsphere": "latency"},
                         {"rtt_ms": 4.0})
@@ -51,7 +51,7 @@ def summarise(experiment: Experiment, window: StepWindow, users: int) -> Latency
 @pytest.mark.scenario("S1")
 @pytest.mark.faults(LATENCY)
 def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
-        experiment: Experiment, harness_session: HarnessSession, key_numbers: dict[str, str],
+        experiment: Experiment, harness_session: HarnessSession, scenario_report: ScenarioReport,
         pytestconfig: pytest.Config) -> None:
     topology = harness_session.topology
     steps = [float(x) for x in str(pytestconfig.getoption("--rtt-steps")).split(",")]
@@ -65,18 +65,17 @@ def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
                 windows.append(measure_step(experiment, rtt, warmup_s, step_s))
                 continue
             spec = LATENCY.resolve(experiment.cluster, topology)
-            spec = type(spec)(spec.kind, spec.target, {**spec.params, "rtt_ms": rtt})
+            spec = dataclasses.replace(spec, params={**spec.params, "rtt_ms": rtt})
             link = spec.target
             with experiment.fault(spec):
                 windows.append(measure_step(experiment, rtt, warmup_s, step_s))
     experiment.finish()
-    label("S1", "latency", link or "link")
     measured = [summarise(experiment, w, users) for w in windows]
     table = s1_latency_table(measured, min_tps_pct=100 * topology.slo.latency_tps_min_ratio)
-    attach(experiment, "S1 latency sweep", table)
-    keep_table(pytestconfig, table, "s1-latency")
-    key_numbers.update({f"{s.rtt_ms:g} ms": f"{s.tps:.0f} TPS" for s in measured})
-    key_numbers["verdict"] = table.extra_lines[0] if table.extra_lines else ""
+    scenario_report.record("S1", experiment, fault_kind="latency", target=link or "link", title="S1 latency sweep",
+                           table=table, table_name="s1-latency",
+                           numbers={**{f"{s.rtt_ms:g} ms": f"{s.tps:.0f} TPS" for s in measured},
+                                    "verdict": table.extra_lines[0] if table.extra_lines else ""})
     ledger = experiment.ledger
     assert ledger is not None
     assert_verdicts([

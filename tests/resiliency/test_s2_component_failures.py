@@ -14,9 +14,9 @@ from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
 from harness.safety.run import HarnessSession
 from harness.scenario import Role, ScenarioFault
+from harness.scenario_report import ScenarioReport
 from reports.scenario_tables import s2_failure_table
-from tests.resiliency.conftest import keep_table, label
-from tests.resiliency.evidence import attach, component_row, fmt
+from tests.resiliency.evidence import component_row, fmt
 
 HOST = ScenarioFault("host", Role.PRIMARY_HOST, {"lab": "host-crash", "vsphere": "host-power-off"})
 LAB_STORAGE = ScenarioFault(
@@ -38,20 +38,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.mark.scenario("S2")
 def test_the_business_recovers_to_a_steady_state_within_the_slo(
         failure: ScenarioFault, experiment: Experiment, harness_session: HarnessSession,
-        key_numbers: dict[str, str], pytestconfig: pytest.Config) -> None:
+        scenario_report: ScenarioReport) -> None:
     topology = harness_session.topology
     findings = experiment.run_failure(lambda cluster: failure.resolve(cluster, topology))
-    label("S2", findings.spec.kind, findings.spec.target)
     row = component_row(failure.label, findings, failure.note)
     table = s2_failure_table([row], min_tps_after_pct=100 * topology.slo.tps_after_min_ratio,
                              max_recover_s=topology.slo.recovery_max_s)
-    attach(experiment, f"S2 {failure.label}", table)
-    keep_table(pytestconfig, table, f"s2-{findings.spec.kind}")
     ledger = experiment.ledger
     assert ledger is not None
-    key_numbers.update({"TPS before": fmt(row.tps_before, "", 0), "after": fmt(row.tps_after, "", 0),
-                        "recover": fmt(row.recover_s, " s", 0), "resync": fmt(row.resync_gb, " GB", 2),
-                        "lost": str(ledger.lost_count)})
+    scenario_report.record("S2", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
+                           title=f"S2 {failure.label}", table=table, table_name=f"s2-{findings.spec.kind}",
+                           numbers={"TPS before": fmt(row.tps_before, "", 0), "after": fmt(row.tps_after, "", 0),
+                                    "recover": fmt(row.recover_s, " s", 0), "resync": fmt(row.resync_gb, " GB", 2),
+                                    "lost": str(ledger.lost_count)})
     ratio = row.tps_after / row.tps_before if row.tps_after is not None and row.tps_before else None
     assert_verdicts([
         Verdict("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio),

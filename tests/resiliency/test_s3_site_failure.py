@@ -15,9 +15,9 @@ from harness.experiment import Experiment
 from harness.history import EventKind
 from harness.safety.run import HarnessSession
 from harness.scenario import Role, ScenarioFault
+from harness.scenario_report import ScenarioReport
 from reports.scenario_tables import SiteFailure, s3_site_table
-from tests.resiliency.conftest import keep_table, label
-from tests.resiliency.evidence import attach, fmt, tps_after
+from tests.resiliency.evidence import fmt, tps_after
 
 SITE = ScenarioFault("site of the primary", Role.PRIMARY_SITE, {"lab": "site-failure", "vsphere": "site-power-off"})
 
@@ -30,12 +30,11 @@ def p95(experiment: Experiment, start: float, end: float) -> float | None:
 @pytest.mark.scenario("S3")
 @pytest.mark.parametrize("fault", [SITE], ids=["primary-site"])
 def test_the_surviving_site_takes_over_within_the_slo(
-        fault: ScenarioFault, experiment: Experiment, harness_session: HarnessSession, key_numbers: dict[str, str],
-        pytestconfig: pytest.Config) -> None:
+        fault: ScenarioFault, experiment: Experiment, harness_session: HarnessSession,
+        scenario_report: ScenarioReport) -> None:
     topology = harness_session.topology
     cluster = experiment.cluster
     findings = experiment.run_failure(lambda c: fault.resolve(c, topology))
-    label("S3", findings.spec.kind, findings.spec.target)
     site_after = cluster.site_of(findings.primary_after)
     impact = findings.impact
     detected = experiment.timeline.events(EventKind.DETECTED)
@@ -48,13 +47,13 @@ def test_the_surviving_site_takes_over_within_the_slo(
         restarted=f"{findings.primary_after} on {site_after}; witness saw {len(detected)} failure event(s)")
     table = s3_site_table([row], min_tps_after_pct=100 * topology.slo.tps_after_min_ratio,
                           max_failover_s=topology.slo.failover_max_s)
-    attach(experiment, "S3 site failure", table)
-    keep_table(pytestconfig, table, "s3-site-failure")
     ledger = experiment.ledger
     assert ledger is not None
-    key_numbers.update({"failover": fmt(row.failover_s, " s"), "TPS before": fmt(row.tps_before, "", 0),
-                        "after": fmt(row.tps_after, "", 0), "serving": row.restarted.split(";")[0],
-                        "lost": str(ledger.lost_count)})
+    scenario_report.record("S3", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
+                           title="S3 site failure", table=table, table_name="s3-site-failure",
+                           numbers={"failover": fmt(row.failover_s, " s"), "TPS before": fmt(row.tps_before, "", 0),
+                                    "after": fmt(row.tps_after, "", 0), "serving": row.restarted.split(";")[0],
+                                    "lost": str(ledger.lost_count)})
     ratio = row.tps_after / row.tps_before if row.tps_after is not None and row.tps_before else None
     assert_verdicts([
         Verdict("failover duration", row.failover_s, "<=", topology.slo.failover_max_s, " s"),

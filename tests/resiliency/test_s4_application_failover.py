@@ -13,9 +13,9 @@ from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
 from harness.safety.run import HarnessSession
 from harness.scenario import Role, ScenarioFault
+from harness.scenario_report import ScenarioReport
 from reports.scenario_tables import FailoverPhases, s4_failover_table
-from tests.resiliency.conftest import keep_table, label
-from tests.resiliency.evidence import attach, fmt
+from tests.resiliency.evidence import fmt
 
 UNPLANNED = ScenarioFault("unplanned: the active node's host fails", Role.PRIMARY_HOST,
                           {"lab": "host-crash", "vsphere": "host-power-off"})
@@ -28,11 +28,10 @@ STANDBY = ScenarioFault("the standby's host fails", Role.STANDBY_HOST,
 @pytest.mark.scenario("S4")
 @pytest.mark.parametrize("fault", [UNPLANNED, PLANNED], ids=["unplanned", "planned"])
 def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
-        fault: ScenarioFault, experiment: Experiment, harness_session: HarnessSession, key_numbers: dict[str, str],
-        pytestconfig: pytest.Config) -> None:
+        fault: ScenarioFault, experiment: Experiment, harness_session: HarnessSession,
+        scenario_report: ScenarioReport) -> None:
     topology = harness_session.topology
     findings = experiment.run_failure(lambda cluster: fault.resolve(cluster, topology))
-    label("S4", findings.spec.kind, findings.spec.target)
     phases, ledger = findings.phases, experiment.ledger
     assert ledger is not None
     table = s4_failover_table([FailoverPhases(
@@ -40,10 +39,10 @@ def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
         first_commit_s=phases.first_commit_after_promote_s, total_s=phases.total_s,
         client_reconnect_s=phases.client_rto_s, lost_commits=ledger.lost_count)],
         max_total_s=topology.slo.failover_max_s, max_lost_commits=topology.slo.lost_commits_max)
-    attach(experiment, f"S4 {fault.label}", table)
-    keep_table(pytestconfig, table, f"s4-{findings.spec.kind}")
-    key_numbers.update({"failover": fmt(phases.total_s, " s"), "client RTO": fmt(phases.client_rto_s, " s"),
-                        "lost": str(ledger.lost_count), "new primary": findings.primary_after})
+    scenario_report.record("S4", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
+                           title=f"S4 {fault.label}", table=table, table_name=f"s4-{findings.spec.kind}",
+                           numbers={"failover": fmt(phases.total_s, " s"), "client RTO": fmt(phases.client_rto_s, " s"),
+                                    "lost": str(ledger.lost_count), "new primary": findings.primary_after})
     limit = topology.slo.planned_failover_max_s if fault is PLANNED else topology.slo.failover_max_s
     assert_verdicts([
         Verdict("failover duration (in effect to first commit)", phases.total_s, "<=", limit, " s"),
@@ -57,15 +56,15 @@ def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
 @pytest.mark.parametrize("fault", [STANDBY], ids=["standby-loss"])
 def test_losing_the_standby_stalls_the_workload_no_longer_than_tolerated(
         fault: ScenarioFault, experiment: Experiment, harness_session: HarnessSession,
-        key_numbers: dict[str, str]) -> None:
+        scenario_report: ScenarioReport) -> None:
     topology = harness_session.topology
     findings = experiment.run_failure(lambda cluster: fault.resolve(cluster, topology))
-    label("S4", findings.spec.kind, findings.spec.target)
     ledger = experiment.ledger
     assert ledger is not None
     stall = findings.phases.client_rto_s or 0.0  # no commit gap at all: no stall
-    attach(experiment, f"S4 {fault.label}", None)
-    key_numbers.update({"stall": fmt(stall, " s", 2), "lost": str(ledger.lost_count)})
+    scenario_report.record("S4", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
+                           title=f"S4 {fault.label}", table=None,
+                           numbers={"stall": fmt(stall, " s", 2), "lost": str(ledger.lost_count)})
     assert_verdicts([
         Verdict("write stall while the standby is lost", stall, "<=", topology.slo.non_primary_stall_max_s, " s"),
         Verdict("acknowledged commits lost", ledger.lost_count, "<=", topology.slo.lost_commits_max),
