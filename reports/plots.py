@@ -10,7 +10,6 @@ import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -150,9 +149,3 @@ def latency_timeline_png(timeline: Timeline, series: TransactionSeries, title: s
     ax.grid(True, alpha=0.3, which="both")
     ax.legend(loc="lower left", fontsize=8)
     return _finish(figure, axes, timeline, title, _x_range(timeline, points, ()))
-
-
-def write_png(data: bytes, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return path

@@ -26,13 +26,6 @@ class Impact:
             return None
         return 100.0 * (self.baseline.mean - self.during.mean) / self.baseline.mean
 
-    @property
-    def after_ratio(self) -> float | None:
-        reference = self.after or self.during
-        if reference is None or self.baseline.mean <= 0:
-            return None
-        return reference.mean / self.baseline.mean
-
 
 def impact(points: Sequence[SecondPoint], fault_t: float, revert_t: float | None, *,
            baseline_s: int, band: SteadyBand | None = None, settle_s: int = 0) -> Impact:

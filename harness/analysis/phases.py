@@ -45,11 +45,6 @@ class FailoverPhases:
         """Write outage the clients saw: last commit before to first commit after."""
         return _span(self.last_commit, self.first_commit)
 
-    def as_dict(self) -> dict[str, float | None]:
-        return {"detect_s": self.detect_s, "promote_s": self.promote_s,
-                "first_commit_after_promote_s": self.first_commit_after_promote_s,
-                "total_s": self.total_s, "client_rto_s": self.client_rto_s}
-
 
 def _span(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else b - a

@@ -77,14 +77,3 @@ def add_lab_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ign
             verb.add_argument("--subnet-index", type=int, default=None, help="which /24 of 198.18.0.0/15 (0-511)")
         if name == "down":
             verb.add_argument("--all", action="store_true", help="every lab found on this machine")
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.lab.cli")
-    add_lab_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.func(args))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

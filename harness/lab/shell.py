@@ -11,21 +11,12 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import ControlPlaneError
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 BASE_PATH = f"{PG_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-
-@dataclass(frozen=True)
-class RunAs:
-    """Who runs a command and with which environment (None: root, inherited environment)."""
-
-    user: str | None = None
-    env: Mapping[str, str] | None = None
 
 
 PG_SOCKET_DIR = "/var/run/postgresql"
