@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from faults import registry
 from faults.base import FaultSpec
+from harness import redaction
 from harness.demo import add_demo_parser
 from harness.errors import ConfigError, HarnessError, TargetNotAllowedError
 from harness.lab.cli import add_lab_parser
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    redaction.install_for_command(args)
     try:
         return int(args.func(args))
     except ConfigError as exc:

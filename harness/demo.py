@@ -8,12 +8,16 @@ with `report: <single-file path>`. Windows are options, so a nightly run lengthe
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,12 +75,52 @@ def run_demo(args: argparse.Namespace) -> int:
     for stale in tables.glob("*") if tables.exists() else []:
         stale.unlink()
     started = time.monotonic()
-    tests = subprocess.run(pytest_command(args, results, tables), cwd=REPO, check=False)
+    returncode, signals = run_to_end(pytest_command(args, results, tables), REPO)
+    if signals:
+        print(f"demo interrupted ({', '.join(signal.Signals(s).name for s in signals)}): pytest exit {returncode}; "
+              "no report built", file=sys.stderr)
+        return returncode or 128 + signals[0]
     report = generate_report(results, out / "report", name="Resilience demo (embedded lab)")
     print("\nscenario tables (measured in this run)\n")
     for table in sorted(tables.glob("*.md")):
         print(table.read_text().rstrip() + "\n")
-    print(f"demo wall time: {time.monotonic() - started:.0f} s; pytest exit {tests.returncode}")
+    print(f"demo wall time: {time.monotonic() - started:.0f} s; pytest exit {returncode}")
     print(f"report site: {report.site_dir / 'index.html'}")
     print(f"report: {report.single_file}")
-    return tests.returncode
+    return returncode
+
+
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def run_to_end(command: Sequence[str], cwd: Path) -> tuple[int, list[int]]:
+    """Run `command` and wait for it to end, however often we are signalled; returns (exit code, signals).
+
+    The child reverts its faults, releases its lock and scrubs its results when interrupted; all
+    that takes seconds. subprocess.run would SIGKILL it 0.25 s after a Ctrl-C, so instead the
+    child has its own process group (a terminal's Ctrl-C reaches it once, through us) and every
+    SIGINT, SIGTERM and SIGHUP we get is passed on while we keep waiting, without a timeout.
+    """
+    received: list[int] = []
+    children: list[subprocess.Popen[bytes]] = []
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                child.send_signal(signum)
+
+    previous = {signum: signal.signal(signum, forward) for signum in FORWARDED}
+    try:
+        child = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL, process_group=0)
+        signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # later signals wait until the child is known
+        try:
+            children.append(child)
+            for signum in received:  # arrived while the child was being started
+                child.send_signal(signum)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
+        return child.wait(), received
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Callable, Generator, Sequence
-from contextlib import AbstractContextManager, ExitStack
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -18,6 +18,7 @@ import pytest
 
 from faults import registry
 from faults.base import Fault, FaultSpec
+from harness import redaction_plugin
 from harness.errors import ConfigError, HarnessError, TargetNotAllowedError
 from harness.history.timeline import Timeline
 from harness.paths import state_dir
@@ -25,11 +26,10 @@ from harness.safety.guards import Guard
 from harness.safety.run import HarnessSession
 from harness.safety.runner import ActiveFault, RunnerSettings
 from harness.safety.signals import Terminated
-from harness.topology.credentials import Secret, redacted_logging
+from harness.topology.credentials import Secret
 from harness.topology.models import Topology
 from harness.topology_source import canonical, load_source
 from reports.allure.results_dir import environment_properties, write_categories, write_environment
-from reports.redact import scrub_tree
 from reports.summary import Outcome, format_summary
 
 pytest_plugins = ["harness.fixtures"]
@@ -101,9 +101,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError("missing credentials: " + "; ".join(missing))
         secrets = session.resolved_secrets()
         config.stash[_SECRETS_KEY] = secrets
-        stack = ExitStack()
-        stack.enter_context(redacted_logging(secrets))
-        config.add_cleanup(stack.close)
+        redaction_plugin.install(config, secrets, topology)
     config.stash[_SESSION_KEY] = session
 
 
@@ -145,7 +143,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         products: dict[str, str] = session.config.stash[_PRODUCTS_KEY]
         write_environment(Path(results_dir), environment_properties(topology, products))
         write_categories(Path(results_dir))
-        scrub_tree(Path(results_dir), [s.reveal() for s in session.config.stash[_SECRETS_KEY]])
     if exitstatus == pytest.ExitCode.TESTS_FAILED and session.config.stash[_FAILED_KEY] == 0 \
             and session.config.stash[_BROKEN_KEY] > 0:
         session.exitstatus = EXIT_HARNESS_BROKEN

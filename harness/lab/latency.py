@@ -31,7 +31,35 @@ TOXIPROXY = "toxiproxy"
 API_PORT = 8474
 PROXY_PORT = 15432
 SERVICE = "toxiproxy"
+API_TIMEOUT_S = 5.0
 TOXIC_NAMES = ("lab_latency_down", "lab_latency_up", "lab_rate_down", "lab_rate_up")
+
+
+# An opener without proxies: urlopen's default honours http_proxy, which would send lab traffic
+# (addressed to the lab's namespaces) to a proxy host off this machine.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def api_call(api: str, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    """One Toxiproxy API call, never through a proxy and never without a timeout.
+
+    A GET or DELETE of something absent gives None, as does a GET the API does not answer
+    (so callers can poll it); any other failure is a ControlPlaneError naming the lab address.
+    """
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(api + path, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with _DIRECT.open(req, timeout=API_TIMEOUT_S) as resp:
+            raw = resp.read()
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404 and method in ("GET", "DELETE"):
+            return None
+        raise ControlPlaneError(f"toxiproxy {method} {path}: HTTP {exc.code} {exc.read()[:300]!r}") from exc
+    except (urllib.error.URLError, OSError) as exc:
+        if method == "GET":
+            return None
+        raise ControlPlaneError(f"toxiproxy {method} {api}{path}: {exc}") from exc
+    return json.loads(raw) if raw else {}
 
 
 def toxiproxy_binary() -> Path:
@@ -87,21 +115,7 @@ class InterSiteLatency:
                                               for _, src, dst in self._pairs()])
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.api + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=5) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as exc:
-            if exc.code == 404 and method in ("GET", "DELETE"):
-                return None
-            raise ControlPlaneError(f"toxiproxy {method} {path}: HTTP {exc.code} {exc.read()[:300]!r}") from exc
-        except (urllib.error.URLError, OSError):
-            if method == "GET":
-                return None
-            raise
-        return json.loads(raw) if raw else {}
+        return api_call(self.api, method, path, body)
 
     # -- the fault's operations -------------------------------------------------------
     def validate(self, req: LatencyRequest) -> None:
@@ -164,8 +178,8 @@ class InterSiteLatency:
             dels = "; ".join(f"tc qdisc del dev {m.veth_router} root" for m in (self.layout.site_a, self.layout.site_b))
             return ["sh", "-c", f"sleep {seconds:.0f}; {dels}; exit 0"]
         urls = [f"{self.api}/proxies/{p}/toxics/{t}" for p, _, _ in self._pairs() for t in TOXIC_NAMES]
-        code = (f"import urllib.request as u\nfor x in {urls!r}:\n try: u.urlopen(u.Request(x, method='DELETE'), timeout=5)\n"
-                " except Exception: pass\n")
+        code = (f"import urllib.request as u\no = u.build_opener(u.ProxyHandler({{}}))\nfor x in {urls!r}:\n"
+                f" try: o.open(u.Request(x, method='DELETE'), timeout={API_TIMEOUT_S})\n except Exception: pass\n")
         return ["sh", "-c", f"sleep {seconds:.0f}; exec {sys.executable} -c \"$0\"", code]
 
     def _netem_apply(self, req: LatencyRequest) -> None:

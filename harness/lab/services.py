@@ -1,7 +1,10 @@
 """The lab's long-running processes, each with its real pid recorded in the state directory.
 
 Teardown and faults find processes only through these pid files (never by name), so two
-labs on one machine never signal each other's processes.
+labs on one machine never signal each other's processes. A pid file records the process's
+identity too (start time and boot id): a pid file left from another boot, or naming a pid the
+kernel has since given to another process, is ignored, so teardown (as root) never signals a
+bystander.
 """
 
 from __future__ import annotations
@@ -34,11 +37,19 @@ class Services:
               env: Mapping[str, str] | None = None, cwd: Path | None = None, socket_dir: Path | None = None) -> int:
         self.directory.mkdir(parents=True, exist_ok=True)
         proc = shell.spawn(argv, netns=netns, user=user, env=env, log=self.logfile(name), cwd=cwd, socket_dir=socket_dir)
-        self.pidfile(name).write_text(f"{proc.pid}\n")
+        identity = ProcessIdentity.of(proc.pid)  # our unreaped child: readable even if it already exited
+        self.pidfile(name).write_text(identity.render() if identity else f"{proc.pid}\n")
         return proc.pid
 
     def pid(self, name: str) -> int | None:
-        return procs.read_pidfile(self.pidfile(name))
+        """The recorded pid if that process is still the one we started; None for a stale or bare pid file."""
+        try:
+            recorded = ProcessIdentity.parse(self.pidfile(name).read_text())
+        except FileNotFoundError:
+            return None
+        if recorded is None or ProcessIdentity.of(recorded.pid) != recorded:
+            return None
+        return recorded.pid
 
     def alive(self, name: str) -> bool:
         """Alive and not a zombie: a killed child of this process stays a zombie until reaped."""
@@ -69,7 +80,8 @@ class Services:
             while time.monotonic() < deadline and any(_running(p) for p in members):
                 reap(pid)
                 time.sleep(0.1)
-        for member in [*members, *procs.tree(pid)]:
+        latecomers = procs.tree(pid) if self.pid(name) == pid else []  # re-check: the root may be gone
+        for member in [*members, *latecomers]:
             _signal(member, signal.SIGKILL)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and any(_running(p) for p in members):
@@ -79,6 +91,44 @@ class Services:
 
     def forget(self, name: str) -> None:
         self.pidfile(name).unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class ProcessIdentity:
+    """A process as the kernel knows it: pid, start time (clock ticks since boot) and boot id.
+
+    A pid alone names whatever process has it now; with the start time and the boot id it
+    names exactly one process ever.
+    """
+
+    pid: int
+    start_ticks: int
+    boot_id: str
+
+    @classmethod
+    def of(cls, pid: int) -> ProcessIdentity | None:
+        """The identity of the live (or zombie) process `pid`; None if there is none."""
+        try:
+            stat = (procs.PROC / str(pid) / "stat").read_text()
+        except (FileNotFoundError, ProcessLookupError):
+            return None
+        start_ticks = int(stat[stat.rindex(")") + 2:].split()[19])  # field 22 of proc(5)
+        return cls(pid, start_ticks, boot_id())
+
+    @classmethod
+    def parse(cls, text: str) -> ProcessIdentity | None:
+        """A pid file's record; None for anything else, such as a bare pid (unverifiable)."""
+        fields = text.split()
+        if len(fields) != 3 or not fields[0].isdigit() or not fields[1].isdigit():
+            return None
+        return cls(int(fields[0]), int(fields[1]), fields[2])
+
+    def render(self) -> str:
+        return f"{self.pid} {self.start_ticks} {self.boot_id}\n"
+
+
+def boot_id() -> str:
+    return (procs.PROC / "sys" / "kernel" / "random" / "boot_id").read_text().strip()
 
 
 def _running(pid: int) -> bool:

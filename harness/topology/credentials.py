@@ -2,16 +2,13 @@
 
 A topology names *where* a secret lives (an environment variable or a keyring entry), never
 the secret. Resolved values are wrapped in `Secret` so that a repr, a log line or a journal
-entry cannot print them by accident.
+entry cannot print them by accident. Masking them in output is harness.redaction's job.
 """
 
 from __future__ import annotations
 
-import logging
 import os
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -97,27 +94,3 @@ def missing_secrets(refs: Iterable[tuple[str, SecretRef]], environ: Mapping[str,
         except MissingCredentialError as exc:
             missing.append(str(exc))
     return missing
-
-
-@contextmanager
-def redacted_logging(secrets: Iterable[Secret]) -> Iterator[None]:
-    """While active, every log record has known secret values masked, whichever handler gets it."""
-    values = [s.reveal() for s in secrets if len(s.reveal()) >= 4]
-    previous = logging.getLogRecordFactory()
-
-    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
-        record = previous(*args, **kwargs)
-        message = record.getMessage()
-        if any(v in message for v in values):
-            for value in values:
-                message = message.replace(value, "***")
-            record.msg, record.args = message, None
-        return record
-
-    if values:
-        logging.setLogRecordFactory(factory)
-    try:
-        yield
-    finally:
-        if values:
-            logging.setLogRecordFactory(previous)

@@ -1,0 +1,56 @@
+"""Lab teardown signals only the processes it started: a stale pid file never gets a bystander killed."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.lab.services import Services
+
+
+def _start_time(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 2:].split()[19])  # field 22 of proc(5)
+
+
+def _boot_id() -> str:
+    return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+
+
+@pytest.fixture
+def bystander() -> Iterator[subprocess.Popen[bytes]]:
+    """An unrelated process that now owns the pid a lab pid file names (after a reboot or pid reuse)."""
+    process = subprocess.Popen(["sleep", "60"])
+    yield process
+    process.kill()
+    process.wait()
+
+
+STALE_RECORDS = {
+    "bare pid (no identity)": lambda pid: f"{pid}\n",
+    "another start time": lambda pid: f"{pid} {_start_time(pid) + 1} {_boot_id()}\n",
+    "another boot": lambda pid: f"{pid} {_start_time(pid)} 00000000-0000-0000-0000-000000000000\n",
+}
+
+
+@pytest.mark.parametrize("record", STALE_RECORDS.values(), ids=STALE_RECORDS.keys())
+def test_a_stale_pid_file_never_gets_an_unrelated_process_killed(tmp_path, bystander, record):
+    services = Services(tmp_path)
+    services.pidfile("node-a").write_text(record(bystander.pid))
+    services.kill("node-a", grace_s=0.3)
+    time.sleep(0.1)
+    assert bystander.poll() is None, f"bystander killed (returncode {bystander.returncode})"
+    assert not services.alive("node-a")
+
+
+def test_a_service_the_lab_started_is_still_stopped(tmp_path):
+    services = Services(tmp_path)
+    pid = services.start("helper", ["sleep", "60"])
+    assert services.alive("helper") and services.pid("helper") == pid
+    services.kill("helper")
+    assert not services.alive("helper")
+    assert not Path(f"/proc/{pid}").exists()
