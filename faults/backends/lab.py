@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import logging
 import signal
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from faults.base import FaultPlan, FaultSpec, FaultState
 from faults.kinds import IsolationParams, LatencyParams, Params, PartitionParams, StorageLossParams
@@ -22,7 +21,7 @@ from harness.lab import firewall
 from harness.lab.controller import Lab
 from harness.lab.latency import LatencyRequest
 from harness.lab.layout import LabLayout, Member
-from harness.lab.postgres import NETWORK_PARTITION_TIMEOUT_S
+from harness.lab.watchdog import QuorumWatchdog
 from harness.topology.models import Topology
 from harness.topology.targets import Target
 
@@ -69,10 +68,10 @@ class _LabFault:
     lab: Lab
 
     def check(self) -> FaultState:
-        return self._check() if self.lab.network.present() else FaultState.CLEARED
+        return self._check() if self.lab.present() else FaultState.CLEARED
 
     def revert(self) -> None:
-        if self.lab.network.present():
+        if self.lab.present():
             self._revert()
 
     def _check(self) -> FaultState:
@@ -111,8 +110,7 @@ class _RouterRules:
         self.lab.start_in_router(self.deadman, self.lab.firewall.deadman_argv(self.table, seconds, first))
 
     def disarm(self) -> None:
-        self.lab.services.kill(self.deadman)
-        self.lab.services.forget(self.deadman)
+        self.lab.stop_in_router(self.deadman)
 
     def describe(self) -> str:
         return f"nft table inet {self.table} in {self.lab.layout.router_netns}: " + "; ".join(r.render() for r in self.rules)
@@ -199,7 +197,7 @@ class HostHang(_LabFault):
         (network_partition_timeout) before clients can reach a stale primary again."""
         self.lab.signal_node(self.node, signal.SIGCONT)
         if self.rules.present():
-            time.sleep(NETWORK_PARTITION_TIMEOUT_S + 2)
+            time.sleep(self.lab.partition_fence_s)
         self.rules.remove()
 
     def arm_deadman(self, seconds: float) -> None:
@@ -247,86 +245,6 @@ class Isolation(_LabFault):
 
 
 @dataclass
-class QuorumWatchdog:
-    """The lab's session timeout: a standby silent for `timeout_s` leaves the write quorum, and rejoins after heal.
-
-    pg_auto_failover does nothing when only the A-B link is cut (the witness still sees both
-    nodes), so synchronous commits would wait for the whole cut; an AG's session timeout
-    would drop the replica to asynchronous instead. This is that, observed from the primary:
-    the standby answers at least every second (`wal_receiver_status_interval`), so its last
-    `reply_time` says how long it has been silent.
-    """
-
-    lab: Lab
-    timeout_s: float
-    dropped: list[str] = field(default_factory=list)
-    dropped_at_wall: float | None = None
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="lab-quorum-watchdog", daemon=True)
-        self._thread.start()
-
-    def _silence_s(self, primary: str) -> float | None:
-        """Seconds since the standby last answered the primary (None: no standby connected at all)."""
-        rows = self.lab.pg.sql("select extract(epoch from clock_timestamp() - max(reply_time)) from pg_stat_replication "
-                               "where state = 'streaming'", node=primary, database="postgres", timeout=5)
-        return float(rows[0][0]) if rows and rows[0][0] else None
-
-    def _streaming(self, primary: str) -> bool:
-        silence = self._silence_s(primary)
-        return silence is not None and silence < 2.0
-
-    def _run(self) -> None:
-        gone_since: float | None = None
-        while not self._stop.wait(0.2):
-            try:
-                primary = self.lab.primary()
-                silence = self._silence_s(primary)
-            except ControlPlaneError:
-                continue
-            if silence is None:
-                gone_since = gone_since or time.monotonic()
-                silence = time.monotonic() - gone_since
-            else:
-                gone_since = None
-            if silence < self.timeout_s:
-                continue
-            try:
-                for node in self.lab.nodes():
-                    if node.name != primary and node.replication_quorum:
-                        self.lab.pg.set_replication_quorum(node.name, False)
-                        self.dropped.append(node.name)
-            except ControlPlaneError as exc:
-                log.warning("quorum watchdog: could not drop the standby from the quorum: %s", exc)
-                continue
-            self.dropped_at_wall = time.time()
-            return
-
-    def stop_and_restore(self, timeout_s: float = 30.0) -> None:
-        """Stop watching; put every node back in the quorum once the standby streams again. Idempotent."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        outside = [n.name for n in self.lab.nodes() if not n.replication_quorum]
-        if not outside:
-            return
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                if self._streaming(self.lab.primary()):
-                    break
-            except ControlPlaneError:
-                pass
-            time.sleep(0.25)
-        for node in outside:
-            self.lab.pg.set_replication_quorum(node, True)
-        self.dropped.clear()
-
-
-@dataclass
 class LinkPartition(Isolation):
     """An inter-site link cut, optionally with the quorum watchdog (`sync_timeout_s`)."""
 
@@ -342,7 +260,7 @@ class LinkPartition(Isolation):
             rules += firewall.cut(first, second)
         if params.direction in ("both", "reverse"):
             rules += firewall.cut(second, first)
-        watchdog = QuorumWatchdog(lab, params.sync_timeout_s) if params.sync_timeout_s is not None else None
+        watchdog = lab.quorum_watchdog(params.sync_timeout_s) if params.sync_timeout_s is not None else None
         return cls(spec, lab, _RouterRules(lab, _name(spec, target), rules), watchdog)
 
     def plan(self) -> FaultPlan:
@@ -367,7 +285,10 @@ class LinkPartition(Isolation):
 
     def _revert(self) -> None:
         super()._revert()
-        (self.watchdog or QuorumWatchdog(self.lab, 0.0)).stop_and_restore()
+        if self.watchdog is not None:
+            self.watchdog.stop_and_restore()
+        else:
+            self.lab.restore_quorum()
 
 
 @dataclass
@@ -460,8 +381,7 @@ class Latency(_LabFault):
         self.lab.start_in_router(self.deadman, self.lab.latency().deadman_argv(seconds))
 
     def disarm_deadman(self) -> None:
-        self.lab.services.kill(self.deadman)
-        self.lab.services.forget(self.deadman)
+        self.lab.stop_in_router(self.deadman)
 
 
 # -- database operations -------------------------------------------------------------
@@ -491,7 +411,7 @@ class RoleSwitchover(_LabFault):
     def inject(self) -> None:
         self.reverted = False
         self.before = self.lab.primary()
-        self.lab.pg.switchover(self.before)
+        self.lab.switchover(self.before)
 
     def _check(self) -> FaultState:
         if self.reverted:
@@ -537,10 +457,8 @@ class StorageLoss(_LabFault):
         if self.lab.primary() == self.node:
             raise ConfigError(f"{self.spec.target}: {self.node} is the primary; storage loss is injected on the replica "
                               "(switch roles first)")
-        self.lab.kill_node(self.node)
-        self.lab.pg.drop_from_monitor(self.node)
-        self.lab.pg.wipe_node(self.node)
-        self.lab.pg.rebuild_node(self.node, self.max_rate)
+        self.lab.lose_storage(self.node)
+        self.lab.rebuild_storage(self.node, self.max_rate)
 
     def _check(self) -> FaultState:
         return FaultState.CLEARED if _settled(self.lab, self.node) and self.lab.healthy() else FaultState.IN_EFFECT
@@ -548,13 +466,11 @@ class StorageLoss(_LabFault):
     def _revert(self) -> None:
         if self.lab.node_alive(self.node):
             return
-        if (self.lab.pg.pgdata(self.node) / "PG_VERSION").exists() and any(
-                n.name == self.node for n in self.lab.nodes()):
+        if self.lab.has_data(self.node):
             self.lab.start_node(self.node)
             return
-        self.lab.pg.drop_from_monitor(self.node)
-        self.lab.pg.wipe_node(self.node)
-        self.lab.pg.rebuild_node(self.node, self.max_rate)
+        self.lab.lose_storage(self.node)
+        self.lab.rebuild_storage(self.node, self.max_rate)
 
 
 def _name(spec: FaultSpec, target: Target) -> str:

@@ -26,9 +26,10 @@ from harness.lab import netns, shell
 from harness.lab.firewall import RouterFirewall
 from harness.lab.latency import NETEM, TOXIPROXY, InterSiteLatency, kernel_has_netem
 from harness.lab.layout import DATABASE, PG_PORT, LabLayout
-from harness.lab.postgres import MONITOR, NODES, PG_USER, HaEvent, NodeState, PgCluster
+from harness.lab.postgres import MONITOR, NETWORK_PARTITION_TIMEOUT_S, NODES, PG_USER, HaEvent, NodeState, PgCluster
 from harness.lab.services import Services
 from harness.lab.sshd import RouterSshd
+from harness.lab.watchdog import QuorumWatchdog
 
 TOOLS = ("ip", "nft", "tc", "ss", "setpriv", "pg_autoctl", "psql", "ssh-keygen", "sshd", "pg_basebackup")
 PRIMARY_STATES = ("primary", "wait_primary", "single")
@@ -299,4 +300,43 @@ class Lab:
     def start_in_router(self, name: str, argv: list[str]) -> int:
         """A helper process in the router namespace (a dead man's switch), tracked like any service."""
         return self.services.start(name, argv, netns=self.layout.router_netns)
+
+    def stop_in_router(self, name: str) -> None:
+        """End a helper started with `start_in_router` (idempotent)."""
+        self.services.kill(name)
+        self.services.forget(name)
+
+    # -- the lab's faults' other controls ---------------------------------------------------
+    def present(self) -> bool:
+        """The lab's network exists (a lab that is down has nothing left broken)."""
+        return bool(self.network.present())
+
+    @property
+    def partition_fence_s(self) -> float:
+        """How long a thawed node that is still cut off needs to fence its PostgreSQL."""
+        return NETWORK_PARTITION_TIMEOUT_S + 2
+
+    def switchover(self, from_node: str) -> None:
+        self.pg.switchover(from_node)
+
+    def quorum_watchdog(self, timeout_s: float) -> QuorumWatchdog:
+        return QuorumWatchdog(self, timeout_s)
+
+    def restore_quorum(self) -> None:
+        """Every node back in the write quorum once the standby streams again (after a watchdog). Idempotent."""
+        QuorumWatchdog(self, 0.0).stop_and_restore()
+
+    def lose_storage(self, node: str) -> None:
+        """A replica's storage is gone: its processes killed, its data and keeper state deleted, the monitor told."""
+        self.kill_node(node)
+        self.pg.drop_from_monitor(node)
+        self.pg.wipe_node(node)
+
+    def rebuild_storage(self, node: str, max_rate: str) -> None:
+        """Re-create a lost replica from the primary, the base backup throttled to `max_rate`/s."""
+        self.pg.rebuild_node(node, max_rate)
+
+    def has_data(self, node: str) -> bool:
+        """The node has a data directory and the monitor knows it (it can simply be restarted)."""
+        return (self.pg.pgdata(node) / "PG_VERSION").exists() and any(n.name == node for n in self.nodes())
 
