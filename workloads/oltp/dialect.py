@@ -93,6 +93,17 @@ class Dialect(ABC):
     def after_load(self) -> list[str]:
         return []
 
+    @abstractmethod
+    def existing_tables(self, names: Sequence[str]) -> str:
+        """A query listing which of `names` already name a table where DROP TABLE would find it."""
+
+
+def _name_list(names: Sequence[str]) -> str:
+    """Table names as SQL literals; only plain identifiers (they are constants of the schema)."""
+    if not names or not all(n.isidentifier() and n.isascii() for n in names):
+        raise ValueError(f"not plain table names: {names!r}")
+    return ", ".join(f"('{n}')" for n in names)
+
 
 class PostgresDialect(Dialect):
     """PostgreSQL through psqlODBC, multi-host and read-write aware (the lab's MultiSubnetFailover).
@@ -139,6 +150,10 @@ class PostgresDialect(Dialect):
 
     def after_load(self) -> list[str]:
         return ["ANALYZE branches", "ANALYZE tellers", "ANALYZE accounts"]
+
+    def existing_tables(self, names: Sequence[str]) -> str:
+        # to_regclass resolves through search_path, as an unqualified DROP TABLE does
+        return f"SELECT v.name FROM (VALUES {_name_list(names)}) AS v(name) WHERE to_regclass(v.name) IS NOT NULL"
 
 
 class TSqlDialect(Dialect):
@@ -207,3 +222,7 @@ class TSqlDialect(Dialect):
 
     def after_load(self) -> list[str]:
         return ["UPDATE STATISTICS branches", "UPDATE STATISTICS tellers", "UPDATE STATISTICS accounts"]
+
+    def existing_tables(self, names: Sequence[str]) -> str:
+        # OBJECT_ID resolves through the user's default schema, then dbo, as an unqualified DROP TABLE does
+        return f"SELECT v.name FROM (VALUES {_name_list(names)}) AS v(name) WHERE OBJECT_ID(v.name) IS NOT NULL"
