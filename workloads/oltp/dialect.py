@@ -3,27 +3,61 @@
 Everything that differs between PostgreSQL (the lab, through psqlODBC) and SQL Server
 (production, through ODBC Driver 18 or FreeTDS) lives here; the mixes, the loader and the
 ledger use only the `Statements` a dialect hands out.
+
+Every value that reaches a connection string is escaped for the grammar that reads it (ODBC:
+`{...}` with `}` doubled; libpq inside psqlODBC's Pqopt: `'...'` with backslash escapes), so a
+topology value can never add an attribute such as `Encrypt=no`. What no grammar can carry
+(a NUL, a host libpq would split) is refused with a `ConfigError` that does not echo it.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from harness.errors import ConfigError
 from workloads.oltp.errors import ErrorClass
 from workloads.oltp.settings import ConnectionSettings
 
 REDACTED = "***"
+# what one entry of a libpq host list may be: a name, an IPv4/IPv6 address (with zone), a socket directory
+_LIBPQ_HOST = re.compile(r"[A-Za-z0-9._:%/-]+")
 
 
-def odbc_value(value: str) -> str:
-    """Quote an ODBC connection-string value when it contains separators or braces."""
-    if any(c in value for c in ";{}=") or value != value.strip():
-        return "{" + value.replace("}", "}}") + "}"
+def _refuse_nul(value: str, what: str) -> str:
+    if "\x00" in value:
+        raise ConfigError(f"{what} contains a NUL character, which no connection string can carry")
     return value
+
+
+def odbc_value(value: str, what: str = "a connection-string value") -> str:
+    """An ODBC attribute value, brace-quoted (with `}` doubled) when it holds a separator or brace."""
+    _refuse_nul(value, what)
+    if any(c in value for c in ";{}=") or value != value.strip():
+        return odbc_braced(value, what)
+    return value
+
+
+def odbc_braced(value: str, what: str = "a connection-string value") -> str:
+    """An ODBC attribute value always in braces, `}` doubled (psqlODBC, FreeTDS and Driver 18 read `}}` as `}`)."""
+    return "{" + _refuse_nul(value, what).replace("}", "}}") + "}"
+
+
+def libpq_quoted(value: str, what: str = "a libpq option") -> str:
+    """A libpq conninfo value in single quotes, `\\` and `'` backslash-escaped (PQconninfoParse's rules)."""
+    return "'" + _refuse_nul(value, what).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def libpq_host(host: str) -> str:
+    """One entry of a libpq host list; anything libpq would split or re-read is refused."""
+    if not _LIBPQ_HOST.fullmatch(host):
+        raise ConfigError(f"endpoint host {host!r} is not a host name, address or socket directory "
+                          "(libpq host lists cannot carry spaces, '=', ',', quotes, backslashes or braces)")
+    return host
 
 
 def render(pairs: Sequence[tuple[str, str]]) -> str:
@@ -72,11 +106,14 @@ class Dialect(ABC):
         return self._with_password(settings, REDACTED)
 
     def _with_password(self, settings: ConnectionSettings, shown: str | None) -> str:
+        for what, value in _texts(settings):
+            _refuse_nul(value, what)
         pairs = self.connection_pairs(settings)
         secret = settings.credentials.password
         if secret is not None:
             after_user = next(i for i, (key, _) in enumerate(pairs) if key.lower() == "uid") + 1
-            pairs.insert(after_user, (self.password_key, shown if shown is not None else odbc_value(secret.reveal())))
+            value = shown if shown is not None else odbc_value(secret.reveal(), "the password")
+            pairs.insert(after_user, (self.password_key, value))
         return render(pairs)
 
     @abstractmethod
@@ -105,6 +142,14 @@ def _name_list(names: Sequence[str]) -> str:
     return ", ".join(f"('{n}')" for n in names)
 
 
+def _texts(settings: ConnectionSettings) -> list[tuple[str, str]]:
+    """Every free-text value of the settings, named for an error message."""
+    secret = settings.credentials.password
+    return [*(("an endpoint host", e.host) for e in settings.endpoints), ("the database name", settings.database),
+            ("the user name", settings.credentials.username), ("the application name", settings.application_name),
+            *([("the password", secret.reveal())] if secret is not None else [])]
+
+
 class PostgresDialect(Dialect):
     """PostgreSQL through psqlODBC, multi-host and read-write aware (the lab's MultiSubnetFailover).
 
@@ -131,16 +176,16 @@ class PostgresDialect(Dialect):
         self.keepalive_s = keepalive_s
 
     def connection_pairs(self, settings: ConnectionSettings) -> list[tuple[str, str]]:
-        hosts = ",".join(e.host for e in settings.endpoints)
-        ports = ",".join(str(e.port) for e in settings.endpoints)
-        k = self.keepalive_s
+        hosts = ",".join(libpq_host(e.host) for e in settings.endpoints)
+        ports = ",".join(str(int(e.port)) for e in settings.endpoints)
+        k = int(self.keepalive_s)
         pqopt = (f"host={hosts} port={ports} target_session_attrs=read-write "
-                 f"tcp_user_timeout={settings.tcp_user_timeout_ms} keepalives_idle={k} keepalives_interval={k} "
-                 f"keepalives_count=2 application_name={settings.application_name}")
-        return [("Driver", "{" + self.driver + "}"), ("Database", odbc_value(settings.database)),
+                 f"tcp_user_timeout={int(settings.tcp_user_timeout_ms)} keepalives_idle={k} keepalives_interval={k} "
+                 f"keepalives_count=2 application_name={libpq_quoted(settings.application_name, 'the application name')}")
+        return [("Driver", odbc_braced(self.driver, "the driver name")), ("Database", odbc_value(settings.database)),
                 ("Uid", odbc_value(settings.credentials.username)), ("Protocol", "7.4-1"),
-                ("UseServerSidePrepare", "0"), ("LoginTimeout", str(settings.login_timeout_s)),
-                ("Pqopt", "{" + pqopt + "}")]
+                ("UseServerSidePrepare", "0"), ("LoginTimeout", str(int(settings.login_timeout_s))),
+                ("Pqopt", odbc_braced(pqopt))]
 
     def session_setup(self, settings: ConnectionSettings) -> list[str]:
         return [f"SET statement_timeout = {math.ceil(settings.statement_timeout_s * 1000)}"]
@@ -199,13 +244,14 @@ class TSqlDialect(Dialect):
         endpoint = settings.endpoints[0]
         database, user = odbc_value(settings.database), odbc_value(settings.credentials.username)
         if self.driver == "freetds":
-            return [("DRIVER", "{FreeTDS}"), ("SERVER", endpoint.host), ("DATABASE", database), ("UID", user),
-                    ("PORT", str(endpoint.port)), ("TDS_Version", self.tds_version),
+            return [("DRIVER", "{FreeTDS}"), ("SERVER", odbc_value(endpoint.host)), ("DATABASE", database), ("UID", user),
+                    ("PORT", str(int(endpoint.port))), ("TDS_Version", odbc_value(self.tds_version)),
                     ("Encryption", "require" if settings.encrypt else "off"), ("ClientCharset", "UTF-8"),
                     ("APP", odbc_value(settings.application_name))]
         yes_no = {True: "yes", False: "no"}
-        return [("DRIVER", "{ODBC Driver 18 for SQL Server}"), ("SERVER", f"tcp:{endpoint.host},{endpoint.port}"),
-                ("DATABASE", database), ("UID", user), ("MultiSubnetFailover", "Yes"),
+        server = odbc_value(f"tcp:{endpoint.host},{int(endpoint.port)}")
+        return [("DRIVER", "{ODBC Driver 18 for SQL Server}"), ("SERVER", server), ("DATABASE", database), ("UID", user),
+                ("MultiSubnetFailover", "Yes"),
                 ("Encrypt", yes_no[settings.encrypt]),
                 ("TrustServerCertificate", yes_no[settings.trust_server_certificate]),
                 ("APP", odbc_value(settings.application_name))]
