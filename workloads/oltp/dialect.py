@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from harness.errors import ConfigError
+from workloads.oltp.bounded import BoundedConnection
 from workloads.oltp.errors import ErrorClass
 from workloads.oltp.settings import ConnectionSettings
 
@@ -123,6 +124,10 @@ class Dialect(ABC):
     def configure(self, connection: Any, settings: ConnectionSettings) -> None:  # noqa: B027 - optional hook
         """Driver-side attributes set on a new pyodbc connection (e.g. the query timeout)."""
 
+    def bounded(self, connection: Any, settings: ConnectionSettings) -> Any:
+        """The connection the workload uses: wrapped where the driver cannot bound commit/rollback itself."""
+        return connection
+
     @abstractmethod
     def numbers(self, count: int) -> str:
         """A derived table with one integer column `n` from 1 to `count`."""
@@ -205,7 +210,8 @@ class TSqlDialect(Dialect):
     """SQL Server through ODBC Driver 18 (`MultiSubnetFailover=Yes` for AG listeners and
     multi-subnet FCIs) or FreeTDS (which has no MultiSubnetFailover: it tries one address).
 
-    The query timeout is pyodbc's `connection.timeout` (client side, HYT00 when it fires).
+    The query timeout is pyodbc's `connection.timeout` (client side, HYT00 when it fires); it does
+    not cover commit and rollback, which `BoundedConnection` bounds by the same timeout.
     No SQL Server runs in the lab: this profile is covered by tests of its SQL text and of the
     classification of SQL Server error messages, not by live runs.
     """
@@ -261,6 +267,10 @@ class TSqlDialect(Dialect):
 
     def configure(self, connection: Any, settings: ConnectionSettings) -> None:
         connection.timeout = math.ceil(settings.statement_timeout_s)
+
+    def bounded(self, connection: Any, settings: ConnectionSettings) -> Any:
+        # connection.timeout does not cover SQLEndTran: a partitioned listener would hold a commit ~15 min
+        return BoundedConnection(connection, settings.statement_timeout_s)
 
     def numbers(self, count: int) -> str:
         return (f"SELECT TOP ({int(count)}) ROW_NUMBER() OVER (ORDER BY (SELECT NULL)) AS n "

@@ -15,7 +15,7 @@ import pyodbc
 import pytest
 
 from harness.topology.credentials import Secret
-from workloads.oltp import ConnectionSettings, Credentials, Endpoint, ErrorClass, TSqlDialect, classify
+from workloads.oltp import ConnectionSettings, Credentials, Endpoint, ErrorClass, PostgresDialect, TSqlDialect, classify
 from workloads.oltp import connect as connect_module
 from workloads.oltp.connect import close_quietly, connect
 
@@ -105,3 +105,13 @@ def test_a_connection_whose_commit_timed_out_is_abandoned_without_blocking_the_w
     assert fake.closed.wait(2.0)
     with pytest.raises(pyodbc.Error):
         connection.cursor()
+
+
+def test_a_commit_that_fails_at_once_raises_the_drivers_own_error_and_postgres_is_not_wrapped(fake: Any) -> None:
+    connection = connect(TSqlDialect(), SETTINGS)
+    fake.blocking = True
+    fake.release.set()  # the commit returns at once, with the driver's error
+    with pytest.raises(pyodbc.OperationalError, match="Communication link failure"):
+        connection.commit()
+    assert connection.cursor() is fake  # not abandoned: the caller decides what to do with it
+    assert PostgresDialect().bounded(fake, SETTINGS) is fake  # psqlODBC is bounded by tcp_user_timeout
