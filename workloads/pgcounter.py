@@ -139,14 +139,19 @@ class PgCommitCounter:
         if self._thread.ident is not None:
             raise RuntimeError(f"{self.name} has already been started")
         self._connection = self._connect()
-        self._take(self._sample(self._connection))
+        try:
+            self._take(self._sample(self._connection))
+        except BaseException:
+            close_quietly(self._connection)
+            raise
         self.timeline.record(EventKind.WORKLOAD_START, self.name, workload="pgcounter", database=self.database,
                              monitor_database=self.settings.database, observe_only=True)
         self._thread.start()
 
     def stop(self, timeout_s: float = 2.0) -> CounterStopReport:
         self._stop.set()
-        self._thread.join(timeout_s)
+        if self._thread.ident is not None:
+            self._thread.join(timeout_s)
         now = self.timeline.now()
         self.gaps.close(now)
         report = CounterStopReport(
