@@ -1,5 +1,8 @@
 """fio as an I/O workload: local runs and client/server runs, per-second series from fio's logs.
 
+`FioWorkload` is the local run as a `Workload` (start, stop, verify), so fio can run under a
+fault like the OLTP driver; `run_local` is the same run left to finish by itself.
+
 Client/server mode (`fio --server` on each workload machine, one `fio --client` process
 driving them all) scales the load across machines. Each client gets its own job file and log
 prefix, because fio suffixes returned logs with the server *address* only: two servers on one
@@ -9,6 +12,7 @@ it outlives its runtime by `grace_s`. Servers are loopback-only unless a caller 
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
@@ -19,10 +23,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.history import EventKind
 from harness.history.timeline import Timeline
+from workloads.base import StopReport, Workload
 from workloads.fio_logs import FioSeries, load_series
 
 FIO = "fio"
@@ -85,23 +90,113 @@ def _run(args: list[str], job: FioJob, cwd: Path) -> dict[str, Any]:
     done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=job.runtime_s + job.grace_s, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"fio failed ({done.returncode}): {(done.stderr + done.stdout).strip()[-2000:]}")
-    # fio may print notices before the JSON document
-    result: dict[str, Any] = json.loads(done.stdout[done.stdout.index("{"):])
+    return _json_report(done.stdout)
+
+
+@dataclass(frozen=True)
+class FioStopReport(StopReport):
+    returncode: int | None  # None: fio did not exit (listed in `stuck`)
+    seconds: int  # seconds of per-second samples read from fio's logs
+
+
+class FioWorkload:
+    """fio on this machine as a `Workload`: a process that start() launches and stop() ends.
+
+    The job's `runtime_s` is only an upper bound, so fio stops by itself even if the harness
+    dies; stop() ends it early with SIGINT, on which fio still writes its logs and its JSON
+    report. The per-second `series` and fio's job stats (`summary`) are read at stop, because
+    fio writes its logs at exit. It keeps no ledger: `verify()` is None.
+    """
+
+    keeps_ledger = False
+
+    def __init__(self, job: FioJob, workdir: Path, timeline: Timeline, name: str = "fio") -> None:
+        self.job = job
+        self.workdir = workdir
+        self.timeline = timeline
+        self.name = name
+        self.series = FioSeries(name, {})
+        self.summary: dict[str, Any] = {}
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def _path(self, suffix: str) -> Path:
+        return self.workdir / f"{self.name}{suffix}"
+
+    def start(self) -> None:
+        if self._process is not None:
+            raise RuntimeError(f"{self.name} has already been started")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.job.directory.mkdir(parents=True, exist_ok=True)
+        self._path(".fio").write_text(self.job.text(self._path("")))
+        self.timeline.record(EventKind.WORKLOAD_START, self.name, workload="fio", profile=self.job.profile.name, mode="local")
+        with self._path(".stderr").open("wb") as stderr:
+            self._process = subprocess.Popen([FIO, "--output-format=json", f"--output={self.name}.json", f"{self.name}.fio"],
+                                             cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                             stderr=stderr)
+
+    def wait(self, timeout_s: float) -> bool:
+        """Wait for fio to end by itself (its runtime); False if it still runs after `timeout_s`."""
+        if self._process is None:
+            raise RuntimeError(f"{self.name} was never started")
+        try:
+            self._process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def stop(self, timeout_s: float = 10.0) -> FioStopReport:
+        """End fio (SIGINT, then SIGKILL after `timeout_s`) and read its series and report."""
+        process = self._process
+        if process is None:
+            raise RuntimeError(f"{self.name} was never started")
+        asked = process.poll() is None
+        if asked:
+            process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(2.0)
+        code = process.poll()
+        self.timeline.record(EventKind.WORKLOAD_STOP, self.name, workload="fio", returncode=code)
+        self.series = load_series(self._path(""), self.name, self.timeline, jobs=self.job.numjobs)
+        problem = None
+        try:
+            self.summary = _json_report(self._path(".json").read_text()).get("jobs", [{}])[0]
+        except (OSError, ValueError) as exc:
+            problem = f"no JSON report ({exc})"
+        if code is not None and code != 0 and not asked:  # fio exits 128 when we interrupt it
+            problem = f"exit status {code}"
+        crashed = [] if problem is None or code is None else [f"fio pid {process.pid}: {problem}: {self._stderr_tail()}"]
+        return FioStopReport(workload=self.name, stuck=[] if code is not None else [f"fio pid {process.pid}"],
+                             crashed=crashed, returncode=code, seconds=self.series.seconds())
+
+    def verify(self) -> None:
+        return None
+
+    def _stderr_tail(self) -> str:
+        try:
+            return self._path(".stderr").read_text(errors="replace").strip()[-2000:]
+        except OSError:
+            return ""
+
+
+def _json_report(text: str) -> dict[str, Any]:
+    """fio's JSON document; fio may print notices ("terminating on signal 2") before it."""
+    result: dict[str, Any] = json.loads(text[text.index("{"):])
     return result
 
 
 def run_local(job: FioJob, workdir: Path, timeline: Timeline, name: str = "fio") -> FioResult:
-    """Run fio on this machine; blocks for the job's runtime."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    job.directory.mkdir(parents=True, exist_ok=True)
-    prefix = workdir / name
-    (workdir / f"{name}.fio").write_text(job.text(prefix))
-    timeline.record(EventKind.WORKLOAD_START, name, workload="fio", profile=job.profile.name, mode="local")
-    try:
-        output = _run([FIO, "--output-format=json", f"{name}.fio"], job, workdir)
-    finally:
-        timeline.record(EventKind.WORKLOAD_STOP, name, workload="fio")
-    return FioResult(name, load_series(prefix, name, timeline, jobs=job.numjobs), output.get("jobs", [{}])[0])
+    """Run fio on this machine for the job's runtime (blocks): a `FioWorkload` left to finish."""
+    workload = FioWorkload(job, workdir, timeline, name)
+    workload.start()
+    workload.wait(job.runtime_s + job.grace_s)
+    report = workload.stop()
+    if not report.clean:
+        raise RuntimeError(f"fio failed: {'; '.join(report.crashed or report.stuck)}")
+    return FioResult(name, workload.series, workload.summary)
 
 
 @dataclass
@@ -193,3 +288,8 @@ def run_clients(job: FioJob, servers: Sequence[FioServer], workdir: Path, timeli
     return [FioResult(client_name, load_series(prefix, client_name, timeline, suffix=f".{server.address}", jobs=job.numjobs),
                       stats.get(server.port, {}))
             for client_name, prefix, server in prefixes]
+
+
+if TYPE_CHECKING:  # mypy proves fio meets the protocol
+    def _is_a_workload(workload: FioWorkload) -> Workload:
+        return workload

@@ -28,7 +28,7 @@ def start_bench(scale: Scale, max_connections: int = 100, **conf: str) -> LocalB
         server.create_database(DATABASE)
         settings = ConnectionSettings((Endpoint(server.host, server.port),), DATABASE, Credentials("postgres", password))
         dialect = PostgresDialect()
-        prepare_schema(dialect, settings, scale)
+        prepare_schema(dialect, settings, scale, scratch=True)  # created just above
     except BaseException:
         server.destroy()
         raise

@@ -16,7 +16,8 @@ def connect(dialect: Dialect, settings: ConnectionSettings) -> Any:
 
     Errors are pyodbc's own; their text never contains the connection string.
     """
-    connection = pyodbc.connect(dialect.connection_string(settings), autocommit=False, timeout=settings.login_timeout_s)
+    raw = pyodbc.connect(dialect.connection_string(settings), autocommit=False, timeout=settings.login_timeout_s)
+    connection = dialect.bounded(raw, settings)
     try:
         dialect.configure(connection, settings)
         cursor = connection.cursor()

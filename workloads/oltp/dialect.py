@@ -3,27 +3,62 @@
 Everything that differs between PostgreSQL (the lab, through psqlODBC) and SQL Server
 (production, through ODBC Driver 18 or FreeTDS) lives here; the mixes, the loader and the
 ledger use only the `Statements` a dialect hands out.
+
+Every value that reaches a connection string is escaped for the grammar that reads it (ODBC:
+`{...}` with `}` doubled; libpq inside psqlODBC's Pqopt: `'...'` with backslash escapes), so a
+topology value can never add an attribute such as `Encrypt=no`. What no grammar can carry
+(a NUL, a host libpq would split) is refused with a `ConfigError` that does not echo it.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from harness.errors import ConfigError
+from workloads.oltp.bounded import BoundedConnection
 from workloads.oltp.errors import ErrorClass
 from workloads.oltp.settings import ConnectionSettings
 
 REDACTED = "***"
+# what one entry of a libpq host list may be: a name, an IPv4/IPv6 address (with zone), a socket directory
+_LIBPQ_HOST = re.compile(r"[A-Za-z0-9._:%/-]+")
 
 
-def odbc_value(value: str) -> str:
-    """Quote an ODBC connection-string value when it contains separators or braces."""
-    if any(c in value for c in ";{}=") or value != value.strip():
-        return "{" + value.replace("}", "}}") + "}"
+def _refuse_nul(value: str, what: str) -> str:
+    if "\x00" in value:
+        raise ConfigError(f"{what} contains a NUL character, which no connection string can carry")
     return value
+
+
+def odbc_value(value: str, what: str = "a connection-string value") -> str:
+    """An ODBC attribute value, brace-quoted (with `}` doubled) when it holds a separator or brace."""
+    _refuse_nul(value, what)
+    if any(c in value for c in ";{}=") or value != value.strip():
+        return odbc_braced(value, what)
+    return value
+
+
+def odbc_braced(value: str, what: str = "a connection-string value") -> str:
+    """An ODBC attribute value always in braces, `}` doubled (psqlODBC, FreeTDS and Driver 18 read `}}` as `}`)."""
+    return "{" + _refuse_nul(value, what).replace("}", "}}") + "}"
+
+
+def libpq_quoted(value: str, what: str = "a libpq option") -> str:
+    """A libpq conninfo value in single quotes, `\\` and `'` backslash-escaped (PQconninfoParse's rules)."""
+    return "'" + _refuse_nul(value, what).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def libpq_host(host: str) -> str:
+    """One entry of a libpq host list; anything libpq would split or re-read is refused."""
+    if not _LIBPQ_HOST.fullmatch(host):
+        raise ConfigError(f"endpoint host {host!r} is not a host name, address or socket directory "
+                          "(libpq host lists cannot carry spaces, '=', ',', quotes, backslashes or braces)")
+    return host
 
 
 def render(pairs: Sequence[tuple[str, str]]) -> str:
@@ -72,11 +107,14 @@ class Dialect(ABC):
         return self._with_password(settings, REDACTED)
 
     def _with_password(self, settings: ConnectionSettings, shown: str | None) -> str:
+        for what, value in _texts(settings):
+            _refuse_nul(value, what)
         pairs = self.connection_pairs(settings)
         secret = settings.credentials.password
         if secret is not None:
             after_user = next(i for i, (key, _) in enumerate(pairs) if key.lower() == "uid") + 1
-            pairs.insert(after_user, (self.password_key, shown if shown is not None else odbc_value(secret.reveal())))
+            value = shown if shown is not None else odbc_value(secret.reveal(), "the password")
+            pairs.insert(after_user, (self.password_key, value))
         return render(pairs)
 
     @abstractmethod
@@ -86,12 +124,35 @@ class Dialect(ABC):
     def configure(self, connection: Any, settings: ConnectionSettings) -> None:  # noqa: B027 - optional hook
         """Driver-side attributes set on a new pyodbc connection (e.g. the query timeout)."""
 
+    def bounded(self, connection: Any, settings: ConnectionSettings) -> Any:
+        """The connection the workload uses: wrapped where the driver cannot bound commit/rollback itself."""
+        return connection
+
     @abstractmethod
     def numbers(self, count: int) -> str:
         """A derived table with one integer column `n` from 1 to `count`."""
 
     def after_load(self) -> list[str]:
         return []
+
+    @abstractmethod
+    def existing_tables(self, names: Sequence[str]) -> str:
+        """A query listing which of `names` already name a table where DROP TABLE would find it."""
+
+
+def _name_list(names: Sequence[str]) -> str:
+    """Table names as SQL literals; only plain identifiers (they are constants of the schema)."""
+    if not names or not all(n.isidentifier() and n.isascii() for n in names):
+        raise ValueError(f"not plain table names: {names!r}")
+    return ", ".join(f"('{n}')" for n in names)
+
+
+def _texts(settings: ConnectionSettings) -> list[tuple[str, str]]:
+    """Every free-text value of the settings, named for an error message."""
+    secret = settings.credentials.password
+    return [*(("an endpoint host", e.host) for e in settings.endpoints), ("the database name", settings.database),
+            ("the user name", settings.credentials.username), ("the application name", settings.application_name),
+            *([("the password", secret.reveal())] if secret is not None else [])]
 
 
 class PostgresDialect(Dialect):
@@ -120,16 +181,16 @@ class PostgresDialect(Dialect):
         self.keepalive_s = keepalive_s
 
     def connection_pairs(self, settings: ConnectionSettings) -> list[tuple[str, str]]:
-        hosts = ",".join(e.host for e in settings.endpoints)
-        ports = ",".join(str(e.port) for e in settings.endpoints)
-        k = self.keepalive_s
+        hosts = ",".join(libpq_host(e.host) for e in settings.endpoints)
+        ports = ",".join(str(int(e.port)) for e in settings.endpoints)
+        k = int(self.keepalive_s)
         pqopt = (f"host={hosts} port={ports} target_session_attrs=read-write "
-                 f"tcp_user_timeout={settings.tcp_user_timeout_ms} keepalives_idle={k} keepalives_interval={k} "
-                 f"keepalives_count=2 application_name={settings.application_name}")
-        return [("Driver", "{" + self.driver + "}"), ("Database", odbc_value(settings.database)),
+                 f"tcp_user_timeout={int(settings.tcp_user_timeout_ms)} keepalives_idle={k} keepalives_interval={k} "
+                 f"keepalives_count=2 application_name={libpq_quoted(settings.application_name, 'the application name')}")
+        return [("Driver", odbc_braced(self.driver, "the driver name")), ("Database", odbc_value(settings.database)),
                 ("Uid", odbc_value(settings.credentials.username)), ("Protocol", "7.4-1"),
-                ("UseServerSidePrepare", "0"), ("LoginTimeout", str(settings.login_timeout_s)),
-                ("Pqopt", "{" + pqopt + "}")]
+                ("UseServerSidePrepare", "0"), ("LoginTimeout", str(int(settings.login_timeout_s))),
+                ("Pqopt", odbc_braced(pqopt))]
 
     def session_setup(self, settings: ConnectionSettings) -> list[str]:
         return [f"SET statement_timeout = {math.ceil(settings.statement_timeout_s * 1000)}"]
@@ -140,12 +201,17 @@ class PostgresDialect(Dialect):
     def after_load(self) -> list[str]:
         return ["ANALYZE branches", "ANALYZE tellers", "ANALYZE accounts"]
 
+    def existing_tables(self, names: Sequence[str]) -> str:
+        # to_regclass resolves through search_path, as an unqualified DROP TABLE does
+        return f"SELECT v.name FROM (VALUES {_name_list(names)}) AS v(name) WHERE to_regclass(v.name) IS NOT NULL"
+
 
 class TSqlDialect(Dialect):
     """SQL Server through ODBC Driver 18 (`MultiSubnetFailover=Yes` for AG listeners and
     multi-subnet FCIs) or FreeTDS (which has no MultiSubnetFailover: it tries one address).
 
-    The query timeout is pyodbc's `connection.timeout` (client side, HYT00 when it fires).
+    The query timeout is pyodbc's `connection.timeout` (client side, HYT00 when it fires); it does
+    not cover commit and rollback, which `BoundedConnection` bounds by the same timeout.
     No SQL Server runs in the lab: this profile is covered by tests of its SQL text and of the
     classification of SQL Server error messages, not by live runs.
     """
@@ -184,13 +250,14 @@ class TSqlDialect(Dialect):
         endpoint = settings.endpoints[0]
         database, user = odbc_value(settings.database), odbc_value(settings.credentials.username)
         if self.driver == "freetds":
-            return [("DRIVER", "{FreeTDS}"), ("SERVER", endpoint.host), ("DATABASE", database), ("UID", user),
-                    ("PORT", str(endpoint.port)), ("TDS_Version", self.tds_version),
+            return [("DRIVER", "{FreeTDS}"), ("SERVER", odbc_value(endpoint.host)), ("DATABASE", database), ("UID", user),
+                    ("PORT", str(int(endpoint.port))), ("TDS_Version", odbc_value(self.tds_version)),
                     ("Encryption", "require" if settings.encrypt else "off"), ("ClientCharset", "UTF-8"),
                     ("APP", odbc_value(settings.application_name))]
         yes_no = {True: "yes", False: "no"}
-        return [("DRIVER", "{ODBC Driver 18 for SQL Server}"), ("SERVER", f"tcp:{endpoint.host},{endpoint.port}"),
-                ("DATABASE", database), ("UID", user), ("MultiSubnetFailover", "Yes"),
+        server = odbc_value(f"tcp:{endpoint.host},{int(endpoint.port)}")
+        return [("DRIVER", "{ODBC Driver 18 for SQL Server}"), ("SERVER", server), ("DATABASE", database), ("UID", user),
+                ("MultiSubnetFailover", "Yes"),
                 ("Encrypt", yes_no[settings.encrypt]),
                 ("TrustServerCertificate", yes_no[settings.trust_server_certificate]),
                 ("APP", odbc_value(settings.application_name))]
@@ -201,9 +268,17 @@ class TSqlDialect(Dialect):
     def configure(self, connection: Any, settings: ConnectionSettings) -> None:
         connection.timeout = math.ceil(settings.statement_timeout_s)
 
+    def bounded(self, connection: Any, settings: ConnectionSettings) -> Any:
+        # connection.timeout does not cover SQLEndTran: a partitioned listener would hold a commit ~15 min
+        return BoundedConnection(connection, settings.statement_timeout_s)
+
     def numbers(self, count: int) -> str:
         return (f"SELECT TOP ({int(count)}) ROW_NUMBER() OVER (ORDER BY (SELECT NULL)) AS n "
                 "FROM sys.all_objects AS a CROSS JOIN sys.all_objects AS b CROSS JOIN sys.all_objects AS c")
 
     def after_load(self) -> list[str]:
         return ["UPDATE STATISTICS branches", "UPDATE STATISTICS tellers", "UPDATE STATISTICS accounts"]
+
+    def existing_tables(self, names: Sequence[str]) -> str:
+        # OBJECT_ID resolves through the user's default schema, then dbo, as an unqualified DROP TABLE does
+        return f"SELECT v.name FROM (VALUES {_name_list(names)}) AS v(name) WHERE OBJECT_ID(v.name) IS NOT NULL"

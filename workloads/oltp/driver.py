@@ -5,14 +5,16 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from harness.history import EventKind
 from harness.history.series import TransactionSeries
 from harness.history.timeline import Timeline
+from workloads.base import LedgerReport, StopReport, Workload
 from workloads.oltp.connect import close_quietly, connect
 from workloads.oltp.dialect import Dialect
 from workloads.oltp.gaps import CommitGapDetector
-from workloads.oltp.ledger import SEQ_BITS, LedgerReport, verify
+from workloads.oltp.ledger import SEQ_BITS, verify
 from workloads.oltp.mix import TPCB, Mix
 from workloads.oltp.schema import Scale
 from workloads.oltp.settings import ConnectionSettings
@@ -35,20 +37,22 @@ class DriverConfig:
 
 
 @dataclass(frozen=True)
-class StopReport:
+class OltpStopReport(StopReport):
+    """`stuck`: users still inside a statement when stop gave up; `crashed`: users that died of a harness bug."""
+
     users: int
-    stuck: list[str]  # threads still inside a statement when stop gave up waiting
-    crashed: list[str]  # users that died on a non-database error (a harness bug)
     connects: int
     commit_gaps: int
 
 
 class OltpDriver:
-    """Start N users, stop them within about a second, then prove the ledger.
+    """Start N users, stop them within about a second, then prove the ledger (a `Workload`).
 
     Every transaction goes into `series` on `timeline`'s clock; 'workload-start',
     'workload-stop' and 'commit-gap' events go onto the timeline.
     """
+
+    keeps_ledger = True
 
     def __init__(self, dialect: Dialect, settings: ConnectionSettings, timeline: Timeline,
                  series: TransactionSeries, config: DriverConfig | None = None) -> None:
@@ -60,6 +64,10 @@ class OltpDriver:
         self.gaps = CommitGapDetector(timeline, self.config.source, self.config.gap_threshold_s)
         self._stop = threading.Event()
         self.users: list[VirtualUser] = []
+
+    @property
+    def name(self) -> str:
+        return self.config.source
 
     def start(self) -> None:
         if self.users:
@@ -75,7 +83,7 @@ class OltpDriver:
         for user in self.users:
             user.thread.start()
 
-    def stop(self, timeout_s: float = 1.0) -> StopReport:
+    def stop(self, timeout_s: float = 1.0) -> OltpStopReport:
         """Ask every user to stop and wait up to `timeout_s` in total.
 
         A user inside a statement on a server that does not answer stays there until the
@@ -87,7 +95,8 @@ class OltpDriver:
             user.thread.join(max(0.0, deadline - self.timeline.now()))
         now = self.timeline.now()
         self.gaps.close(now)
-        report = StopReport(
+        report = OltpStopReport(
+            workload=self.name,
             users=len(self.users),
             stuck=[u.thread.name for u in self.users if u.thread.is_alive()],
             crashed=[u.thread.name for u in self.users if u.crash is not None],
@@ -127,3 +136,8 @@ class OltpDriver:
     def __exit__(self, *exc: object) -> None:
         if not self._stop.is_set():
             self.stop()
+
+
+if TYPE_CHECKING:  # mypy proves the driver meets the protocol
+    def _is_a_workload(driver: OltpDriver) -> Workload:
+        return driver

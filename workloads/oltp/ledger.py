@@ -11,14 +11,14 @@ doubt, which is legal for an unknown outcome, and reported).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
+from workloads.base import LedgerReport
 from workloads.oltp.dialect import Statements
 
 SEQ_BITS = 40
 MAX_SEQ = (1 << SEQ_BITS) - 1
-MAX_LISTED = 1000
+MAX_LISTED = 1000  # LedgerReport.lost lists at most this many ids
 _IN_CHUNK = 500
 
 
@@ -65,26 +65,6 @@ class LedgerBook:
 
     def failed_ids(self) -> list[int]:
         return [ledger_id(self.user_id, seq) for seq in self.failed]
-
-
-@dataclass(frozen=True)
-class LedgerReport:
-    acknowledged: int
-    acknowledged_present: int
-    lost_count: int
-    failed: int
-    failed_present_count: int
-    lost: list[int] = field(default_factory=list)  # the first MAX_LISTED lost ids
-    failed_present: list[int] = field(default_factory=list)  # committed despite an error (in doubt)
-
-    @property
-    def ok(self) -> bool:
-        """No acknowledged commit is missing. Failed-but-present rows do not break durability."""
-        return self.lost_count == 0
-
-    def summary(self) -> str:
-        return (f"ledger: {self.acknowledged} acknowledged, {self.lost_count} LOST, "
-                f"{self.failed} failed/unknown of which {self.failed_present_count} committed anyway")
 
 
 def verify(cursor: Any, sql: Statements, books: Iterable[LedgerBook]) -> LedgerReport:

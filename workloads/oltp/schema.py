@@ -1,15 +1,25 @@
-"""Schema creation and data load, TPC-B shaped (pgbench's layout), plus the commit ledger table."""
+"""Schema creation and data load, TPC-B shaped (pgbench's layout), plus the commit ledger table.
+
+`history` and `accounts` are common table names, and loading drops them first: so the schema
+is created only in a database the harness owns. Ownership is a marker table the harness
+creates with its schema (`resilience_harness_owner`); a database without it is used only when
+the caller declares it scratch (the topology's `databases[].database_is_scratch`), and then
+the marker is written so later runs need no opt-in.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from harness.errors import ConfigError
 from workloads.oltp.connect import close_quietly, connect
 from workloads.oltp.dialect import Dialect
 from workloads.oltp.settings import ConnectionSettings
 
 LOAD_TIMEOUT_S = 3600.0  # loading a large scale takes longer than a workload statement may
 TABLES = ("history", "ledger", "accounts", "tellers", "branches")
+MARKER = "resilience_harness_owner"
 
 
 @dataclass(frozen=True)
@@ -48,12 +58,41 @@ def schema_statements(dialect: Dialect, scale: Scale) -> list[str]:
     ]
 
 
-def prepare_schema(dialect: Dialect, settings: ConnectionSettings, scale: Scale) -> None:
-    """Recreate and load the schema (idempotent: drops what a previous run left)."""
+def marker_statements(dialect: Dialect) -> list[str]:
+    """The ownership marker: who created the schema and when (for a DBA who finds it)."""
+    return [f"CREATE TABLE {MARKER} (created_by varchar(64) NOT NULL, created_at {dialect.timestamp_type} NOT NULL)",
+            f"INSERT INTO {MARKER} (created_by, created_at) VALUES ('resilience-harness', CURRENT_TIMESTAMP)"]
+
+
+def ownership_problem(database: str, existing: Sequence[str], scratch: bool) -> str | None:
+    """Why the schema may not be (re)created here, or None if it may."""
+    if MARKER in existing or scratch:
+        return None
+    found = [t for t in TABLES if t in existing]
+    if found:
+        return (f"database {database!r} already has table(s) {', '.join(found)} and no {MARKER} marker: the harness "
+                "did not create them and will not drop them. Point the topology at a database of its own")
+    return (f"database {database!r} has no {MARKER} marker: the harness creates its tables only in a database it owns. "
+            "If this is a fresh database for the harness, set databases[].database_is_scratch: true")
+
+
+def prepare_schema(dialect: Dialect, settings: ConnectionSettings, scale: Scale, *, scratch: bool = False) -> None:
+    """Recreate and load the schema in a database the harness owns (drops what a previous run left).
+
+    `scratch`: the caller declares the database disposable, for a first run that has no marker
+    yet. Anything else raises `ConfigError` before a single table is touched.
+    """
     connection = connect(dialect, replace(settings, statement_timeout_s=LOAD_TIMEOUT_S))
     try:
         cursor = connection.cursor()
-        for statement in schema_statements(dialect, scale):
+        existing = [str(row[0]) for row in cursor.execute(dialect.existing_tables((*TABLES, MARKER))).fetchall()]
+        problem = ownership_problem(settings.database, existing, scratch)
+        if problem is not None:
+            raise ConfigError(problem)
+        statements = schema_statements(dialect, scale)
+        if MARKER not in existing:
+            statements = marker_statements(dialect) + statements
+        for statement in statements:
             cursor.execute(statement)
         connection.commit()
         connection.autocommit = True

@@ -6,7 +6,8 @@ import pytest
 
 from harness.history import EventKind
 from harness.history.timeline import Timeline
-from workloads.fio import PROFILES, FioJob, FioServer, run_clients, run_local
+from workloads.base import Workload
+from workloads.fio import PROFILES, FioJob, FioServer, FioWorkload, run_clients, run_local
 
 
 def test_a_local_mail_run_gives_per_second_iops_bandwidth_and_latency(tmp_path):
@@ -36,3 +37,17 @@ def test_two_fio_servers_driven_by_one_client_each_give_their_own_series(tmp_pat
 def test_a_server_on_a_non_loopback_address_is_refused(tmp_path):
     with pytest.raises(ValueError, match="loopback"):
         FioServer(tmp_path, address="192.0.2.10")
+
+
+def test_fio_as_a_workload_runs_until_stopped_and_keeps_no_ledger(tmp_path):
+    timeline = Timeline()
+    workload = FioWorkload(FioJob(PROFILES["oltp"], tmp_path / "data", runtime_s=60, size="16m"), tmp_path / "out", timeline)
+    assert isinstance(workload, Workload) and not workload.keeps_ledger
+    workload.start()
+    assert not workload.wait(3.2)  # still running: the runtime is only an upper bound
+    report = workload.stop()
+    assert report.clean and report.workload == "fio" and 2 <= report.seconds <= 4
+    assert timeline.events(EventKind.WORKLOAD_STOP)[0].t - timeline.events(EventKind.WORKLOAD_START)[0].t < 5
+    assert all(p.value > 0 for p in workload.series["read_iops"].points())
+    assert workload.summary["jobname"] == "oltp"
+    assert workload.verify() is None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from harness.topology.credentials import Secret
 from workloads.oltp import ConnectionSettings, Credentials, Endpoint, PostgresDialect, TSqlDialect
 from workloads.oltp.mix import TPCB_STEPS
-from workloads.oltp.schema import Scale, schema_statements
+from workloads.oltp.schema import Scale, marker_statements, ownership_problem, schema_statements
 
 PASSWORD = "s3cr;et}pw"
 
@@ -82,3 +82,25 @@ def test_tsql_schema_uses_datetime2_and_a_row_number_generator():
     assert accounts.startswith("INSERT INTO accounts (aid, bid, abalance) SELECT n, (n - 1) / 100000 + 1, 0 "
                                "FROM (SELECT TOP (200000) ROW_NUMBER() OVER (ORDER BY (SELECT NULL)) AS n FROM sys.all_objects")
     assert "generate_series" not in " ".join(statements)
+
+
+def test_each_dialect_asks_which_schema_tables_exist_where_an_unqualified_drop_would_find_them():
+    names = ("history", "resilience_harness_owner")
+    assert PostgresDialect().existing_tables(names) == (
+        "SELECT v.name FROM (VALUES ('history'), ('resilience_harness_owner')) AS v(name) WHERE to_regclass(v.name) IS NOT NULL")
+    assert TSqlDialect().existing_tables(names) == (
+        "SELECT v.name FROM (VALUES ('history'), ('resilience_harness_owner')) AS v(name) WHERE OBJECT_ID(v.name) IS NOT NULL")
+
+
+def test_the_ownership_marker_uses_each_dialects_timestamp_type():
+    assert marker_statements(TSqlDialect())[0] == (
+        "CREATE TABLE resilience_harness_owner (created_by varchar(64) NOT NULL, created_at datetime2 NOT NULL)")
+    assert "created_at timestamp NOT NULL" in marker_statements(PostgresDialect())[0]
+
+
+def test_schema_is_refused_without_the_marker_unless_scratch_and_names_only_the_tables_that_exist():
+    refused = ownership_problem("prod", ["accounts", "history"], scratch=False)
+    assert refused is not None and "'prod'" in refused and "history, accounts" in refused and "tellers" not in refused
+    assert "database_is_scratch" in (ownership_problem("fresh", [], scratch=False) or "")
+    assert ownership_problem("owned", ["accounts", "resilience_harness_owner"], scratch=False) is None
+    assert ownership_problem("fresh", [], scratch=True) is None
