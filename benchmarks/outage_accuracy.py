@@ -153,7 +153,7 @@ def run_on_lab(args: argparse.Namespace) -> list[float]:
         print(f"lab {args.prefix}: up in {lab.up():.1f} s")
     try:
         dialect, settings = LabCluster(lab, lab.layout.topology()).connection()
-        prepare_schema(dialect, settings, SCALE)
+        prepare_schema(dialect, settings, SCALE, scratch=True)
         target = LabTarget(lab, dialect, settings)
         primary = lab.primary()
         print(f"target: {target.description}; automatic failover disabled (standby candidate priority 0)")

@@ -31,7 +31,7 @@ from harness.progress import Progress
 from harness.safety.guards import Guard, ThroughputFloor
 from harness.safety.run import HarnessSession
 from harness.safety.runner import ActiveFault
-from workloads.oltp import DriverConfig, LedgerReport, OltpDriver, StopReport
+from workloads.base import LedgerReport, StopReport, Workload
 
 PhaseStep = Callable[[str, str], AbstractContextManager[None]]
 
@@ -74,14 +74,14 @@ class Experiment:
     cluster: Cluster
     timeline: Timeline
     progress: Progress
+    workloads: Sequence[Workload]  # the first writes `series` (TPS); others (fio) run beside it
     windows: Windows = field(default_factory=Windows)
-    driver_config: DriverConfig = field(default_factory=DriverConfig)
     step: PhaseStep = no_step
     series: TransactionSeries = field(default_factory=TransactionSeries)
     resync_bytes: MetricSeries = field(default_factory=lambda: MetricSeries("resync bytes left", "bytes"))
     ledger: LedgerReport | None = None
     stop_report: StopReport | None = None
-    _driver: OltpDriver | None = None
+    _running: bool = False
     _start_wall: float = 0.0
     _sampling: threading.Event = field(default_factory=threading.Event)
     _sampler: threading.Thread | None = None
@@ -90,9 +90,9 @@ class Experiment:
     def __enter__(self) -> Experiment:
         self.cluster.preflight()
         self._start_wall = time.time()
-        dialect, settings = self.cluster.connection()
-        self._driver = OltpDriver(dialect, settings, self.timeline, self.series, self.driver_config)
-        self._driver.start()
+        for workload in self.workloads:
+            workload.start()
+        self._running = True
         self._sampler = threading.Thread(target=self._sample_resync_forever, name="resync-sampler", daemon=True)
         self._sampler.start()
         return self
@@ -108,21 +108,27 @@ class Experiment:
 
     def finish(self) -> None:
         """Stop the workload, prove the ledger, and put the HA manager's events on the timeline."""
-        if self._driver is None:
+        if not self._running:
             return
         self._sampling.set()
         if self._sampler is not None:
             self._sampler.join(timeout=15)
-        driver, self._driver = self._driver, None
-        self.stop_report = driver.stop()
+        self._running = False
+        reports = [workload.stop() for workload in self.workloads]
+        self.stop_report = reports[0] if reports else None
+        keeper = next((w for w in self.workloads if w.keeps_ledger), None)
+        if keeper is None:
+            return  # observe-only: no lost-commit verdict, and the report says so
         with contextlib.suppress(Exception):
-            self.ledger = driver.verify()
+            self.ledger = keeper.verify()
         if self.ledger is None:
-            self.ledger = self._verify_after_recovery(driver)
+            self.cluster.wait_healthy(self.windows.recover_timeout_s)
+            self.ledger = keeper.verify()
 
-    def _verify_after_recovery(self, driver: OltpDriver) -> LedgerReport:
-        self.cluster.wait_healthy(self.windows.recover_timeout_s)
-        return driver.verify()
+    @property
+    def keeps_ledger(self) -> bool:
+        """A workload of this experiment proves which acknowledged commits survived."""
+        return any(w.keeps_ledger for w in self.workloads)
 
     # -- phases ------------------------------------------------------------------------
     def measure(self, what: str, seconds: float) -> None:

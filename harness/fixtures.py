@@ -15,13 +15,16 @@ from typing import TYPE_CHECKING
 import pytest
 
 from harness.clusters import Cluster, Provisioned, cluster_for
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
 from harness.experiment import Experiment, Windows
+from harness.history.series import TransactionSeries
 from harness.history.timeline import Timeline
 from harness.progress import Progress
 from harness.safety.run import HarnessSession
-from workloads.oltp import DriverConfig, prepare_schema
+from workloads.base import Workload
+from workloads.oltp import DriverConfig, OltpDriver, PostgresDialect, prepare_schema
 from workloads.oltp.schema import Scale
+from workloads.pgcounter import PgCommitCounter
 
 if TYPE_CHECKING:
     from harness.scenario_report import ScenarioReport
@@ -41,16 +44,19 @@ def cluster(harness_session: HarnessSession, pytestconfig: pytest.Config,
 
 
 @pytest.fixture(scope="session")
-def schema(cluster: Cluster, pytestconfig: pytest.Config) -> Scale:
+def schema(cluster: Cluster, harness_session: HarnessSession, pytestconfig: pytest.Config) -> Scale | None:
     """TPC-B data with at least as many branches as users (pgbench's rule): every transaction
     updates one branch row and holds its lock through the commit, so with fewer branches the
-    commits, and any added commit latency, queue behind each other."""
+    commits, and any added commit latency, queue behind each other. An observe-only run creates nothing."""
+    if pytestconfig.getoption("--workload") == "observe":
+        return None
     scale = Scale(branches=pytestconfig.getoption("--scale"), accounts_per_branch=pytestconfig.getoption("--accounts-per-branch"))
     users = pytestconfig.getoption("--users")
     if scale.branches < users:
         warnings.warn(f"--scale {scale.branches} is below --users {users}: commits will queue on branch rows", stacklevel=1)
     dialect, settings = cluster.connection()
-    prepare_schema(dialect, settings, scale)
+    database = next((d for d in harness_session.topology.databases if d.database == settings.database), None)
+    prepare_schema(dialect, settings, scale, scratch=database is not None and database.database_is_scratch)
     return scale
 
 
@@ -78,7 +84,7 @@ def progress(pytestconfig: pytest.Config) -> Progress:
 
 
 @pytest.fixture
-def experiment(harness_session: HarnessSession, cluster: Cluster, schema: Scale, timeline: Timeline,
+def experiment(harness_session: HarnessSession, cluster: Cluster, schema: Scale | None, timeline: Timeline,
                progress: Progress, windows: Windows, pytestconfig: pytest.Config) -> Iterator[Experiment]:
     """One experiment under load on a healthy cluster; the cluster is healthy again afterwards."""
     from reports.allure.steps import ChangeTicket, link_change_ticket, phase  # Allure only when experiments run
@@ -87,8 +93,18 @@ def experiment(harness_session: HarnessSession, cluster: Cluster, schema: Scale,
     ticket = pytestconfig.getoption("--change-ticket")
     if ticket:
         link_change_ticket(ChangeTicket(ticket, pytestconfig.getoption("--change-url") or "{ticket}"))
-    config = DriverConfig(users=pytestconfig.getoption("--users"), scale=schema)
-    with Experiment(harness_session, cluster, timeline, progress, windows, config, step=phase) as running:
+    series = TransactionSeries()
+    dialect, settings = cluster.connection()
+    workload: Workload
+    if schema is None:
+        if not isinstance(dialect, PostgresDialect):
+            raise ConfigError(f"--workload observe: no server commit counter for {dialect.name} in this installation yet")
+        workload = PgCommitCounter(settings, timeline, series, dialect=dialect)
+    else:
+        workload = OltpDriver(dialect, settings, timeline, series,
+                              DriverConfig(users=pytestconfig.getoption("--users"), scale=schema))
+    with Experiment(harness_session, cluster, timeline, progress, [workload], windows, series=series,
+                    step=phase) as running:
         yield running
     heal_or_rebuild(cluster, windows, before=False)
 

@@ -62,6 +62,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--recover-timeout-s", type=float, default=240.0, help="longest wait for the cluster to heal (s)")
     group.addoption("--steady-window-s", type=int, default=10,
                     help="seconds throughput must hold inside the band to count as a steady state")
+    group.addoption("--workload", choices=("oltp", "observe"), default="oltp",
+                    help="oltp: the harness's virtual users with a commit ledger; observe: only read the database's "
+                         "own commit counter while your application or HammerDB makes the load (no lost-commit verdict)")
     group.addoption("--users", type=int, default=8, help="OLTP virtual users")
     group.addoption("--scale", type=int, default=10, metavar="BRANCHES",
                     help="OLTP data scale in branches, as pgbench -s; keep it >= --users, or commits queue on "

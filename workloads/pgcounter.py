@@ -33,7 +33,7 @@ import pyodbc
 
 from harness.errors import ConfigError
 from harness.history import EventKind
-from harness.history.series import TransactionSeries, _Bucket
+from harness.history.series import TransactionSeries
 from harness.history.timeline import Timeline
 from workloads.base import StopReport, Workload
 from workloads.oltp.connect import close_quietly, connect
@@ -81,21 +81,6 @@ def spread(first_t: float, last_t: float, count: int) -> list[tuple[int, int]]:
     seconds = list(range(math.floor(first_t), max(math.floor(last_t), math.floor(first_t) + 1)))
     share, extra = divmod(count, len(seconds))
     return [(s, share + (1 if i < extra else 0)) for i, s in enumerate(seconds)]
-
-
-def add_commits(series: TransactionSeries, second: int, count: int, t: float) -> None:
-    """Counted commits into one second of the series: no latencies, so no percentiles.
-
-    TransactionSeries records one transaction at a time, with its latency; this is the count
-    form it lacks (to move into harness.history.series as `TransactionSeries.add_commits`).
-    """
-    with series._lock:
-        bucket = series._buckets.get(second)
-        if bucket is None:
-            bucket = series._buckets[second] = _Bucket()
-        bucket.commits += count
-        if count and (series.last_commit_t is None or t > series.last_commit_t):
-            series.last_commit_t = t
 
 
 @dataclass(frozen=True)
@@ -225,7 +210,7 @@ class PgCommitCounter:
             log.info("%s: the commit counter of %s was reset; counting from zero", self.name, sample.server)
         if count > 0:
             for second, share in spread(since, sample.t, count):
-                add_commits(self.series, second, share, sample.t)
+                self.series.add_commits(second, share, sample.t)
             self.gaps.committed(sample.t)
 
 

@@ -16,12 +16,23 @@ class Verdict:
     op: str
     threshold: float
     unit: str = ""
+    not_judged: str | None = None  # why this run cannot judge it (e.g. an observe-only workload keeps no ledger)
+
+    @classmethod
+    def lost_commits(cls, lost: int | None, maximum: int) -> Verdict:
+        """Acknowledged commits lost; not judged (and said so) when no workload kept a ledger."""
+        return cls("acknowledged commits lost", lost, "<=", maximum,
+                   not_judged=None if lost is not None else "no ledger: observe-only workload")
 
     @property
     def passed(self) -> bool:
+        if self.not_judged is not None:
+            return True
         return self.measured is not None and _OPS[self.op](self.measured, self.threshold)
 
     def render(self) -> str:
+        if self.not_judged is not None:
+            return f"{self.name}: not judged ({self.not_judged})"
         shown = "not measured" if self.measured is None else f"{self.measured:.2f}{self.unit}"
         mark = "ok" if self.passed else "VIOLATED"
         return f"{self.name}: {shown} (required {self.op} {self.threshold:g}{self.unit}) {mark}"

@@ -102,6 +102,16 @@ class TransactionSeries:
                 bucket.errors += 1
                 bucket.error_classes[error_class or "unknown"] += 1
 
+    def add_commits(self, second: int, count: int, t: float) -> None:
+        """Commits counted rather than timed (a server's commit counter): no latencies, so no percentiles."""
+        with self._lock:
+            bucket = self._buckets.get(second)
+            if bucket is None:
+                bucket = self._buckets[second] = _Bucket()
+            bucket.commits += count
+            if count and (self.last_commit_t is None or t > self.last_commit_t):
+                self.last_commit_t = t
+
     def points(self, start: int | None = None, end: int | None = None) -> list[SecondPoint]:
         """Every second from `start` to `end` (exclusive), zero-filled where nothing ended."""
         with self._lock:

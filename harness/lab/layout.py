@@ -154,6 +154,7 @@ class LabLayout:
                     endpoint=f"{a.address},{b.address}",
                     port=PG_PORT,
                     database=DATABASE,
+                    database_is_scratch=True,  # created by the lab itself (pg_autoctl --dbname)
                     nodes=[
                         DatabaseNode(name="node-a", host="host-a", address=a.address, port=PG_PORT),
                         DatabaseNode(name="node-b", host="host-b", address=b.address, port=PG_PORT),

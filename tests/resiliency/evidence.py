@@ -29,3 +29,7 @@ def component_row(label: str, findings: Findings, note: str = "") -> ComponentFa
 
 def fmt(value: float | None, unit: str = "", digits: int = 1) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}{unit}"
+
+
+def fmt_lost(lost: int | None) -> str:
+    return "n/a (no ledger)" if lost is None else str(lost)

@@ -30,7 +30,7 @@ from workloads.oltp.schema import Scale
 @pytest.fixture
 def load(lab: Lab, topology: Topology, runner: FaultRunner) -> Iterator[OltpDriver]:
     dialect, settings = LabCluster(lab, topology).connection()
-    prepare_schema(dialect, settings, Scale())
+    prepare_schema(dialect, settings, Scale(), scratch=True)
     driver = OltpDriver(dialect, settings, runner.timeline, TransactionSeries(), DriverConfig(users=6))
     driver.start()
     yield driver
