@@ -14,6 +14,10 @@ from router_topologies import router_topology
 
 from faults.backends import router
 from faults.base import FaultSpec
+from faults.registry import default_factory
+from harness.safety.journal import Journal, JournalEntry
+from harness.safety.recover import recover
+from harness.topology.loader import load_topology
 
 
 def partition(target: str, topology, shell) -> router.RouterPartition:  # type: ignore[no-untyped-def]
@@ -109,3 +113,18 @@ def test_shell_syntax_in_names_never_runs_on_the_router(local: LocalRouter, tmp_
         fault.disarm_deadman()
         latency.disarm_deadman()
     assert not pwned.exists()
+
+
+def test_recover_rebuilds_the_fault_from_the_journal_deletes_its_table_and_disarms_its_deadman(
+        fake: FakeSshShell, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    example = Path(__file__).resolve().parents[3] / "examples" / "stretched-2plus2.yaml"
+    monkeypatch.setattr(router, "SshShell", lambda *args, **kwargs: fake)
+    topology = load_topology(example)
+    crashed = default_factory().build(FaultSpec("link-partition", "link:site-a~site-b"), topology)
+    journal = Journal(tmp_path / "journal")
+    journal.write(JournalEntry(spec=crashed.spec, topology_source=str(example), topology_name=topology.name, run_id="gone"))
+    crashed.inject()  # the run died here: its table is on the router, its switch armed
+    [outcome] = recover(journal, default_factory(), clear_timeout_s=1)
+    assert outcome.action == "reverted", outcome.detail
+    assert fake.tables == set() and journal.pending() == []
+    assert fake.disarms() and crashed.marker in fake.disarms()[-1]
