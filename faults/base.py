@@ -7,15 +7,25 @@ stores) and a backend. `plan()` must not contact anything: dry-run prints it.
 from __future__ import annotations
 
 import enum
+import re
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from harness.errors import ConfigError
+
+_INSTANCE = re.compile(r"[0-9a-f]{12}")
 
 
 class FaultState(enum.Enum):
     IN_EFFECT = "in-effect"
     CLEARED = "cleared"
     UNKNOWN = "unknown"
+
+
+def new_instance() -> str:
+    return uuid.uuid4().hex[:12]
 
 
 @dataclass(frozen=True)
@@ -29,13 +39,22 @@ class FaultSpec:
     kind: str
     target: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    instance: str = field(default_factory=new_instance, compare=False)
+    """This fault's own id (12 hex digits): a backend names what it creates on the target with it
+    (nft table, qdisc tag, dead man's switch), so a revert, `recover` after a crash, or a dead
+    man's undo touch exactly that and nothing of another fault or of the operator."""
+
+    def __post_init__(self) -> None:
+        if not _INSTANCE.fullmatch(self.instance):
+            raise ConfigError(f"{self.kind} on {self.target}: instance must be 12 hex digits, not {self.instance!r}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "target": self.target, "params": dict(self.params)}
+        return {"kind": self.kind, "target": self.target, "params": dict(self.params), "instance": self.instance}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FaultSpec:
-        return cls(kind=str(data["kind"]), target=str(data["target"]), params=dict(data.get("params", {})))
+        return cls(kind=str(data["kind"]), target=str(data["target"]), params=dict(data.get("params", {})),
+                   instance=str(data["instance"]))
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,29 @@
 """The Linux L3 router between the sites, over SSH: link partitions by nft, latency by `tc netem`.
 
 The rules come from `faults.netrules`, the same text the embedded lab applies in its router
-namespace. A partition is one nft table of the harness's own (`harness_<target>`): inject is
-one atomic `nft -f`, check is "does the table exist", revert deletes it. Latency is a classful
-qdisc with a netem band on the router port toward each site, selected by the other site's
-networks (an htb root with a netem class), so other traffic is not delayed; it is refused on
-a port whose root qdisc is not a kernel default, which the fault would otherwise replace. Both arm a dead man's switch on the
-router itself (`setsid sh -c 'sleep N; undo'`) so the fault ends even if the harness is cut off.
+namespace. It must never touch what it did not create, and never leave a fault behind:
+
+- Each fault instance has an id (`spec.instance`, journaled with the spec) in the name
+  of everything it creates. A partition is an nft table of its own (`harness_<id>_<target>`):
+  inject is one atomic `nft -f`, revert deletes that table and no other. Latency is an htb root
+  with the harness's reserved handle `7a31:` whose default class is the instance's tag, with a
+  netem class selected by the other site's networks (other traffic is not delayed); a port whose
+  root is not a kernel default is refused at preflight, and a root is deleted only if it is
+  provably this instance's (the kernel refuses the delete for any other handle).
+- Fail closed: only a positive observation (a listing without the table, a root that is not
+  ours) is CLEARED; an error is UNKNOWN. Revert always sends its guarded delete; after an inject
+  that returned no status it first waits for that command to end on the router.
+- A dead man's switch on the router (`setsid sh -c 'sleep N; undo' <marker>`) ends the fault if
+  the harness is cut off; its pid is in `/run/<marker>.pid`, and disarm ends exactly that process.
+- Every value that reaches the router's shell is quoted; names never reach it unencoded.
+- Preflight checks tools and privileges (CAP_NET_ADMIN; `nft list tables` for partitions).
 """
 
 from __future__ import annotations
 
+import logging
 import shlex
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,22 +34,32 @@ from faults.netrules import (
     ROOT_HANDLE,
     DropRule,
     Netem,
-    clear_qdisc_command,
-    deadman_script,
+    clear_harness_root_command,
+    clear_owned_root_line,
+    deadman_arm_command,
+    deadman_disarm_command,
     delete_table_command,
     drop_table_script,
+    has_netem,
+    is_harness_root,
+    marked,
+    owns_root,
     qdisc_kind,
+    running_command,
     shell_line,
     table_name,
 )
-from faults.transports.ssh import SshShell, endpoint_named
+from faults.transports.ssh import CommandResult, SshShell, endpoint_named
 from harness.errors import ConfigError, ControlPlaneError
 from harness.topology.models import Link, Router, Topology
 from harness.topology.targets import Target
 
+log = logging.getLogger(__name__)
+
 BACKEND = "router"
 DIRECTIONS = ("both", "forward", "reverse")
-DEFAULT_ROOT_QDISCS = ("noqueue", "fq_codel", "pfifo_fast", "mq", "fq", "noop", "pfifo", "cake")
+CAP_NET_ADMIN = 12  # the capability bit nft and tc need (linux/capability.h)
+INFLIGHT_WAIT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -95,39 +117,124 @@ def _one_router(links: list[RoutedLink], target: str) -> Router:
 
 @dataclass
 class _OnRouter:
-    """What every router fault shares: the SSH session, a dead man's switch and a preflight."""
+    """What every router fault shares: the SSH session, its instance id, a dead man's switch and a preflight.
+
+    `instance` (`spec.instance`: 12 hex digits the journal keeps, so `recover` rebuilds the
+    very same fault) names everything the fault creates on the router: its nft table, the `default`
+    class of its root qdisc, its dead man's switch and the marker of its inject commands. Nothing
+    is deleted that does not carry it.
+    """
 
     spec: FaultSpec
     router: Router
     shell: SshShell
     credentials: tuple[str, ...]
-    slug: str = ""
+    instance: str
+    inflight_wait_s: float = field(default=INFLIGHT_WAIT_S, repr=False)
+    _unsettled: bool = field(default=False, init=False, repr=False)
+    _unknown: str = field(default="", init=False, repr=False)
 
     @property
     def marker(self) -> str:
-        return f"harness-deadman-{self.slug}"
+        """The dead man's switch's name on the router: `$0` of its shell and the name of its pid file."""
+        return f"harness-deadman-{self.instance}"
+
+    @property
+    def inject_marker(self) -> str:
+        return f"harness-inject-{self.instance}"
 
     def undo_line(self) -> str:
-        """The shell line that ends the fault (the dead man's switch runs it)."""
+        """The shell line that ends the fault (the dead man's switch runs it); it touches only what is ours."""
         raise NotImplementedError
 
     def tools(self) -> tuple[str, ...]:
         """Programs the router must have."""
         raise NotImplementedError
 
-    def preflight(self) -> None:
-        """Reachable, host key right, tools present: said before anything is journaled or touched."""
-        done = self.shell.run(" && ".join(f"command -v {tool} >/dev/null" for tool in self.tools()))
-        if done.status != 0:
-            raise ControlPlaneError(f"router {self.router.name}: needs {', '.join(self.tools())} on the PATH")
+    def _remove(self) -> None:
+        """Send the (idempotent, ownership-guarded) delete; raise if the router did not do it."""
+        raise NotImplementedError
 
+    def _observe(self) -> FaultState:
+        raise NotImplementedError
+
+    # -- preflight ---------------------------------------------------------------------
+    def preflight(self) -> None:
+        """Reachable, host key right, tools present, privileges enough: said before anything is journaled or touched."""
+        probe = [f"command -v {tool} >/dev/null" for tool in self.tools()]
+        done = self.shell.run(" && ".join([*probe, "printf 'x\\000' | grep -zqxF x", "grep '^CapEff:' /proc/self/status"]))
+        if done.status != 0:
+            raise ControlPlaneError(f"router {self.router.name}: needs {', '.join(self.tools())} on the PATH "
+                                    f"(and a grep with -z)")
+        caps = done.stdout.split()[-1] if done.stdout.split() else ""
+        try:
+            net_admin = int(caps, 16) >> CAP_NET_ADMIN & 1
+        except ValueError:
+            raise ControlPlaneError(f"router {self.router.name}: cannot read the login's capabilities "
+                                    f"(CapEff: {caps!r})") from None
+        if not net_admin:
+            raise ControlPlaneError(f"router {self.router.name}: the login {self.shell.where} lacks CAP_NET_ADMIN, "
+                                    "which nft and tc need to change anything; log in as root")
+
+    # -- the dead man's switch -----------------------------------------------------------
     def arm_deadman(self, seconds: float) -> None:
-        script = deadman_script(self.marker, seconds, self.undo_line())
-        self.shell.check(f"setsid sh -c {shlex.quote(script)} </dev/null >/dev/null 2>&1 &")
+        self.shell.check(deadman_arm_command(self.marker, seconds, self.undo_line()))
 
     def disarm_deadman(self) -> None:
-        # the bracket keeps pkill's pattern from matching the shell that runs pkill
-        self.shell.run(f"pkill -f {shlex.quote('[' + self.marker[0] + ']' + self.marker[1:])}; true")
+        self.shell.check(deadman_disarm_command(self.marker))
+
+    # -- inject, check, revert ------------------------------------------------------------
+    def _inject_step(self, command: str, input_text: str | None = None) -> CommandResult:
+        """One inject command, marked, so a revert can wait for it if its status never came back."""
+        self._unsettled = True  # until a status comes back, the command may still take effect
+        done = self.shell.run(marked(command, self.inject_marker), input_text=input_text)
+        self._unsettled = False
+        return done
+
+    def _settle(self) -> None:
+        """After an inject that returned no status: wait for its command to end on the router (or fail)."""
+        if not self._unsettled:
+            return
+        deadline = time.monotonic() + self.inflight_wait_s
+        while True:
+            done = self.shell.run(running_command(self.inject_marker))
+            if done.status == 0 and done.stdout.strip():
+                running = True
+            elif done.status == 1 or (done.status == 2 and not done.stderr.strip()):
+                running = False
+            else:
+                raise ControlPlaneError(f"router {self.router.name}: cannot tell whether an inject is still running: "
+                                        f"{(done.stderr or done.stdout).strip()[-300:]}")
+            if not running:
+                self._unsettled = False
+                return
+            if time.monotonic() > deadline:
+                raise ControlPlaneError(f"router {self.router.name}: an inject of {self.spec.kind} on {self.spec.target} "
+                                        f"is still running after {self.inflight_wait_s:.0f} s; not reverting under it")
+            time.sleep(min(0.5, self.inflight_wait_s))
+
+    def check(self) -> FaultState:
+        state = self._observe()
+        if state is FaultState.CLEARED and self._unsettled:
+            return self._unknown_because("an inject command returned no status and may still take effect")
+        return state
+
+    def _unknown_because(self, reason: str) -> FaultState:
+        if reason != self._unknown:
+            log.warning("%s on %s: state unknown: %s", self.spec.kind, self.spec.target, reason)
+            self._unknown = reason
+        return FaultState.UNKNOWN
+
+    def revert(self) -> None:
+        """Always send the delete; once the fault is positively gone, disarm the switch (recover relies on it)."""
+        self._settle()
+        self._remove()
+        if self.check() is FaultState.CLEARED:
+            try:
+                self.disarm_deadman()
+            except ControlPlaneError as exc:  # its undo touches only this fault's own objects, now gone
+                log.warning("%s on %s: cleared, but the dead man's switch was not disarmed: %s",
+                            self.spec.kind, self.spec.target, exc)
 
     def _plan(self, inject: tuple[str, ...], revert: tuple[str, ...]) -> FaultPlan:
         via = f"{BACKEND} {self.router.name} over ssh {self.shell.where}"
@@ -136,7 +243,7 @@ class _OnRouter:
 
 @dataclass
 class RouterPartition(_OnRouter):
-    """Drop traffic between the link's sites, one direction or both."""
+    """Drop traffic between the link's sites, one direction or both, in an nft table of this fault's own."""
 
     rules: list[DropRule] = field(default_factory=list)
 
@@ -146,35 +253,62 @@ class RouterPartition(_OnRouter):
 
     @property
     def table(self) -> str:
-        return table_name("harness_", self.slug)
+        return table_name(f"harness_{self.instance}_", self.spec.target)
 
     def tools(self) -> tuple[str, ...]:
-        return ("nft", "setsid", "pkill")
+        return ("nft", "setsid", "grep", "sleep")
 
     def undo_line(self) -> str:
         return f"{delete_table_command(self.table)} 2>/dev/null"
+
+    def preflight(self) -> None:
+        super().preflight()
+        done = self.shell.run("nft list tables")  # the privilege probe: it fails for a login that may not use nft
+        if done.status != 0:
+            raise ControlPlaneError(f"router {self.router.name}: `nft list tables` failed at preflight: "
+                                    f"{(done.stderr or done.stdout).strip()[-300:]}")
+        if self.table in _inet_tables(done.stdout):
+            raise ConfigError(f"router {self.router.name}: nft table {self.table} is already there (this fault's "
+                              "own, from an earlier attempt?); run `python -m harness recover` first")
 
     def plan(self) -> FaultPlan:
         rules = "; ".join(r.render() for r in self.rules)
         return self._plan((f"nft table inet {self.table}: {rules}",), (delete_table_command(self.table),))
 
     def inject(self) -> None:
-        self.shell.check("nft -f -", input_text=drop_table_script(self.table, self.rules))
+        done = self._inject_step("nft -f -", input_text=drop_table_script(self.table, self.rules))
+        if done.status != 0:
+            raise ControlPlaneError(f"router {self.router.name}: `nft -f -` failed ({done.status}): "
+                                    f"{(done.stderr or done.stdout).strip()[-500:]}")
 
-    def check(self) -> FaultState:
-        done = self.shell.run(f"nft list table inet {self.table}")
-        return FaultState.IN_EFFECT if done.status == 0 else FaultState.CLEARED
+    def _observe(self) -> FaultState:
+        done = self.shell.run("nft list tables")
+        if done.status != 0:
+            return self._unknown_because(f"`nft list tables` failed ({done.status}): {done.stderr.strip()[-300:]}")
+        return FaultState.IN_EFFECT if self.table in _inet_tables(done.stdout) else FaultState.CLEARED
 
-    def revert(self) -> None:
-        if self.check() is FaultState.IN_EFFECT:
-            self.shell.check(delete_table_command(self.table))
+    def _remove(self) -> None:
+        done = self.shell.run(delete_table_command(self.table))
+        if done.status != 0 and "No such file or directory" not in done.stderr:
+            raise ControlPlaneError(f"router {self.router.name}: `{delete_table_command(self.table)}` failed "
+                                    f"({done.status}): {(done.stderr or done.stdout).strip()[-300:]}")
+
+
+def _inet_tables(listing: str) -> set[str]:
+    """Table names in `nft list tables` output."""
+    return {line.split()[2] for line in listing.splitlines() if line.split()[:2] == ["table", "inet"] and len(line.split()) > 2}
 
 
 @dataclass
 class RouterLatency(_OnRouter):
-    """Netem on the router port toward each side, for packets from the other side."""
+    """Netem on the router port toward each side, for packets from the other side.
+
+    The root qdisc is the harness's reserved `htb 7a31:` and its default class is this fault's tag,
+    so a root is deleted only if it is provably this fault's; a port whose root is not a kernel
+    default is refused at preflight (the fault would replace the operator's qdisc)."""
 
     shapes: list[Netem] = field(default_factory=list)
+    roots_before: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> RouterLatency:
@@ -184,58 +318,75 @@ class RouterLatency(_OnRouter):
     def devices(self) -> list[str]:
         return [shape.dev for shape in self.shapes]
 
+    @property
+    def tag(self) -> int:
+        return instance_tag(self.instance)
+
     def tools(self) -> tuple[str, ...]:
-        return ("tc", "setsid", "pkill")
+        return ("tc", "setsid", "grep", "sleep")
 
     def undo_line(self) -> str:
-        return "; ".join(f"{shell_line(clear_qdisc_command(dev))} 2>/dev/null" for dev in self.devices)
+        return "; ".join(f"{{ {clear_owned_root_line(dev, self.tag)}; }} 2>/dev/null" for dev in self.devices)
 
     def preflight(self) -> None:
         super().preflight()
         for dev in self.devices:
-            root = self._root_qdisc(dev)
+            root = self._root(dev, at="preflight")
             if root is None:
                 raise ConfigError(f"router {self.router.name}: no interface {dev!r} (routers[].links[].interfaces)")
-            if root.split()[1] not in DEFAULT_ROOT_QDISCS and not self._ours(root):
+            if is_harness_root(root):
+                raise ConfigError(f"router {self.router.name}: {dev} already carries a harness latency qdisc "
+                                  f"({root.strip()}), left by another fault; run `python -m harness recover` first")
+            if root.split()[2:3] != ["0:"]:  # the kernel's default has handle 0:, anything configured has its own
                 raise ConfigError(f"router {self.router.name}: {dev} has its own root qdisc ({root.strip()}), "
                                   "which the latency fault would replace; refusing")
+            self.roots_before[dev] = root.strip()
 
-    def _root_qdisc(self, dev: str) -> str | None:
+    def _root(self, dev: str, at: str) -> str | None:
+        """`dev`'s root qdisc line; None if there is no such device; raises if the router cannot say."""
         done = self.shell.run(f"tc qdisc show dev {shlex.quote(dev)} root")
         if done.status != 0:
-            return None
+            if "Cannot find device" in done.stderr:
+                return None
+            raise ControlPlaneError(f"router {self.router.name}: `tc qdisc show dev {dev} root` failed at {at} "
+                                    f"({done.status}): {done.stderr.strip()[-300:]}")
         return done.stdout.splitlines()[0] if done.stdout.strip() else "qdisc noqueue 0: root"
-
-    @staticmethod
-    def _ours(root: str) -> bool:
-        return root.startswith(ROOT_HANDLE)
 
     def plan(self) -> FaultPlan:
         inject = tuple(shell_line(argv) for shape in self.shapes for argv in shape.commands())
-        return self._plan(inject, tuple(shell_line(clear_qdisc_command(dev)) for dev in self.devices))
+        revert = tuple(f"{shell_line(clear_harness_root_command(dev))}  (only if its root is this fault's: "
+                       f"htb {ROOT_HANDLE} default {self.tag:x})" for dev in self.devices)
+        return self._plan(inject, revert)
 
     def inject(self) -> None:
         for shape in self.shapes:
             for argv in shape.commands():
-                done = self.shell.run(shell_line(argv))
+                done = self._inject_step(shell_line(argv))
                 if done.status != 0:
                     reason, kind = done.stderr.strip(), qdisc_kind(argv)
                     hint = f" (the router's kernel has no sch_{kind})" if kind and "unknown" in reason.lower() else ""
                     raise ControlPlaneError(f"router {self.router.name}: `{shell_line(argv)}` failed: {reason}{hint}")
 
-    def check(self) -> FaultState:
-        shown = [self.shell.run(f"tc qdisc show dev {shlex.quote(dev)}").stdout for dev in self.devices]
-        if all("netem" in text for text in shown):
-            return FaultState.IN_EFFECT
-        if not any(self._ours(line) for text in shown for line in text.splitlines()):
-            return FaultState.CLEARED
-        return FaultState.UNKNOWN
-
-    def revert(self) -> None:
+    def _observe(self) -> FaultState:
+        states: set[FaultState] = set()
         for dev in self.devices:
-            root = self._root_qdisc(dev)
-            if root is not None and self._ours(root):
-                self.shell.check(shell_line(clear_qdisc_command(dev)))
+            done = self.shell.run(f"tc qdisc show dev {shlex.quote(dev)}")
+            if done.status != 0:
+                if "Cannot find device" in done.stderr:
+                    states.add(FaultState.CLEARED)  # no port, no qdisc on it
+                    continue
+                return self._unknown_because(f"`tc qdisc show dev {dev}` failed ({done.status}): "
+                                             f"{done.stderr.strip()[-300:]}")
+            ours = any(owns_root(line, self.tag) for line in done.stdout.splitlines())
+            states.add(FaultState.CLEARED if not ours else
+                       FaultState.IN_EFFECT if has_netem(done.stdout) else FaultState.UNKNOWN)
+        return states.pop() if len(states) == 1 else FaultState.UNKNOWN
+
+    def _remove(self) -> None:
+        for dev in self.devices:
+            root = self._root(dev, at="revert")
+            if root is not None and owns_root(root, self.tag):
+                self.shell.check(shell_line(clear_harness_root_command(dev)))
 
 
 # -- builders -----------------------------------------------------------------------
@@ -243,8 +394,14 @@ def _session(spec: FaultSpec, topology: Topology, router: Router) -> dict[str, A
     index, endpoint = endpoint_named(topology, router.ssh)
     path = f"management.ssh[{index}]"
     creds = tuple(f"{path}.{name}" for name in ("key_file", "password") if getattr(endpoint, name) is not None)
+    instance = spec.instance
     return {"spec": spec, "router": router, "shell": SshShell(endpoint, path), "credentials": creds,
-            "slug": spec.target}
+            "instance": instance}
+
+
+def instance_tag(instance: str) -> int:
+    """The htb class minor (0x1000..0xefff) that marks this instance's root qdisc."""
+    return 0x1000 + int(instance[:4], 16) % 0xE000
 
 
 def _directed(spec: FaultSpec, link: RoutedLink) -> Iterator[tuple[str, str]]:
@@ -276,6 +433,8 @@ def build_latency(spec: FaultSpec, topology: Topology) -> RouterLatency:
     if rtt < 0 or jitter < 0 or not 0 <= loss <= 100:
         raise ConfigError("latency: rtt_ms and jitter_ms must be >= 0 and loss_pct within 0..100")
     link = links[0]
-    shapes = [Netem(link.interface(dst), link.networks[src], rtt / 2, jitter / 2, loss, float(rate) if rate else None)
+    session = _session(spec, topology, link.router)
+    tag = instance_tag(session["instance"])
+    shapes = [Netem(link.interface(dst), link.networks[src], rtt / 2, jitter / 2, loss, float(rate) if rate else None, tag)
               for src, dst in _directed(spec, link)]
-    return RouterLatency(**_session(spec, topology, link.router), shapes=shapes)
+    return RouterLatency(**session, shapes=shapes)

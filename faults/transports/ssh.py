@@ -4,6 +4,11 @@ The host key is always checked: pinned in the topology (`host_key`) or found in 
 known_hosts; an unknown key is refused, never learned. Authentication uses the key file or
 password the topology references; neither appears in errors or logs. Connecting is retried
 a few times within a bounded time, since management networks drop the odd SYN.
+
+Nothing waits without a bound: every command has a deadline (`command_timeout_s`, or the call's
+`timeout_s`) after which its channel is closed and ControlPlaneError raised, whether the router
+is silent, never sends the exit status, or never answers the exec request; the session sends a
+keepalive every 5 s, so a dead peer is noticed.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import base64
 import socket
 import threading
+import time
 from dataclasses import dataclass
 
 import paramiko
@@ -21,6 +27,8 @@ from harness.topology.credentials import resolve_secret
 from harness.topology.models import SshEndpoint, Topology
 
 _TRANSIENT = (socket.timeout, ConnectionError, EOFError, paramiko.ssh_exception.NoValidConnectionsError)
+KEEPALIVE_S = 5
+_POLL_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -94,27 +102,74 @@ class SshShell:
             raise ControlPlaneError(f"ssh {self.where}: {type(exc).__name__}: {exc}") from None
         except (OSError, EOFError) as exc:
             raise ControlPlaneError(f"ssh {self.where}: unreachable ({exc})") from None
+        transport = client.get_transport()
+        if transport is not None:
+            transport.set_keepalive(KEEPALIVE_S)
         return client
 
     def run(self, command: str, *, input_text: str | None = None, timeout_s: float | None = None) -> CommandResult:
-        """Run one shell command line; the exit status is returned, not raised."""
+        """Run one shell command line; the exit status is returned, not raised. Raises ControlPlaneError
+        if it has not finished (exit status and both streams' EOF) within the command timeout."""
+        limit = timeout_s or self.command_timeout_s
         with self._lock:
             if self._client is None or not self._alive(self._client):
                 self._client = self._open()
+            expired = threading.Event()
             try:
-                stdin, stdout, stderr = self._client.exec_command(command, timeout=timeout_s or self.command_timeout_s)
-                if input_text is not None:
-                    stdin.write(input_text)
-                stdin.channel.shutdown_write()
-                out, err = stdout.read().decode(errors="replace"), stderr.read().decode(errors="replace")
-                return CommandResult(stdout.channel.recv_exit_status(), out, err)
+                return self._exec(self._client, command, input_text, limit, expired)
             except (OSError, EOFError, paramiko.SSHException) as exc:
+                if expired.is_set():
+                    raise ControlPlaneError(f"ssh {self.where}: {command.split()[0]!r} did not finish within "
+                                            f"{limit:g} s") from None
                 self.close_locked()
                 raise ControlPlaneError(f"ssh {self.where}: {command.split()[0]!r} did not complete ({exc})") from None
 
-    def check(self, command: str, *, input_text: str | None = None) -> str:
+    @staticmethod
+    def _exec(client: paramiko.SSHClient, command: str, input_text: str | None, limit: float,
+              expired: threading.Event) -> CommandResult:
+        transport = client.get_transport()
+        if transport is None:
+            raise paramiko.SSHException("no transport")
+        deadline = time.monotonic() + limit
+        channel = transport.open_session(timeout=limit)
+
+        def expire() -> None:  # unblocks every wait on the channel (exec reply, send, exit status)
+            expired.set()
+            channel.close()
+        watchdog = threading.Timer(limit, expire)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            channel.settimeout(limit)
+            channel.exec_command(command)
+            if input_text is not None:
+                channel.sendall(input_text.encode())
+            channel.shutdown_write()
+            out, err = bytearray(), bytearray()
+            while True:
+                while channel.recv_ready():
+                    out += channel.recv(65536)
+                while channel.recv_stderr_ready():
+                    err += channel.recv_stderr(65536)
+                ended = channel.status_event.is_set() and (channel.eof_received or channel.closed)
+                if ended and not channel.recv_ready() and not channel.recv_stderr_ready():
+                    break
+                if expired.is_set() or time.monotonic() > deadline:
+                    expired.set()
+                    raise TimeoutError("command timeout")
+                if not channel.status_event.wait(_POLL_S):
+                    continue
+                time.sleep(_POLL_S)  # the status is in; the streams' EOF follows
+            if expired.is_set():
+                raise TimeoutError("command timeout")
+            return CommandResult(channel.recv_exit_status(), out.decode(errors="replace"), err.decode(errors="replace"))
+        finally:
+            watchdog.cancel()
+            channel.close()
+
+    def check(self, command: str, *, input_text: str | None = None, timeout_s: float | None = None) -> str:
         """Run and raise ControlPlaneError with the command's stderr when it fails."""
-        done = self.run(command, input_text=input_text)
+        done = self.run(command, input_text=input_text, timeout_s=timeout_s)
         if done.status != 0:
             detail = (done.stderr or done.stdout).strip()[-500:]
             raise ControlPlaneError(f"ssh {self.where}: `{command}` failed ({done.status}): {detail}")

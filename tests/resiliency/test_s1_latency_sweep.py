@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from faults.base import new_instance
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
 from harness.history import EventKind
@@ -65,7 +66,7 @@ def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
                 windows.append(measure_step(experiment, rtt, warmup_s, step_s))
                 continue
             spec = LATENCY.resolve(experiment.cluster, topology)
-            spec = dataclasses.replace(spec, params={**spec.params, "rtt_ms": rtt})
+            spec = dataclasses.replace(spec, params={**spec.params, "rtt_ms": rtt}, instance=new_instance())
             link = spec.target
             with experiment.fault(spec):
                 windows.append(measure_step(experiment, rtt, warmup_s, step_s))
