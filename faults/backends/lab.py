@@ -1,29 +1,33 @@
 """The embedded lab's own controls: its processes, its router's nft tables, Toxiproxy, pg_auto_failover.
 
-One small class per fault kind. Every `check()` looks at the real thing (processes in
-/proc, nft tables in the router namespace, toxics in Toxiproxy, roles on the monitor);
-every `revert()` is idempotent, so `python -m harness recover` may run it again. Faults
-whose effect is a router rule or a toxic also carry a dead man's switch: a `sleep; undo`
-process in the router namespace that ends the fault even if the harness is gone.
+One small class per fault kind, driving the lab through its public API. Network cuts are the
+production router backend's `RouterPartition` over a `LocalShell` in the lab's router
+namespace (the same nft tables, fail-closed checks and dead man's switch a real router gets);
+inter-site latency is the router's `RouterLatency` where the kernel has netem, and Toxiproxy
+toxics otherwise. Every `check()` looks at the real thing; every `revert()` is idempotent, so
+`python -m harness recover` may run it again; a lab that is down has nothing left broken.
 """
 
 from __future__ import annotations
 
 import logging
+import shlex
 import signal
 import time
 from dataclasses import dataclass
 
-from faults.base import FaultPlan, FaultSpec, FaultState
-from faults.kinds import IsolationParams, LatencyParams, Params, PartitionParams, StorageLossParams
+from faults.backends.router import RouterLatency, RouterPartition, build_latency, build_partition
+from faults.base import Fault, FaultPlan, FaultSpec, FaultState
+from faults.kinds import LatencyParams, Params, PartitionParams, StorageLossParams
+from faults.netrules import DropRule, deadman_arm_command, deadman_disarm_command
+from faults.transports.shell import LocalShell
 from harness.errors import ConfigError, ControlPlaneError
-from harness.lab import firewall
 from harness.lab.controller import Lab
-from harness.lab.latency import LatencyRequest
+from harness.lab.latency import NETEM, LatencyRequest
 from harness.lab.layout import LabLayout, Member
 from harness.lab.watchdog import QuorumWatchdog
 from harness.topology.models import Topology
-from harness.topology.targets import Target
+from harness.topology.targets import Target, TargetKind
 
 log = logging.getLogger(__name__)
 
@@ -81,39 +85,21 @@ class _LabFault:
         raise NotImplementedError
 
 
-@dataclass
-class _RouterRules:
-    """A drop table in the router namespace, with its dead man's switch."""
+def isolate(member: Member, address: str | None = None) -> list[DropRule]:
+    """Everything to and from a member (or only one address on its link): in, forwarded and router-made."""
+    if address:
+        return [DropRule(saddr=address), DropRule(daddr=address)]
+    return [DropRule(iif=member.veth_router), DropRule(daddr=member.network), DropRule(oif=member.veth_router)]
 
-    lab: Lab
-    name: str
-    rules: list[firewall.DropRule]
 
-    @property
-    def table(self) -> str:
-        return self.lab.firewall.fault_table(self.name)
+def _router_shell(lab: Lab) -> LocalShell:
+    return LocalShell(lab.layout.router_netns)
 
-    @property
-    def deadman(self) -> str:
-        return f"deadman-{self.table}"
 
-    def add(self) -> None:
-        self.lab.firewall.add_drop_table(self.table, self.rules)
-
-    def present(self) -> bool:
-        return self.lab.firewall.has(self.table)
-
-    def remove(self) -> None:
-        self.lab.firewall.delete(self.table)
-
-    def arm(self, seconds: float, first: str = "") -> None:
-        self.lab.start_in_router(self.deadman, self.lab.firewall.deadman_argv(self.table, seconds, first))
-
-    def disarm(self) -> None:
-        self.lab.stop_in_router(self.deadman)
-
-    def describe(self) -> str:
-        return f"nft table inet {self.table} in {self.lab.layout.router_netns}: " + "; ".join(r.render() for r in self.rules)
+def _cut(lab: Lab, spec: FaultSpec, topology: Topology, rules: list[DropRule]) -> RouterPartition:
+    """A drop table of this fault's own in the lab's router namespace, as the router backend makes it."""
+    return RouterPartition(spec=spec, router=topology.routers[0], shell=_router_shell(lab), credentials=(),
+                           instance=spec.instance, rules=rules)
 
 
 def _settled(lab: Lab, node: str) -> bool:
@@ -164,31 +150,34 @@ class HostHang(_LabFault):
     spec: FaultSpec
     lab: Lab
     node: str
-    rules: _RouterRules
+    cut: RouterPartition
 
     @classmethod
     def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> HostHang:
         lab, host = _lab(topology), target.name
         member = _member(lab.layout, topology.site_of(host).name)
-        rules = firewall.isolate(member, topology.host(host).address)
-        return cls(spec, lab, _node_of_host(topology, host), _RouterRules(lab, _name(spec, target), rules))
+        return cls(spec, lab, _node_of_host(topology, host),
+                   _cut(lab, spec, topology, isolate(member, topology.host(host).address)))
 
     def plan(self) -> FaultPlan:
-        return FaultPlan(self.spec, BACKEND,
-                         inject_steps=(self.rules.describe(), f"SIGSTOP the process tree of {self.node}"),
-                         revert_steps=(f"SIGCONT the process tree of {self.node}", f"delete nft table {self.rules.table}"))
+        cut = self.cut.plan()
+        return FaultPlan(self.spec, BACKEND, inject_steps=(*cut.inject_steps, f"SIGSTOP the process tree of {self.node}"),
+                         revert_steps=(f"SIGCONT the process tree of {self.node}", *cut.revert_steps))
+
+    def preflight(self) -> None:
+        self.cut.preflight()
 
     def inject(self) -> None:
-        self.rules.add()
+        self.cut.inject()
         if not self.lab.signal_node(self.node, signal.SIGSTOP):
             raise ControlPlaneError(f"{self.spec.target}: {self.node} has no running process to freeze")
 
     def _check(self) -> FaultState:
         stopped = self.lab.node_stopped_fraction(self.node)
-        dropping = self.rules.present()
-        if stopped == 1.0 and dropping:
+        dropping = self.cut.check()
+        if stopped == 1.0 and dropping is FaultState.IN_EFFECT:
             return FaultState.IN_EFFECT
-        if not stopped and not dropping and _settled(self.lab, self.node):
+        if not stopped and dropping is FaultState.CLEARED and _settled(self.lab, self.node):
             return FaultState.CLEARED
         return FaultState.UNKNOWN
 
@@ -196,57 +185,65 @@ class HostHang(_LabFault):
         """Thaw first, still cut off: the keeper finds itself partitioned and fences its PostgreSQL
         (network_partition_timeout) before clients can reach a stale primary again."""
         self.lab.signal_node(self.node, signal.SIGCONT)
-        if self.rules.present():
+        if self.cut.check() is not FaultState.CLEARED:
             time.sleep(self.lab.partition_fence_s)
-        self.rules.remove()
+        self.cut.revert()
 
     def arm_deadman(self, seconds: float) -> None:
         """Armed before inject, so it thaws the processes of the tree as it is now, then heals the network."""
         pids = " ".join(str(p) for p in self.lab.node_pids(self.node))
-        self.rules.arm(seconds, f"kill -CONT {pids} 2>/dev/null" if pids else "")
+        thaw = f"kill -CONT {pids} 2>/dev/null; " if pids else ""
+        self.cut.shell.check(deadman_arm_command(self.cut.marker, seconds, thaw + self.cut.undo_line()))
 
     def disarm_deadman(self) -> None:
-        self.rules.disarm()
+        self.cut.disarm_deadman()
 
 
 # -- network faults ------------------------------------------------------------------
 @dataclass
 class Isolation(_LabFault):
-    """Site isolation, witness isolation: one drop table in the router namespace."""
+    """A site or the witness cut off: the router backend's partition in the lab's router namespace.
+
+    The witness goes through the very rules a real router gets (every link to the witness's
+    site); a site also loses its clients (the lab's own rule: everything in and out of its port).
+    """
 
     spec: FaultSpec
     lab: Lab
-    rules: _RouterRules
+    cut: RouterPartition
 
     @classmethod
     def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> Isolation:
-        assert isinstance(params, IsolationParams)
         lab = _lab(topology)
-        return cls(spec, lab, _RouterRules(lab, _name(spec, target), firewall.isolate(_member(lab.layout, target.name))))
+        if target.kind is TargetKind.WITNESS:
+            return cls(spec, lab, build_partition(spec, topology, shell=_router_shell(lab)))
+        return cls(spec, lab, _cut(lab, spec, topology, isolate(_member(lab.layout, target.name))))
 
     def plan(self) -> FaultPlan:
-        return FaultPlan(self.spec, BACKEND, inject_steps=(self.rules.describe(),),
-                         revert_steps=(f"delete nft table {self.rules.table}",))
+        return self.cut.plan()
+
+    def preflight(self) -> None:
+        self.cut.preflight()
 
     def inject(self) -> None:
-        self.rules.add()
+        self.cut.inject()
 
     def _check(self) -> FaultState:
-        return FaultState.IN_EFFECT if self.rules.present() else FaultState.CLEARED
+        return self.cut.check()
 
     def _revert(self) -> None:
-        self.rules.remove()
+        self.cut.revert()
 
     def arm_deadman(self, seconds: float) -> None:
-        self.rules.arm(seconds)
+        self.cut.arm_deadman(seconds)
 
     def disarm_deadman(self) -> None:
-        self.rules.disarm()
+        self.cut.disarm_deadman()
 
 
 @dataclass
 class LinkPartition(Isolation):
-    """An inter-site link cut, optionally with the quorum watchdog (`sync_timeout_s`)."""
+    """An inter-site link cut (the router backend's rules), optionally with the quorum watchdog (`sync_timeout_s`)."""
 
     watchdog: QuorumWatchdog | None = None
 
@@ -254,20 +251,14 @@ class LinkPartition(Isolation):
     def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> LinkPartition:
         assert isinstance(params, PartitionParams)
         lab = _lab(topology)
-        first, second = (_member(lab.layout, site) for site in target.parts)
-        rules: list[firewall.DropRule] = []
-        if params.direction in ("both", "forward"):
-            rules += firewall.cut(first, second)
-        if params.direction in ("both", "reverse"):
-            rules += firewall.cut(second, first)
         watchdog = lab.quorum_watchdog(params.sync_timeout_s) if params.sync_timeout_s is not None else None
-        return cls(spec, lab, _RouterRules(lab, _name(spec, target), rules), watchdog)
+        return cls(spec, lab, build_partition(spec, topology, shell=_router_shell(lab)), watchdog)
 
     def plan(self) -> FaultPlan:
         base = super().plan()
         if self.watchdog is None:
             return base
-        return FaultPlan(self.spec, BACKEND,
+        return FaultPlan(self.spec, base.backend,
                          inject_steps=(*base.inject_steps, f"watchdog: standby silent {self.watchdog.timeout_s:g} s -> "
                                        "replication-quorum false on it"),
                          revert_steps=(*base.revert_steps, "replication-quorum true again once the standby streams"))
@@ -298,65 +289,75 @@ class SiteFailure(_LabFault):
     spec: FaultSpec
     lab: Lab
     nodes: list[str]
-    rules: _RouterRules
+    cut: RouterPartition
 
     @classmethod
     def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> SiteFailure:
         lab, site = _lab(topology), target.name
-        return cls(spec, lab, _nodes_of_site(topology, site),
-                   _RouterRules(lab, _name(spec, target), firewall.isolate(_member(lab.layout, site))))
+        return cls(spec, lab, _nodes_of_site(topology, site), _cut(lab, spec, topology, isolate(_member(lab.layout, site))))
 
     def plan(self) -> FaultPlan:
+        cut = self.cut.plan()
         return FaultPlan(self.spec, BACKEND,
-                         inject_steps=(self.rules.describe(), *(f"SIGKILL the process tree of {n}" for n in self.nodes)),
-                         revert_steps=(f"delete nft table {self.rules.table}", *(f"pg_autoctl run {n}" for n in self.nodes)))
+                         inject_steps=(*cut.inject_steps, *(f"SIGKILL the process tree of {n}" for n in self.nodes)),
+                         revert_steps=(*cut.revert_steps, *(f"pg_autoctl run {n}" for n in self.nodes)))
+
+    def preflight(self) -> None:
+        self.cut.preflight()
 
     def inject(self) -> None:
-        self.rules.add()
+        self.cut.inject()
         for node in self.nodes:
             self.lab.kill_node(node)
 
     def _check(self) -> FaultState:
         down = [not self.lab.node_alive(n) for n in self.nodes]
-        cut = self.rules.present()
-        if cut and all(down):
+        cut = self.cut.check()
+        if cut is FaultState.IN_EFFECT and all(down):
             return FaultState.IN_EFFECT
-        if not cut and all(_settled(self.lab, n) for n in self.nodes):
+        if cut is FaultState.CLEARED and all(_settled(self.lab, n) for n in self.nodes):
             return FaultState.CLEARED
         return FaultState.UNKNOWN
 
     def _revert(self) -> None:
-        self.rules.remove()
+        self.cut.revert()
         for node in self.nodes:
             self.lab.start_node(node)
 
     def arm_deadman(self, seconds: float) -> None:
-        self.rules.arm(seconds)
+        self.cut.arm_deadman(seconds)
 
     def disarm_deadman(self) -> None:
-        self.rules.disarm()
+        self.cut.disarm_deadman()
 
 
 @dataclass
 class Latency(_LabFault):
-    """Added round-trip time (and jitter, rate) on the site A <-> site B path: netem or Toxiproxy toxics."""
+    """Added round-trip time (and jitter, rate) on the site A <-> site B path through Toxiproxy toxics.
+
+    Where the kernel has `sch_netem`, `from_spec` returns the router backend's `RouterLatency`
+    over the lab's router namespace instead (`LabRouterLatency`).
+    """
 
     spec: FaultSpec
     lab: Lab
     request: LatencyRequest
 
     @property
-    def deadman(self) -> str:
-        return f"deadman-{self.lab.layout.prefix}-latency"
+    def marker(self) -> str:
+        return f"harness-deadman-{self.spec.instance}"
 
     @classmethod
-    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> Latency:
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> Fault:
         assert isinstance(params, LatencyParams)
         if target.path != "site-a~site-b":
             raise ConfigError(f"{spec.kind}: the lab delays only the inter-site link (link:site-a~site-b), not {target}")
+        lab = _lab(topology)
+        if lab.latency_mechanism == NETEM:
+            return LabRouterLatency(spec, lab, build_latency(spec, topology, shell=_router_shell(lab)))
         request = LatencyRequest(rtt_ms=params.rtt_ms, jitter_ms=params.jitter_ms, rate_mbit=params.rate_mbit,
                                  loss_pct=params.loss_pct)
-        return cls(spec, _lab(topology), request)
+        return cls(spec, lab, request)
 
     def plan(self) -> FaultPlan:
         r = self.request
@@ -378,10 +379,41 @@ class Latency(_LabFault):
         self.lab.latency().clear()
 
     def arm_deadman(self, seconds: float) -> None:
-        self.lab.start_in_router(self.deadman, self.lab.latency().deadman_argv(seconds))
+        undo = shlex.join(self.lab.latency().clear_argv())
+        _router_shell(self.lab).check(deadman_arm_command(self.marker, seconds, undo))
 
     def disarm_deadman(self) -> None:
-        self.lab.stop_in_router(self.deadman)
+        _router_shell(self.lab).check(deadman_disarm_command(self.marker))
+
+
+@dataclass
+class LabRouterLatency(_LabFault):
+    """Netem latency on the lab's router ports, through the router backend (kernels with `sch_netem`)."""
+
+    spec: FaultSpec
+    lab: Lab
+    shaped: RouterLatency
+
+    def plan(self) -> FaultPlan:
+        return self.shaped.plan()
+
+    def preflight(self) -> None:
+        self.shaped.preflight()
+
+    def inject(self) -> None:
+        self.shaped.inject()
+
+    def _check(self) -> FaultState:
+        return self.shaped.check()
+
+    def _revert(self) -> None:
+        self.shaped.revert()
+
+    def arm_deadman(self, seconds: float) -> None:
+        self.shaped.arm_deadman(seconds)
+
+    def disarm_deadman(self) -> None:
+        self.shaped.disarm_deadman()
 
 
 # -- database operations -------------------------------------------------------------

@@ -49,7 +49,8 @@ from faults.netrules import (
     shell_line,
     table_name,
 )
-from faults.transports.ssh import CommandResult, SshShell, endpoint_named
+from faults.transports.shell import CommandResult, Shell
+from faults.transports.ssh import SshShell, endpoint_named
 from harness.errors import ConfigError, ControlPlaneError
 from harness.topology.models import Link, Router, Topology
 from harness.topology.targets import Target
@@ -127,7 +128,7 @@ class _OnRouter:
 
     spec: FaultSpec
     router: Router
-    shell: SshShell
+    shell: Shell
     credentials: tuple[str, ...]
     instance: str
     inflight_wait_s: float = field(default=INFLIGHT_WAIT_S, repr=False)
@@ -237,7 +238,7 @@ class _OnRouter:
                             self.spec.kind, self.spec.target, exc)
 
     def _plan(self, inject: tuple[str, ...], revert: tuple[str, ...]) -> FaultPlan:
-        via = f"{BACKEND} {self.router.name} over ssh {self.shell.where}"
+        via = f"{BACKEND} {self.router.name} over {self.shell.wire} {self.shell.where}"
         return FaultPlan(self.spec, via, inject, revert, self.credentials)
 
 
@@ -390,13 +391,16 @@ class RouterLatency(_OnRouter):
 
 
 # -- builders -----------------------------------------------------------------------
-def _session(spec: FaultSpec, topology: Topology, router: Router) -> dict[str, Any]:
-    index, endpoint = endpoint_named(topology, router.ssh)
-    path = f"management.ssh[{index}]"
-    creds = tuple(f"{path}.{name}" for name in ("key_file", "password") if getattr(endpoint, name) is not None)
-    instance = spec.instance
-    return {"spec": spec, "router": router, "shell": SshShell(endpoint, path), "credentials": creds,
-            "instance": instance}
+def _session(spec: FaultSpec, topology: Topology, router: Router, shell: Shell | None) -> dict[str, Any]:
+    """The fault's fields for `router`: over SSH as the topology names it, unless a shell is given
+    (the embedded lab's router is a namespace on this machine: a `LocalShell`)."""
+    creds: tuple[str, ...] = ()
+    if shell is None:
+        index, endpoint = endpoint_named(topology, router.ssh)
+        path = f"management.ssh[{index}]"
+        creds = tuple(f"{path}.{name}" for name in ("key_file", "password") if getattr(endpoint, name) is not None)
+        shell = SshShell(endpoint, path)
+    return {"spec": spec, "router": router, "shell": shell, "credentials": creds, "instance": spec.instance}
 
 
 def instance_tag(instance: str) -> int:
@@ -416,15 +420,15 @@ def _directed(spec: FaultSpec, link: RoutedLink) -> Iterator[tuple[str, str]]:
         yield second, first
 
 
-def build_partition(spec: FaultSpec, topology: Topology) -> RouterPartition:
+def build_partition(spec: FaultSpec, topology: Topology, shell: Shell | None = None) -> RouterPartition:
     links = routed_links(topology, spec.target)
     rules = [DropRule(saddr=src_net, daddr=dst_net)
              for link in links for src, dst in _directed(spec, link)
              for src_net in link.networks[src] for dst_net in link.networks[dst]]
-    return RouterPartition(**_session(spec, topology, _one_router(links, spec.target)), rules=rules)
+    return RouterPartition(**_session(spec, topology, _one_router(links, spec.target), shell), rules=rules)
 
 
-def build_latency(spec: FaultSpec, topology: Topology) -> RouterLatency:
+def build_latency(spec: FaultSpec, topology: Topology, shell: Shell | None = None) -> RouterLatency:
     links = routed_links(topology, spec.target)
     if spec.target.split(":")[0] != "link" or len(links) != 1:
         raise ConfigError(f"latency: target must be one link (link:A~B), not {spec.target!r}")
@@ -433,7 +437,7 @@ def build_latency(spec: FaultSpec, topology: Topology) -> RouterLatency:
     if rtt < 0 or jitter < 0 or not 0 <= loss <= 100:
         raise ConfigError("latency: rtt_ms and jitter_ms must be >= 0 and loss_pct within 0..100")
     link = links[0]
-    session = _session(spec, topology, link.router)
+    session = _session(spec, topology, link.router, shell)
     tag = instance_tag(session["instance"])
     shapes = [Netem(link.interface(dst), link.networks[src], rtt / 2, jitter / 2, loss, float(rate) if rate else None, tag)
               for src, dst in _directed(spec, link)]

@@ -27,6 +27,8 @@ class CommandResult:
 
 
 class Shell(Protocol):
+    wire: str  # "ssh", "local": how plans say the commands travel
+
     @property
     def where(self) -> str:
         """Where commands run, for plans and errors (never a credential)."""
@@ -34,12 +36,14 @@ class Shell(Protocol):
     def run(self, command: str, *, input_text: str | None = None, timeout_s: float | None = None) -> CommandResult:
         """Run one `sh` command line; raise ControlPlaneError only if it could not be run or did not end in time."""
 
+    def check(self, command: str, *, input_text: str | None = None, timeout_s: float | None = None) -> str:
+        """Run and raise ControlPlaneError with the command's stderr when it fails."""
+
     def close(self) -> None: ...
 
 
-def check(shell: Shell, command: str, *, input_text: str | None = None) -> str:
-    """Run and raise ControlPlaneError with the command's stderr when it fails."""
-    done = shell.run(command, input_text=input_text)
+def checked(shell: Shell, done: CommandResult, command: str) -> str:
+    """`done`'s stdout, or ControlPlaneError naming the command and its stderr (shared by every shell's `check`)."""
     if done.status != 0:
         detail = (done.stderr or done.stdout).strip()[-500:]
         raise ControlPlaneError(f"{shell.where}: `{command}` failed ({done.status}): {detail}")
@@ -49,6 +53,8 @@ def check(shell: Shell, command: str, *, input_text: str | None = None) -> str:
 class LocalShell:
     """`sh -c` on this machine, inside network namespace `netns` when given (`ip netns exec`)."""
 
+    wire = "local"
+
     def __init__(self, netns: str | None = None, *, command_timeout_s: float = 30.0) -> None:
         if netns is not None and not _NETNS.match(netns):
             raise ConfigError(f"network namespace {netns!r}: not a valid name")
@@ -57,7 +63,7 @@ class LocalShell:
 
     @property
     def where(self) -> str:
-        return f"local namespace {self.netns}" if self.netns else "local"
+        return f"namespace {self.netns}" if self.netns else "this machine"
 
     def run(self, command: str, *, input_text: str | None = None, timeout_s: float | None = None) -> CommandResult:
         argv = ["sh", "-c", command]
@@ -74,6 +80,9 @@ class LocalShell:
         except OSError as exc:
             raise ControlPlaneError(f"{self.where}: could not run {command.split()[0]!r} ({exc})") from None
         return CommandResult(done.returncode, done.stdout, done.stderr)
+
+    def check(self, command: str, *, input_text: str | None = None, timeout_s: float | None = None) -> str:
+        return checked(self, self.run(command, input_text=input_text, timeout_s=timeout_s), command)
 
     def close(self) -> None:
         """Nothing to close: every command is its own process."""

@@ -17,11 +17,11 @@ import base64
 import socket
 import threading
 import time
-from dataclasses import dataclass
 
 import paramiko
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, stop_after_delay, wait_exponential
 
+from faults.transports.shell import CommandResult, checked
 from harness.errors import ConfigError, ControlPlaneError
 from harness.topology.credentials import resolve_secret
 from harness.topology.models import SshEndpoint, Topology
@@ -29,13 +29,6 @@ from harness.topology.models import SshEndpoint, Topology
 _TRANSIENT = (socket.timeout, ConnectionError, EOFError, paramiko.ssh_exception.NoValidConnectionsError)
 KEEPALIVE_S = 5
 _POLL_S = 0.01
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    status: int
-    stdout: str
-    stderr: str
 
 
 def endpoint_named(topology: Topology, name: str) -> tuple[int, SshEndpoint]:
@@ -47,6 +40,8 @@ def endpoint_named(topology: Topology, name: str) -> tuple[int, SshEndpoint]:
 
 class SshShell:
     """One SSH session to `endpoint`, opened on first use and reopened after it breaks."""
+
+    wire = "ssh"
 
     def __init__(self, endpoint: SshEndpoint, field_path: str, *, connect_timeout_s: float = 10.0,
                  command_timeout_s: float = 30.0, attempts: int = 3) -> None:
@@ -169,11 +164,7 @@ class SshShell:
 
     def check(self, command: str, *, input_text: str | None = None, timeout_s: float | None = None) -> str:
         """Run and raise ControlPlaneError with the command's stderr when it fails."""
-        done = self.run(command, input_text=input_text, timeout_s=timeout_s)
-        if done.status != 0:
-            detail = (done.stderr or done.stdout).strip()[-500:]
-            raise ControlPlaneError(f"ssh {self.where}: `{command}` failed ({done.status}): {detail}")
-        return done.stdout
+        return checked(self, self.run(command, input_text=input_text, timeout_s=timeout_s), command)
 
     @staticmethod
     def _alive(client: paramiko.SSHClient) -> bool:

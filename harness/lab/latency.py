@@ -1,5 +1,8 @@
 """Inter-site latency: `tc netem` where the kernel has it, otherwise Toxiproxy behind DNAT.
 
+With netem, the latency fault is the router backend's own (`faults.backends.router`) on the
+lab's router ports; this module only says which mechanism the lab has.
+
 Toxiproxy runs in the router namespace and the lab's nft table redirects inter-site
 PostgreSQL traffic (site A <-> site B, port 5432) through one proxy per direction, from
 `up()` on, so replication connections already go through it when a latency fault starts
@@ -18,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from faults.netrules import Netem, clear_qdisc_command
 from harness.errors import ConfigError, ControlPlaneError
 from harness.lab import shell
 from harness.lab.firewall import RouterFirewall
@@ -128,9 +130,7 @@ class InterSiteLatency:
 
     def apply(self, req: LatencyRequest) -> None:
         self.validate(req)
-        if self.mechanism == NETEM:
-            self._netem_apply(req)
-            return
+        self._toxiproxy_only()
         down, up = _halves(req.rtt_ms)
         jdown, jup = _halves(req.jitter_ms)
         for name, _, _ in self._pairs():
@@ -150,22 +150,19 @@ class InterSiteLatency:
         for toxic in TOXIC_NAMES:
             self._call("DELETE", f"/proxies/{proxy}/toxics/{toxic}")
 
+    def _toxiproxy_only(self) -> None:
+        if self.mechanism != TOXIPROXY:
+            raise ControlPlaneError(f"lab {self.layout.prefix}: latency is netem here, applied by the router backend")
+
     def clear(self) -> None:
-        if self.mechanism == NETEM:
-            for m in (self.layout.site_a, self.layout.site_b):
-                shell.run(clear_qdisc_command(m.veth_router), netns=self.layout.router_netns, check=False)
-            return
+        self._toxiproxy_only()
         for name, _, _ in self._pairs():
             self.clear_proxy(name)
 
     def active(self) -> dict[str, list[str]]:
-        """Toxics (or netem qdiscs) in place now, per proxy/interface."""
+        """Toxics in place now, per proxy."""
+        self._toxiproxy_only()
         found: dict[str, list[str]] = {}
-        if self.mechanism == NETEM:
-            for m in (self.layout.site_a, self.layout.site_b):
-                out = shell.run(["tc", "qdisc", "show", "dev", m.veth_router], netns=self.layout.router_netns).stdout
-                found[m.veth_router] = [line for line in out.splitlines() if "netem" in line]
-            return found
         for name, _, _ in self._pairs():
             toxics = self._call("GET", f"/proxies/{name}/toxics")
             if toxics is None:
@@ -173,23 +170,10 @@ class InterSiteLatency:
             found[name] = sorted(str(t["name"]) for t in toxics)
         return found
 
-    def deadman_argv(self, seconds: float) -> list[str]:
-        if self.mechanism == NETEM:
-            dels = "; ".join(f"tc qdisc del dev {m.veth_router} root" for m in (self.layout.site_a, self.layout.site_b))
-            return ["sh", "-c", f"sleep {seconds:.0f}; {dels}; exit 0"]
+    def clear_argv(self) -> list[str]:
+        """A command that removes every toxic from another process (what the dead man's switch runs)."""
         urls = [f"{self.api}/proxies/{p}/toxics/{t}" for p, _, _ in self._pairs() for t in TOXIC_NAMES]
-        code = (f"import urllib.request as u\no = u.build_opener(u.ProxyHandler({{}}))\nfor x in {urls!r}:\n"
-                f" try: o.open(u.Request(x, method='DELETE'), timeout={API_TIMEOUT_S})\n except Exception: pass\n")
-        return ["sh", "-c", f"sleep {seconds:.0f}; exec {sys.executable} -c \"$0\"", code]
-
-    def _netem_apply(self, req: LatencyRequest) -> None:
-        """Delay only inter-site packets: netem on each site's router port, selected by the other site's network."""
-        for src, dst in ((self.layout.site_a, self.layout.site_b), (self.layout.site_b, self.layout.site_a)):
-            dev, ns = dst.veth_router, self.layout.router_netns
-            shell.run(clear_qdisc_command(dev), netns=ns, check=False)
-            netem = Netem(dev, (src.network,), req.rtt_ms / 2, req.jitter_ms / 2, req.loss_pct, req.rate_mbit)
-            for argv in netem.commands():
-                shell.run(argv, netns=ns)
+        return [sys.executable, "-m", "harness.lab.toxics", *urls]
 
 
 def _halves(total: float) -> tuple[int, int]:

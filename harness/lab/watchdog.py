@@ -6,14 +6,22 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from harness.errors import ControlPlaneError
-
-if TYPE_CHECKING:
-    from harness.lab.controller import Lab
+from harness.lab.postgres import NodeState, PgCluster
 
 log = logging.getLogger(__name__)
+
+
+class Lab(Protocol):
+    """What the watchdog needs of the lab (the controller provides it)."""
+
+    pg: PgCluster
+
+    def primary(self) -> str: ...
+
+    def nodes(self) -> list[NodeState]: ...
 
 
 @dataclass

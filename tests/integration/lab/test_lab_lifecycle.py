@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 from lab_support import make_state_dir
 
-from faults.backends.lab import RouterDrop, build_isolation
+from faults import registry
 from faults.base import FaultSpec, FaultState
 from harness.errors import ControlPlaneError
 from harness.lab import netns
@@ -63,17 +65,35 @@ def test_up_is_idempotent_and_cleans_a_half_torn_down_lab(spare_lab: Lab) -> Non
     print(f"\nup over a half-torn-down lab: {took:.1f} s")
 
 
+ARM_INJECT_AND_DIE = """
+import json, os, signal, sys
+from faults import registry
+from faults.base import FaultSpec
+from harness.lab.layout import LabLayout
+from harness.topology.models import LabSettings
+settings, spec = LabSettings.model_validate_json(sys.argv[1]), FaultSpec.from_dict(json.loads(sys.argv[2]))
+fault = registry.build(spec, LabLayout.from_settings(settings).topology())
+fault.arm_deadman(3)
+fault.inject()
+os.kill(os.getpid(), signal.SIGKILL)  # the harness is gone: no revert, no disarm
+"""
+
+
 def test_deadmans_switch_ends_a_fault_without_the_harness(spare_lab: Lab) -> None:
     spare_lab.up()
-    fault = build_isolation(FaultSpec("witness-isolation", "witness:witness"), spare_lab.layout.topology())
-    assert isinstance(fault, RouterDrop)
-    fault.arm_deadman(2)
-    fault.inject()
-    assert fault.check() is FaultState.IN_EFFECT
-    time.sleep(4)
-    assert fault.check() is FaultState.CLEARED, "the router-side switch removed the rule by itself"
-    fault.disarm_deadman()
-    fault.revert()  # idempotent
+    topology = spare_lab.layout.topology()
+    spec = FaultSpec("witness-isolation", "witness:witness")
+    assert topology.lab is not None
+    child = subprocess.run([sys.executable, "-c", ARM_INJECT_AND_DIE, topology.lab.model_dump_json(),
+                            json.dumps(spec.to_dict())], capture_output=True, text=True, timeout=60)
+    assert child.returncode == -9, child.stderr
+    fault = registry.build(spec, topology)
+    assert fault.check() is FaultState.IN_EFFECT, "the dead harness left its partition in place"
+    deadline = time.monotonic() + 15
+    while fault.check() is not FaultState.CLEARED and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert fault.check() is FaultState.CLEARED, "the switch on the router removed the rule by itself"
+    fault.revert()  # idempotent: nothing left to do
 
 
 def test_down_leaves_nothing(spare_lab: Lab) -> None:

@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from faults.transports.ssh import CommandResult
+from faults.transports.shell import CommandResult
 
 NOQUEUE = "qdisc noqueue 0: root refcnt 2 "
 OPERATOR_HTB = "qdisc htb 1: root refcnt 2 r2q 10 default 0x30 direct_packets_stat 0 direct_qlen 1000"
@@ -50,6 +50,7 @@ class FakeSshShell:
     netem: bool = True
     capeff: str = ALL_CAPS
     where: str = "fake-router (root@192.0.2.254:22)"
+    wire: str = "ssh"
     sent: list[str] = field(default_factory=list)
     inputs: list[str | None] = field(default_factory=list)
     tables: set[str] = field(default_factory=set)

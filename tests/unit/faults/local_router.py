@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from faults.transports.ssh import CommandResult
+from faults.transports.shell import CommandResult
 
 NFT = """\
 #!/bin/sh
@@ -110,11 +110,12 @@ class LocalRouter:
 
 
 @dataclass
-class LocalShell:
+class StubRouterShell:
     """An SshShell stand-in whose commands run through a LocalRouter (see the module docstring)."""
 
     router: LocalRouter
     where: str = "local-router (stub nft and tc)"
+    wire: str = "ssh"
 
     def run(self, command: str, *, input_text: str | None = None, timeout_s: float | None = None) -> CommandResult:
         return self.router.sh(command, input_text=input_text)

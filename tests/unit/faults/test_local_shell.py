@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from faults.transports.shell import LocalShell, check
+from faults.transports.shell import LocalShell
 from harness.errors import ConfigError, ControlPlaneError
 
 
@@ -17,7 +17,7 @@ def test_the_exit_status_and_output_are_returned_not_raised() -> None:
 
 def test_check_raises_with_the_command_and_its_stderr() -> None:
     with pytest.raises(ControlPlaneError, match=r"`ls /nonexistent-dir` failed \(2\): .*No such file"):
-        check(LocalShell(), "ls /nonexistent-dir")
+        LocalShell().check("ls /nonexistent-dir")
 
 
 def test_a_command_that_does_not_end_is_cut_off_at_its_timeout() -> None:

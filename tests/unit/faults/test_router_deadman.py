@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from fake_router_shell import FakeSshShell
-from local_router import LocalRouter, LocalShell
+from local_router import LocalRouter, StubRouterShell
 from router_topologies import router_topology
 
 from faults import registry
@@ -52,8 +52,8 @@ def test_disarm_sends_no_pattern_to_pkill_and_markers_carry_no_regex_metacharact
 
 def test_disarm_ends_exactly_its_own_deadman(local: LocalRouter) -> None:
     topology = router_topology("unit-x", "unit-y", "unit-yz")
-    short = partition("link:unit-x~unit-y", topology, LocalShell(local))
-    long = partition("link:unit-x~unit-yz", topology, LocalShell(local))
+    short = partition("link:unit-x~unit-y", topology, StubRouterShell(local))
+    long = partition("link:unit-x~unit-yz", topology, StubRouterShell(local))
     try:
         short.arm_deadman(30)
         short_pids = set(local.processes())
@@ -79,7 +79,7 @@ def test_revert_disarms_its_deadman_once_the_fault_is_positively_cleared(fake: F
 
 @pytest.mark.parametrize("names", [("Site A (Madrid)", "Site B"), ("a b", "c'd")])
 def test_names_with_spaces_or_parentheses_do_not_disable_the_deadman(local: LocalRouter, names: tuple[str, str]) -> None:
-    fault = partition(f"link:{names[0]}~{names[1]}", router_topology(*names), LocalShell(local))
+    fault = partition(f"link:{names[0]}~{names[1]}", router_topology(*names), StubRouterShell(local))
     try:
         fault.arm_deadman(1)
         assert local.wait_for_call(f"nft delete table inet {fault.table}", 5), local.calls()
@@ -88,7 +88,7 @@ def test_names_with_spaces_or_parentheses_do_not_disable_the_deadman(local: Loca
 
 
 def test_a_witness_name_with_parentheses_does_not_disable_the_deadman(local: LocalRouter) -> None:
-    fault = partition("witness:vsan witness (1)", router_topology("a", "b", witness="vsan witness (1)"), LocalShell(local))
+    fault = partition("witness:vsan witness (1)", router_topology("a", "b", witness="vsan witness (1)"), StubRouterShell(local))
     try:
         fault.arm_deadman(1)
         assert local.wait_for_call(f"nft delete table inet {fault.table}", 5), local.calls()
@@ -100,9 +100,9 @@ def test_shell_syntax_in_names_never_runs_on_the_router(local: LocalRouter, tmp_
     pwned = tmp_path / "pwned"
     evil = f"a$(touch {pwned})`touch {pwned}`;touch {pwned}"
     topology = router_topology(evil, "b")
-    fault = partition(f"link:{evil}~b", topology, LocalShell(local))
+    fault = partition(f"link:{evil}~b", topology, StubRouterShell(local))
     latency = router.build_latency(FaultSpec("latency", f"link:{evil}~b", {"rtt_ms": 2}), topology)
-    latency.shell = LocalShell(local)  # type: ignore[assignment]
+    latency.shell = StubRouterShell(local)  # type: ignore[assignment]
     try:
         for each in (fault, latency):
             each.arm_deadman(1)

@@ -10,7 +10,7 @@ from router_topologies import router_topology
 
 from faults.backends import router
 from faults.base import FaultSpec, FaultState
-from faults.transports.ssh import CommandResult
+from faults.transports.shell import CommandResult
 from harness.errors import ControlPlaneError, RevertFailedError
 
 TOPOLOGY = router_topology("a", "b")

@@ -8,7 +8,7 @@ import shlex
 
 import pytest
 from fake_router_shell import NOQUEUE, OPERATOR_HTB, FakeSshShell
-from local_router import LocalRouter, LocalShell
+from local_router import LocalRouter, StubRouterShell
 from router_topologies import router_topology
 
 from faults import netrules, registry
@@ -89,7 +89,7 @@ def test_latency_revert_leaves_another_faults_reserved_root_alone(fake: FakeSshS
 
 
 def test_the_deadman_undo_deletes_a_root_only_if_it_is_ours(local: LocalRouter) -> None:
-    fault = latency(LocalShell(local))
+    fault = latency(StubRouterShell(local))
     local.set_root("eth1", OPERATOR_HTB)
     local.set_root("eth2", OPERATOR_HTB)
     local.sh(fault.undo_line())

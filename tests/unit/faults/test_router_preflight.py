@@ -9,7 +9,7 @@ from router_topologies import router_topology
 
 from faults.backends import router
 from faults.base import FaultSpec
-from faults.transports.ssh import CommandResult
+from faults.transports.shell import CommandResult
 from harness.errors import ConfigError, ControlPlaneError
 
 TOPOLOGY = router_topology("a", "b")
