@@ -21,17 +21,17 @@ from harness.history.timeline import Timeline
 from reports.fault_record import fault_windows
 
 # Events a reader of the plot looks for, with the colour of their vertical line.
-MARKED_EVENTS: dict[str, str] = {
-    "inject": "#c0392b",
-    "in-effect": "#e67e22",
-    "detected": "#8e44ad",
-    "promoted": "#2c3e50",
-    "first-commit": "#27ae60",
-    "revert": "#2980b9",
-    "reverted": "#16a085",
-    "revert-failed": "#7b0000",
-    "resync-done": "#7f8c8d",
-    "stop-condition": "#000000",
+MARKED_EVENTS: dict[EventKind, str] = {
+    EventKind.INJECT: "#c0392b",
+    EventKind.IN_EFFECT: "#e67e22",
+    EventKind.DETECTED: "#8e44ad",
+    EventKind.PROMOTED: "#2c3e50",
+    EventKind.FIRST_COMMIT: "#27ae60",
+    EventKind.REVERT: "#2980b9",
+    EventKind.REVERTED: "#16a085",
+    EventKind.REVERT_FAILED: "#7b0000",
+    EventKind.RESYNC_DONE: "#7f8c8d",
+    EventKind.STOP_CONDITION: "#000000",
 }
 _WINDOW_COLOURS = ("#f5b7b1", "#fad7a0", "#d2b4de", "#aed6f1")
 _PERCENTILES = (("p50_ms", "p50", "#2e86c1"), ("p95_ms", "p95", "#d68910"), ("p99_ms", "p99", "#c0392b"))
