@@ -3,51 +3,144 @@
 Target names used by faults and by the allow-list have the form ``kind:name``:
 ``host:esx-a1``, ``disk:esx-a1/naa.5000...``, ``diskgroup:esx-a1/0``, ``site:site-a``,
 ``link:site-a~site-b``, ``witness:witness``, ``database:sql01``, ``node:<db>/<node>``.
+
+Values reach a root shell on a router, `nft -f` and `tc` scripts, file paths and connection
+strings, so each field has a type that says what it may hold (`Name`, `Address`, `Subnet`,
+`Interface`, ...) and is checked here, once, with an error that names its field path.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import ipaddress
+import re
+from collections.abc import Callable
+from pathlib import PurePosixPath
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from harness.topology.credentials import CredentialRef, SecretRef
 
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+DEVICE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+IFNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,14}")
+HOSTNAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*")
+DISPLAY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9 _.()+-]{0,126}[A-Za-z0-9_.()+-])?")
+USERNAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@\\-]{0,127}")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+KEYRING_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9 _.@:/\\-]{0,127}")
+HOST_KEY = re.compile(r"[a-z][a-z0-9@.-]{2,63} [A-Za-z0-9+/]{16,}={0,2}")
+FILE_PATH = re.compile(r"/[A-Za-z0-9_.@+=:,~/-]{0,4095}")
+
+
+def shown(value: str) -> str:
+    """A value for an error message: quoted, escaped, short (it may be hostile)."""
+    return repr(value if len(value) <= 40 else value[:40] + "...")
+
+
+def _matching(pattern: re.Pattern[str], what: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if not pattern.fullmatch(value):
+            raise ValueError(f"{shown(value)} is not {what}")
+        return value
+    return check
+
+
+def _address(value: str) -> str:
+    try:
+        ip = ipaddress.ip_address(value)
+    except ValueError:
+        if HOSTNAME.fullmatch(value) and not value.rsplit(".", 1)[-1].isdigit():
+            return value
+        raise ValueError(f"{shown(value)} is neither an IP address nor a DNS host name") from None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.scope_id is not None:
+        raise ValueError(f"{shown(value)}: an IPv6 zone (%...) is not accepted")
+    return str(ip)
+
+
+def _ipv4(value: str) -> str:
+    try:
+        return str(ipaddress.IPv4Address(value))
+    except ValueError:
+        raise ValueError(f"{shown(value)} is not an IPv4 address (the router drops it as <address>/32)") from None
+
+
+def _subnet(value: str) -> str:
+    """An IPv4 network without host bits, never /0: the router drops traffic by it (`ip saddr`)."""
+    try:
+        network = ipaddress.ip_network(value, strict=False)
+    except ValueError:
+        raise ValueError(f"{shown(value)} is not a network like 192.0.2.0/26") from None
+    if "/" not in value:
+        raise ValueError(f"{shown(value)}: write the prefix length ({network})")
+    if network.version != 4:
+        raise ValueError(f"{shown(value)} is IPv6: the router's drop rules match IPv4 (ip saddr)")
+    if network.prefixlen == 0:
+        raise ValueError(f"{shown(value)} is every address: a partition would cut the harness off too")
+    try:
+        ipaddress.ip_network(value, strict=True)
+    except ValueError:
+        raise ValueError(f"{shown(value)} has host bits set: the network is {network}") from None
+    return str(network)
+
+
+def _file_path(value: str) -> str:
+    if not FILE_PATH.fullmatch(value) or ".." in PurePosixPath(value).parts:
+        raise ValueError(f"{shown(value)} is not an absolute path of letters, digits and '/_.@+=:,~-' without '..'")
+    return value
+
+
+Name = Annotated[str, AfterValidator(_matching(NAME, "a name: 1-63 letters, digits, '.', '_' or '-', "
+                                                    "starting with a letter or digit"))]
+Device = Annotated[str, AfterValidator(_matching(DEVICE, "a device name: letters, digits, '.', '_', ':' or '-'"))]
+Interface = Annotated[str, AfterValidator(_matching(IFNAME, "an interface name: 1-15 letters, digits, '.', '_' "
+                                                            "or '-', starting with a letter or digit"))]
+Display = Annotated[str, AfterValidator(_matching(DISPLAY, "a name of letters, digits, spaces and '_.()+-'"))]
+Username = Annotated[str, AfterValidator(_matching(USERNAME, "a user name: letters, digits and '_.@\\-'"))]
+HostKey = Annotated[str, AfterValidator(_matching(HOST_KEY, "an ssh host key '<type> <base64>'"))]
+Address = Annotated[str, AfterValidator(_address)]
+IPv4 = Annotated[str, AfterValidator(_ipv4)]
+Subnet = Annotated[str, AfterValidator(_subnet)]
+FilePath = Annotated[str, AfterValidator(_file_path)]
+Port = Annotated[int, Field(strict=True, ge=1, le=65535)]
+Seconds = Annotated[float, Field(strict=True, gt=0)]
+
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class DiskGroup(_Model):
-    cache: str | None = Field(default=None, description="cache device canonical name (none on vSAN ESA)")
-    capacity: list[str] = Field(min_length=1)
+    cache: Device | None = Field(default=None, description="cache device canonical name (none on vSAN ESA)")
+    capacity: list[Device] = Field(min_length=1)
 
 
 class Host(_Model):
-    name: str
-    address: str
-    bmc: str | None = Field(default=None, description="name of a redfish endpoint in management")
-    ssh: str | None = Field(default=None, description="name of an ssh endpoint in management")
+    name: Name
+    address: Address
+    bmc: Name | None = Field(default=None, description="name of a redfish endpoint in management")
+    ssh: Name | None = Field(default=None, description="name of an ssh endpoint in management")
     disk_groups: list[DiskGroup] = []
 
 
 class Site(_Model):
-    name: str
+    name: Name
     hosts: list[Host] = Field(min_length=1)
-    subnets: list[str] = []
+    subnets: list[Subnet] = []
 
 
 class Witness(_Model):
-    name: str
-    address: str
-    site: str | None = Field(default=None, description="the third site the witness lives in")
+    name: Name
+    address: IPv4
+    site: Name | None = Field(default=None, description="the third site the witness lives in")
 
 
 class Link(_Model):
     """An inter-site (or site-witness) path through a router, with its interfaces there."""
 
-    between: tuple[str, str]
-    interfaces: dict[str, str] = Field(default_factory=dict, description="site name -> router interface")
+    between: tuple[Name, Name]
+    interfaces: dict[Name, Interface] = Field(default_factory=dict, description="site name -> router interface")
 
     @property
     def name(self) -> str:
@@ -55,75 +148,85 @@ class Link(_Model):
 
 
 class Router(_Model):
-    name: str
-    ssh: str = Field(description="name of an ssh endpoint in management")
+    name: Name
+    ssh: Name = Field(description="name of an ssh endpoint in management")
     links: list[Link] = []
 
 
 class DatabaseNode(_Model):
-    name: str
-    host: str | None = Field(default=None, description="host (or VM host) it runs on, if known")
-    address: str | None = None
-    port: int | None = None
+    name: Name
+    host: Name | None = Field(default=None, description="host (or VM host) it runs on, if known")
+    address: Address | None = None
+    port: Port | None = None
 
 
 class Database(_Model):
-    name: str
+    name: Name
     kind: Literal["sqlserver-ag", "sqlserver-fci", "postgres"]
-    endpoint: str = Field(description="listener / network name / comma-separated hosts")
-    port: int = 1433
-    database: str
+    endpoint: str = Field(description="listener / network name; for postgres, comma-separated hosts")
+    port: Port = 1433
+    database: Name
     credential: CredentialRef | None = None
-    odbc_driver: str | None = None
+    odbc_driver: Display | None = None
     nodes: list[DatabaseNode] = []
-    winrm: str | None = Field(default=None, description="winrm endpoint used for cluster operations")
-    ag_name: str | None = None
-    role_name: str | None = None
+    winrm: Name | None = Field(default=None, description="winrm endpoint used for cluster operations")
+    ag_name: Name | None = None
+    role_name: Display | None = None
     database_is_scratch: bool = Field(
-        default=False, description="the database is a fresh one for the harness: it may create its tables there "
-                                   "(otherwise only in a database that carries the harness's ownership marker)")
+        default=False, strict=True,
+        description="the database is a fresh one for the harness: it may create its tables there "
+                    "(otherwise only in a database that carries the harness's ownership marker)")
+
+    @field_validator("endpoint")
+    @classmethod
+    def _hosts(cls, endpoint: str, info: ValidationInfo) -> str:
+        """One host (it goes into `SERVER=tcp:host,port`); postgres lists several (the `Pqopt` host list)."""
+        hosts = [_address(host) for host in endpoint.split(",")]
+        if len(hosts) > 1 and info.data.get("kind") != "postgres":
+            raise ValueError(f"{shown(endpoint)}: one host for SQL Server (only postgres lists several)")
+        return ",".join(hosts)
 
 
 class TlsPolicy(_Model):
-    verify: bool = True
-    ca_file: str | None = None
+    verify: bool = Field(default=True, strict=True)
+    ca_file: FilePath | None = None
 
 
 class VCenter(_Model):
-    address: str
-    port: int = 443
+    address: Address
+    port: Port = 443
     credential: CredentialRef
     tls: TlsPolicy = TlsPolicy()
-    datacenter: str | None = None
-    cluster: str
+    datacenter: Display | None = None
+    cluster: Display
 
 
 class RedfishEndpoint(_Model):
-    name: str
-    address: str
-    port: int = 443
-    system_id: str | None = Field(default=None, description="discovered from /redfish/v1/Systems if absent")
+    name: Name
+    address: Address
+    port: Port = 443
+    system_id: Name | None = Field(default=None, description="discovered from /redfish/v1/Systems if absent")
     credential: CredentialRef
     tls: TlsPolicy = TlsPolicy()
 
 
 class WinRmEndpoint(_Model):
-    name: str
-    address: str
-    port: int = 5986
+    name: Name
+    address: Address
+    port: Port = 5986
     transport: Literal["ntlm", "kerberos", "credssp", "basic"] = "ntlm"
     credential: CredentialRef
     tls: TlsPolicy = TlsPolicy()
 
 
 class SshEndpoint(_Model):
-    name: str
-    address: str
-    port: int = 22
-    username: str
+    name: Name
+    address: Address
+    port: Port = 22
+    username: Username
     key_file: SecretRef | None = Field(default=None, description="where the private key path lives")
     password: SecretRef | None = None
-    host_key: str | None = Field(default=None, description="'<type> <base64>' pinned host key")
+    host_key: HostKey | None = Field(default=None, description="'<type> <base64>' pinned host key")
 
 
 class Management(_Model):
@@ -132,24 +235,37 @@ class Management(_Model):
     winrm: list[WinRmEndpoint] = []
     ssh: list[SshEndpoint] = []
 
+    def named(self) -> list[tuple[str, RedfishEndpoint | WinRmEndpoint | SshEndpoint]]:
+        """(field path, endpoint) of every named endpoint: `management.ssh[0]`, ..."""
+        found: list[tuple[str, RedfishEndpoint | WinRmEndpoint | SshEndpoint]] = []
+        found += [(f"management.redfish[{i}]", e) for i, e in enumerate(self.redfish)]
+        found += [(f"management.winrm[{i}]", e) for i, e in enumerate(self.winrm)]
+        found += [(f"management.ssh[{i}]", e) for i, e in enumerate(self.ssh)]
+        return found
+
+    def addresses(self) -> list[tuple[str, str]]:
+        """(field path, address) of every endpoint the harness reaches the cluster through."""
+        found = [("management.vcenter.address", self.vcenter.address)] if self.vcenter else []
+        return found + [(f"{path}.address", e.address) for path, e in self.named()]
+
 
 class LocalProcess(_Model):
     """A process on the harness machine that faults may freeze (a stand-in service, a fio server)."""
 
-    name: str
-    pidfile: str
+    name: Name
+    pidfile: FilePath
 
 
 class Slo(_Model):
     """Thresholds the suites turn into assertions."""
 
-    failover_max_s: float = 35.0
-    tps_after_min_ratio: float = Field(default=0.8, gt=0, le=2)
-    recovery_max_s: float = 900.0
-    lost_commits_max: int = Field(default=0, ge=0)
-    non_primary_stall_max_s: float = 5.0
-    latency_tps_min_ratio: float = Field(default=0.8, gt=0, le=1)
-    planned_failover_max_s: float = 35.0
+    failover_max_s: Seconds = 35.0
+    tps_after_min_ratio: float = Field(default=0.8, strict=True, gt=0, le=2)
+    recovery_max_s: Seconds = 900.0
+    lost_commits_max: int = Field(default=0, strict=True, ge=0)
+    non_primary_stall_max_s: Seconds = 5.0
+    latency_tps_min_ratio: float = Field(default=0.8, strict=True, gt=0, le=1)
+    planned_failover_max_s: Seconds = 35.0
 
 
 class LabSettings(_Model):
@@ -161,7 +277,7 @@ class LabSettings(_Model):
 
 
 class Topology(_Model):
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    name: Name
     kind: Literal["vsphere", "lab"] = "vsphere"
     sites: list[Site] = Field(min_length=1)
     witness: Witness | None = None
@@ -174,36 +290,14 @@ class Topology(_Model):
     lab: LabSettings | None = None
 
     @model_validator(mode="after")
-    def _references_resolve(self) -> Topology:
+    def _coherent(self) -> Topology:
         problems: list[str] = []
-        site_names = {s.name for s in self.sites}
-        hosts = [h for s in self.sites for h in s.hosts]
-        _unique("sites", [s.name for s in self.sites], problems)
-        _unique("hosts", [h.name for h in hosts], problems)
-        redfish = {r.name for r in self.management.redfish}
-        ssh = {e.name for e in self.management.ssh}
-        for si, site in enumerate(self.sites):
-            for hi, host in enumerate(site.hosts):
-                if host.bmc and host.bmc not in redfish:
-                    problems.append(f"sites[{si}].hosts[{hi}].bmc: no redfish endpoint named {host.bmc!r}")
-                if host.ssh and host.ssh not in ssh:
-                    problems.append(f"sites[{si}].hosts[{hi}].ssh: no ssh endpoint named {host.ssh!r}")
-        known_sites = site_names | ({self.witness.site or self.witness.name} if self.witness else set())
-        for ri, router in enumerate(self.routers):
-            if router.ssh not in ssh:
-                problems.append(f"routers[{ri}].ssh: no ssh endpoint named {router.ssh!r}")
-            for li, link in enumerate(router.links):
-                for end in link.between:
-                    if end not in known_sites:
-                        problems.append(f"routers[{ri}].links[{li}].between: unknown site {end!r}")
-        winrm = {w.name for w in self.management.winrm}
-        for di, db in enumerate(self.databases):
-            if db.winrm and db.winrm not in winrm:
-                problems.append(f"databases[{di}].winrm: no winrm endpoint named {db.winrm!r}")
+        for check in (_names_are_unique, _references_resolve, _networks_spare_management, _secrets_are_plain):
+            check(self, problems)
         targets = self.targets()
         for ai, entry in enumerate(self.allow_list):
             if entry not in targets:
-                problems.append(f"allow_list[{ai}]: {entry!r} names no target in this topology")
+                problems.append(f"allow_list[{ai}]: {shown(entry)} names no target in this topology")
         if self.kind == "lab" and self.lab is None:
             problems.append("lab: required when kind is 'lab'")
         if problems:
@@ -245,29 +339,130 @@ class Topology(_Model):
             names.update(f"node:{db.name}/{n.name}" for n in db.nodes)
         return names
 
+    def credentials(self) -> list[tuple[str, CredentialRef]]:
+        """Every username + password reference with its field path."""
+        mgmt = self.management
+        found = [("management.vcenter.credential", mgmt.vcenter.credential)] if mgmt.vcenter else []
+        found += [(f"management.redfish[{i}].credential", r.credential) for i, r in enumerate(mgmt.redfish)]
+        found += [(f"management.winrm[{i}].credential", w.credential) for i, w in enumerate(mgmt.winrm)]
+        found += [(f"databases[{i}].credential", d.credential) for i, d in enumerate(self.databases) if d.credential]
+        return found
+
     def secret_refs(self) -> list[tuple[str, SecretRef]]:
         """Every secret reference with its field path, for up-front checks and dry-run."""
-        refs: list[tuple[str, SecretRef]] = []
-        mgmt = self.management
-        if mgmt.vcenter:
-            refs.append(("management.vcenter.credential.password", mgmt.vcenter.credential.password))
-        refs += [(f"management.redfish[{i}].credential.password", r.credential.password)
-                 for i, r in enumerate(mgmt.redfish)]
-        refs += [(f"management.winrm[{i}].credential.password", w.credential.password)
-                 for i, w in enumerate(mgmt.winrm)]
-        for i, s in enumerate(mgmt.ssh):
+        credentials = [(f"{path}.password", credential.password) for path, credential in self.credentials()]
+        ssh: list[tuple[str, SecretRef]] = []
+        for i, s in enumerate(self.management.ssh):
             if s.key_file:
-                refs.append((f"management.ssh[{i}].key_file", s.key_file))
+                ssh.append((f"management.ssh[{i}].key_file", s.key_file))
             if s.password:
-                refs.append((f"management.ssh[{i}].password", s.password))
-        refs += [(f"databases[{i}].credential.password", d.credential.password)
-                 for i, d in enumerate(self.databases) if d.credential]
-        return refs
+                ssh.append((f"management.ssh[{i}].password", s.password))
+        management = [ref for ref in credentials if ref[0].startswith("management.")]
+        databases = [ref for ref in credentials if ref[0].startswith("databases[")]
+        return management + ssh + databases  # the order dry-run has always listed them in
 
 
-def _unique(what: str, names: list[str], problems: list[str]) -> None:
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            problems.append(f"{what}: name {name!r} is used twice")
-        seen.add(name)
+# Whole-topology checks: each appends "field.path: problem" lines.
+
+def _unique(named: list[tuple[str, str]], problems: list[str]) -> None:
+    """`named` is (field path, name); a name seen before is reported at its second path."""
+    first: dict[str, str] = {}
+    for path, name in named:
+        if name in first:
+            problems.append(f"{path}: {shown(name)} is used twice (first at {first[name]})")
+        first.setdefault(name, path)
+
+
+def _names_are_unique(topology: Topology, problems: list[str]) -> None:
+    """Names are how targets, references and the router's nft tables find things: one thing each."""
+    mgmt = topology.management
+    sites = list(enumerate(topology.sites))
+    _unique([(f"sites[{si}].name", s.name) for si, s in sites], problems)
+    _unique([(f"sites[{si}].hosts[{hi}].name", h.name) for si, s in sites for hi, h in enumerate(s.hosts)], problems)
+    _unique([(f"routers[{ri}].name", r.name) for ri, r in enumerate(topology.routers)], problems)
+    _unique([(f"routers[{ri}].links[{li}].between", link.name)
+             for ri, r in enumerate(topology.routers) for li, link in enumerate(r.links)], problems)
+    _unique([(f"databases[{di}].name", d.name) for di, d in enumerate(topology.databases)], problems)
+    _unique([(f"processes[{pi}].name", p.name) for pi, p in enumerate(topology.processes)], problems)
+    for kind in ("redfish", "winrm", "ssh"):
+        _unique([(f"{path}.name", e.name) for path, e in mgmt.named() if path.startswith(f"management.{kind}[")], problems)
+    for di, db in enumerate(topology.databases):
+        _unique([(f"databases[{di}].nodes[{ni}].name", n.name) for ni, n in enumerate(db.nodes)], problems)
+    for si, site in sites:
+        for hi, host in enumerate(site.hosts):
+            where = f"sites[{si}].hosts[{hi}].disk_groups"
+            _unique([(f"{where}[{gi}].{path}", device) for gi, group in enumerate(host.disk_groups)
+                     for path, device in ([("cache", group.cache)] if group.cache else [])
+                     + [(f"capacity[{ci}]", d) for ci, d in enumerate(group.capacity)]], problems)
+
+
+def _references_resolve(topology: Topology, problems: list[str]) -> None:
+    mgmt = topology.management
+    redfish, ssh, winrm = ({e.name for e in eps} for eps in (mgmt.redfish, mgmt.ssh, mgmt.winrm))
+    host_names = {h.name for h in topology.hosts()}
+    for si, site in enumerate(topology.sites):
+        for hi, host in enumerate(site.hosts):
+            if host.bmc and host.bmc not in redfish:
+                problems.append(f"sites[{si}].hosts[{hi}].bmc: no redfish endpoint named {shown(host.bmc)}")
+            if host.ssh and host.ssh not in ssh:
+                problems.append(f"sites[{si}].hosts[{hi}].ssh: no ssh endpoint named {shown(host.ssh)}")
+    witness = topology.witness
+    known_sites = {s.name for s in topology.sites} | ({witness.site or witness.name} if witness else set())
+    for ri, router in enumerate(topology.routers):
+        if router.ssh not in ssh:
+            problems.append(f"routers[{ri}].ssh: no ssh endpoint named {shown(router.ssh)}")
+        for li, link in enumerate(router.links):
+            where = f"routers[{ri}].links[{li}]"
+            for end in link.between:
+                if end not in known_sites:
+                    problems.append(f"{where}.between: unknown site {shown(end)}")
+            if link.between[0] == link.between[1]:
+                problems.append(f"{where}.between: a link joins two different sites")
+            for site_name in link.interfaces:
+                if site_name not in link.between:
+                    problems.append(f"{where}.interfaces: {shown(site_name)} is not an end of this link")
+    for di, db in enumerate(topology.databases):
+        if db.winrm and db.winrm not in winrm:
+            problems.append(f"databases[{di}].winrm: no winrm endpoint named {shown(db.winrm)}")
+        for ni, node in enumerate(db.nodes):
+            if node.host and node.host not in host_names:
+                problems.append(f"databases[{di}].nodes[{ni}].host: no host named {shown(node.host)}")
+
+
+def _networks_spare_management(topology: Topology, problems: list[str]) -> None:
+    """A partition drops a site's subnets: they may neither overlap nor hold a management endpoint."""
+    endpoints = []
+    for path, address in topology.management.addresses():
+        try:
+            endpoints.append((path, ipaddress.ip_address(address)))
+        except ValueError:
+            continue  # a host name: resolved only when connecting
+    seen: list[tuple[str, ipaddress.IPv4Network]] = []
+    for si, site in enumerate(topology.sites):
+        for ni, subnet in enumerate(site.subnets):
+            network, where = ipaddress.IPv4Network(subnet), f"sites[{si}].subnets[{ni}]"
+            for path, ip in endpoints:
+                if ip.version == 4 and ip in network:
+                    problems.append(f"{where}: {subnet} covers {path} ({ip}): a partition would cut the harness "
+                                    "off from it")
+            for other_path, other in seen:
+                if network.overlaps(other) and not other_path.startswith(f"sites[{si}]."):
+                    problems.append(f"{where}: {subnet} overlaps {other_path} ({other})")
+            seen.append((where, network))
+
+
+def _secrets_are_plain(topology: Topology, problems: list[str]) -> None:
+    """References name a variable or a keyring entry; usernames go into connection strings."""
+    for path, credential in topology.credentials():
+        if not USERNAME.fullmatch(credential.username):
+            problems.append(f"{path}.username: {shown(credential.username)} is not a user name: "
+                            "letters, digits and '_.@\\-'")
+    for path, ref in topology.secret_refs():
+        if ref.env is not None and not ENV_NAME.fullmatch(ref.env):
+            problems.append(f"{path}.env: {shown(ref.env)} is not an environment variable name")
+        if ref.keyring is not None:
+            for key in ("service", "username"):
+                value = getattr(ref.keyring, key)
+                if not KEYRING_KEY.fullmatch(value):
+                    problems.append(f"{path}.keyring.{key}: {shown(value)} is not a keyring key: "
+                                    "letters, digits, spaces and '_.@:/\\-'")
