@@ -13,7 +13,7 @@ import yaml
 from pydantic import ValidationError
 
 from harness.errors import ConfigError
-from harness.topology.models import Topology
+from harness.topology.models import DOCUMENT, Topology
 
 MAX_ERRORS = 5
 
@@ -34,11 +34,11 @@ def load_topology(source: str | Path) -> Topology:
 
 
 def parse_topology(raw: Any, origin: str) -> Topology:
-    """Validate a document; every refusal is one line naming the field path."""
+    """Validate a document (refusing what only code may build, such as `kind: lab`)."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{origin}: top level: expected a mapping of fields, got {type(raw).__name__}")
     try:
-        return Topology.model_validate(raw)
+        return Topology.model_validate(raw, context=DOCUMENT)
     except ValidationError as exc:
         raise ConfigError(one_line(f"{origin}: {format_validation_error(exc)}")) from None
     except RecursionError:

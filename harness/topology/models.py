@@ -7,19 +7,28 @@ Target names used by faults and by the allow-list have the form ``kind:name``:
 Values reach a root shell on a router, `nft -f` and `tc` scripts, file paths and connection
 strings, so each field has a type that says what it may hold (`Name`, `Address`, `Subnet`,
 `Interface`, ...) and is checked here, once, with an error that names its field path.
+
+`kind: lab` exempts a run from `--allow-destructive`, so a document may not claim it: the
+lab's topology is built by code (`LabLayout.topology()`, constructing the models directly),
+and everything parsed from a document goes through `Topology.model_validate(raw,
+context=DOCUMENT)` (see `harness.topology.loader.parse_topology`), which refuses it.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
-from typing import Annotated, Literal
+from types import MappingProxyType
+from typing import Annotated, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from harness.topology.credentials import CredentialRef, SecretRef
+
+DOCUMENT: Final = MappingProxyType({"document": True})
+"""Validation context for input read from a document (a file): `kind: lab` and `lab:` are refused."""
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
@@ -276,6 +285,10 @@ class LabSettings(_Model):
     state_dir: str | None = None
 
 
+def _from_document(info: ValidationInfo) -> bool:
+    return isinstance(info.context, Mapping) and bool(info.context.get("document"))
+
+
 class Topology(_Model):
     name: Name
     kind: Literal["vsphere", "lab"] = "vsphere"
@@ -288,6 +301,21 @@ class Topology(_Model):
     processes: list[LocalProcess] = []
     allow_list: list[str] = []
     lab: LabSettings | None = None
+
+    @field_validator("kind")
+    @classmethod
+    def _lab_is_built_by_code(cls, kind: str, info: ValidationInfo) -> str:
+        if kind == "lab" and _from_document(info):
+            raise ValueError("'lab' is the embedded lab, chosen with --topology lab[:PREFIX]; "
+                             "a file describes a real cluster (kind: vsphere)")
+        return kind
+
+    @field_validator("lab")
+    @classmethod
+    def _lab_settings_are_built_by_code(cls, lab: LabSettings | None, info: ValidationInfo) -> LabSettings | None:
+        if lab is not None and _from_document(info):
+            raise ValueError("only the embedded lab (--topology lab[:PREFIX]) has lab settings")
+        return lab
 
     @model_validator(mode="after")
     def _coherent(self) -> Topology:

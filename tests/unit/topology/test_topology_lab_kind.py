@@ -1,0 +1,39 @@
+"""Rule 2: `kind: lab` is not a claim a file can make (safety.md #15).
+
+The lab kind skips `--allow-destructive`; only `--topology lab[:PREFIX]`, built by the lab's
+own code (`harness.topology_source`), may carry it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from topology_docs import example, write
+
+from harness.errors import ConfigError
+from harness.lab.layout import LabLayout
+from harness.topology.loader import load_topology, parse_topology
+from harness.topology.models import LabSettings
+from harness.topology_source import load_source
+
+
+def test_kind_lab_in_a_file_is_refused(tmp_path: Path) -> None:
+    doc = example()
+    doc.update(kind="lab", lab={"prefix": "evil"})
+    with pytest.raises(ConfigError, match=r"bad\.yaml: kind: 'lab' .*--topology lab"):
+        load_topology(write(tmp_path, doc))
+
+
+def test_a_lab_section_in_a_file_is_refused() -> None:
+    doc = example()
+    doc["lab"] = {"prefix": "evil", "state_dir": "/etc"}
+    with pytest.raises(ConfigError, match=r"^t\.yaml: lab: "):
+        parse_topology(doc, "t.yaml")
+
+
+def test_the_lab_is_still_built_by_code_and_keeps_its_kind() -> None:
+    topology = load_source("lab:hx2")
+    assert (topology.kind, topology.name, topology.lab and topology.lab.prefix) == ("lab", "lab-hx2", "hx2")
+    built = LabLayout.from_settings(LabSettings(prefix="hx3")).topology()
+    assert built.kind == "lab" and "node:bench/node-a" in built.allow_list
