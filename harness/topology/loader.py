@@ -6,6 +6,7 @@ Every refusal is one `ConfigError` line: `FILE: field.path: problem` for a value
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -15,22 +16,76 @@ from pydantic import ValidationError
 from harness.errors import ConfigError
 from harness.topology.models import DOCUMENT, Topology
 
+MAX_BYTES = 1 << 20  # a topology is a few kB; anything this large is the wrong file
 MAX_ERRORS = 5
 
 
 def load_topology(source: str | Path) -> Topology:
     """A topology from a YAML file (the embedded lab's comes from `harness.topology_source`)."""
     path = Path(source)
+    return parse_topology(parse_yaml(read_text(path), str(path)), str(path))
+
+
+def read_text(path: Path) -> str:
+    """The file's text; anything that is not a readable UTF-8 file is a `ConfigError` naming it."""
     try:
-        raw = yaml.safe_load(path.read_text())
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
+            raise ConfigError(f"{path}: is a directory, not a topology file")
+        if not stat.S_ISREG(mode):
+            raise ConfigError(f"{path}: not a regular file")
+        with path.open("rb") as stream:
+            data = stream.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(f"{path}: topology file not found") from None
+    except PermissionError:
+        raise ConfigError(f"{path}: cannot read the topology file: permission denied") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the topology file: {exc.strerror or type(exc).__name__}") from None
+    if len(data) > MAX_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_BYTES} bytes: not a topology file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+
+
+class DuplicateKeyError(yaml.MarkedYAMLError):
+    """A mapping gives the same key twice (PyYAML would silently keep the last)."""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """`yaml.SafeLoader` that refuses duplicate keys; keys brought in by a `<<` merge may be overridden."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first_line: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = first_line.get(key)
+            except TypeError:
+                continue  # an unhashable key: the base constructor reports it
+            if first is not None:
+                raise DuplicateKeyError(problem=f"duplicate key {key!r} (first at line {first})",
+                                        problem_mark=key_node.start_mark)
+            first_line[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep)
+
+
+def parse_yaml(text: str, origin: str) -> Any:
+    """The YAML document in `text`; an error names `origin`, its line and column."""
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(one_line(f"{path}{where}: malformed YAML: {problem}")) from None
-    return parse_topology(raw, str(path))
+        label = "" if isinstance(exc, DuplicateKeyError) else "malformed YAML: "
+        raise ConfigError(one_line(f"{origin}{where}: {label}{problem}")) from None
+    except RecursionError:
+        raise ConfigError(f"{origin}: nested too deeply to be a topology") from None
 
 
 def parse_topology(raw: Any, origin: str) -> Topology:
