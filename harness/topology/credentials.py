@@ -8,11 +8,15 @@ entry cannot print them by accident. Masking them in output is harness.redaction
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from harness.errors import MissingCredentialError
+
+KEYRING_TIMEOUT_S = 10.0
+_blocked_lookup: threading.Thread | None = None
 
 
 class Secret:
@@ -76,13 +80,47 @@ def resolve_secret(ref: SecretRef, field_path: str, environ: Mapping[str, str] |
         return Secret(value)
     assert ref.keyring is not None
     try:
-        import keyring
-        value = keyring.get_password(ref.keyring.service, ref.keyring.username)
+        value = _keyring_password(ref.keyring.service, ref.keyring.username, KEYRING_TIMEOUT_S)
+    except TimeoutError:
+        raise MissingCredentialError(f"{field_path}: keyring lookup {ref.describe()} timed out after "
+                                     f"{KEYRING_TIMEOUT_S:g} s (a locked or unreachable keyring?)") from None
     except Exception as exc:  # keyring backends raise many things; all mean "not available"
         raise MissingCredentialError(f"{field_path}: keyring lookup {ref.describe()} failed: {exc}") from None
     if not value:
         raise MissingCredentialError(f"{field_path}: keyring entry {ref.describe()} is missing")
     return Secret(value)
+
+
+def _keyring_password(service: str, username: str, timeout_s: float) -> str | None:
+    """`keyring.get_password`, bounded: a locked Secret Service on a headless box blocks forever.
+
+    The lookup runs in a daemon thread; on timeout it is abandoned (it cannot be cancelled)
+    and never keeps the process from exiting. While an abandoned lookup is still blocked, the
+    next ones fail at once rather than wait the timeout again (a dry run checks every reference).
+    """
+    import keyring
+
+    global _blocked_lookup
+    if _blocked_lookup is not None and _blocked_lookup.is_alive():
+        raise TimeoutError("an earlier keyring lookup is still blocked")
+    outcome: list[str | BaseException | None] = []
+
+    def lookup() -> None:
+        try:
+            outcome.append(keyring.get_password(service, username))
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=lookup, name="keyring-lookup", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if not outcome:
+        _blocked_lookup = worker
+        raise TimeoutError(f"keyring lookup took more than {timeout_s} s")
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
 
 
 def missing_secrets(refs: Iterable[tuple[str, SecretRef]], environ: Mapping[str, str] | None = None) -> list[str]:
