@@ -22,7 +22,7 @@ from harness.topology.targets import TargetKind
 class Params(BaseModel):
     """Base of every params model: unknown keys are an error, values are plain JSON (the journal stores them)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class NoParams(Params):
@@ -69,10 +69,12 @@ class FaultKind:
     summary: str
 
     def parse_params(self, raw: Mapping[str, Any]) -> Params:
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{self.name}: params: expected a mapping, got {type(raw).__name__}")
         try:
             return self.params.model_validate(dict(raw))
         except ValidationError as exc:
-            raise ConfigError(f"{self.name}: params.{format_validation_error(exc)}") from None
+            raise ConfigError(f"{self.name}: {format_validation_error(exc, root='params')}") from None
 
 
 KINDS: dict[str, FaultKind] = {k.name: k for k in (

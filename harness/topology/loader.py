@@ -100,11 +100,12 @@ def parse_topology(raw: Any, origin: str) -> Topology:
         raise ConfigError(f"{origin}: nested too deeply to be a topology") from None
 
 
-def format_validation_error(exc: ValidationError) -> str:
+def format_validation_error(exc: ValidationError, root: str = "") -> str:
+    """One line: each error's field path (under `root`, e.g. `params`) and what was expected."""
     parts = []
     errors = exc.errors()
     for err in errors[:MAX_ERRORS]:
-        loc = _dotted(err["loc"])
+        loc = _dotted(((root,) if root else ()) + tuple(err["loc"]))
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             message = "unknown field"

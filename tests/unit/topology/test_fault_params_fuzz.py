@@ -23,7 +23,7 @@ from harness.errors import ConfigError
 
 KIND_NAMES = sorted(KINDS)
 KNOWN = "accepted although not plain JSON (faults/kinds.py: Params allows inf)"
-REFUSAL = re.compile(r"(?P<kind>[a-z-]+): params\.(?P<field>[A-Za-z_]\w*|[^:]*)?: ")
+REFUSAL = re.compile(r"(?P<kind>[a-z-]+): params(?:\.(?P<field>[A-Za-z_]\w*)|(?P<key>\[[^:]*\]))?: ")
 
 
 def _bounds(info: FieldInfo) -> dict[str, float]:
@@ -109,7 +109,7 @@ def check(kind: FaultKind, case: Case, tally: Tally) -> None:
         assert len(message.splitlines()) == 1, message
         match = REFUSAL.match(message)
         assert match and match["kind"] == kind.name, f"names no params field: {message!r}"
-        tally.record(case, f"{kind.name}: params.{match['field']}")
+        tally.record(case, f"{kind.name}: params.{match['field'] or match['key']}")
         assert case.edits, f"unedited params refused: {message}"
         return
     tally.record(case, None)
@@ -130,8 +130,8 @@ def test_every_params_mapping_is_accepted_within_bounds_or_refused_naming_a_fiel
     report(tally.summary("fault params"))
 
 
-@pytest.mark.xfail(strict=True, reason="faults/kinds.py (not this branch's file): Params has no allow_inf_nan=False, "
-                                       "so sync_timeout_s (gt=0, no upper bound) accepts inf, which is not plain JSON")
 def test_a_params_value_is_plain_json() -> None:
-    parsed = KINDS["link-partition"].parse_params({"sync_timeout_s": float("inf")})
+    with pytest.raises(ConfigError, match=r"params.sync_timeout_s: "):
+        KINDS["link-partition"].parse_params({"sync_timeout_s": float("inf")})
+    parsed = KINDS["link-partition"].parse_params({"sync_timeout_s": 2.0})
     json.dumps(parsed.model_dump(), allow_nan=False)
