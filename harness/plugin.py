@@ -123,15 +123,19 @@ def _is_collect_only(config: pytest.Config) -> bool:
 
 
 def _install_sigterm(config: pytest.Config) -> None:
-    """SIGTERM unwinds like Ctrl-C so every revert in a `finally` runs."""
+    """SIGTERM, and SIGHUP (the operator's SSH session drops), unwind like Ctrl-C so every revert in a `finally` runs."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
         raise Terminated(f"signal {signum}")
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    for signum, before in previous.items():
+        if before != signal.SIG_IGN:  # nohup: the user asked for the run to outlive the terminal
+            signal.signal(signum, handler)
 
     def restore() -> None:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, before in previous.items():
+            signal.signal(signum, before if before is not None else signal.SIG_DFL)
 
     config.add_cleanup(restore)
 
