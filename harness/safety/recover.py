@@ -12,13 +12,13 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from faults.base import Fault, FaultSpec
 from harness.safety.journal import EntryBusy, Journal, JournalEntry
-from harness.safety.revert import Say, build_fault, revert_entry
+from harness.safety.revert import Builder, Say, build_fault, revert_entry
 from harness.topology.models import Topology
 
 log = logging.getLogger(__name__)
@@ -67,17 +67,6 @@ class RecoverReport(list[RecoverOutcome]):
         return EXIT_OK
 
 
-@dataclass
-class _Built:
-    factory: Factory | None
-    faults: list[Fault] = field(default_factory=list)
-
-    def __call__(self, spec: FaultSpec, topology: Topology) -> Fault:
-        fault = self.factory.build(spec, topology) if self.factory is not None else build_fault(spec, topology)
-        self.faults.append(fault)
-        return fault
-
-
 def recover(journal: Journal, factory: Factory | None = None, *, force: bool = False,
             clear_timeout_s: float | None = None, say: Say | None = None) -> RecoverReport:
     """Revert each pending entry; revert is idempotent, so a second pass is harmless.
@@ -90,7 +79,7 @@ def recover(journal: Journal, factory: Factory | None = None, *, force: bool = F
     report.unreadable.extend(scan.unreadable)
     for path, reason in scan.unreadable:
         log.error("unreadable journal entry %s: %s", path, reason)
-    build = _Built(factory)
+    build: Builder = factory.build if factory is not None else build_fault
     for entry in scan.entries:
         if not force and entry.owner_alive():
             where = "" if entry.owner.local else f" (on host {entry.hostname}: run recover there)"
