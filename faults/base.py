@@ -103,8 +103,49 @@ class Preflight(Protocol):
 
 @runtime_checkable
 class DeadMansSwitch(Protocol):
-    """A fault that can schedule its own revert on the target, for when the harness is cut off."""
+    """A fault that can schedule its own revert on the target, for when the harness is cut off.
+
+    `seconds` is always positive: the runner arms it for the fault's deadline (stated in the
+    journal entry) plus a margin. `disarm_deadman` must be idempotent, as `revert` is.
+    """
 
     def arm_deadman(self, seconds: float) -> None: ...
 
     def disarm_deadman(self) -> None: ...
+
+
+@runtime_checkable
+class NamedDeadMansSwitch(Protocol):
+    """A dead man's switch named after its journal entry, so disarming one never touches another's.
+
+    Before `arm_deadman` (and before `disarm_deadman` in `recover` and the guardian) the
+    harness sets `deadman_marker` to `deadman_marker(entry_id, target)`. A backend embeds the
+    marker in the target-side process and disarms by exactly that marker, for instance
+    `pkill -f '[h]arness-deadman-<entry id>-...'`: it is a shell literal and no marker is a
+    prefix of another.
+    """
+
+    deadman_marker: str | None
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.:~-]")
+
+
+def deadman_marker(entry_id: str, target: str) -> str:
+    """`harness-deadman-<entry id>-<target>.`: unique per journal entry, a literal for any shell.
+
+    The entry id (fixed-length hex) makes it unique; the target is kept only for people
+    reading `ps`, with anything a shell or a regular expression would interpret replaced.
+    The closing `.` ends it, so no marker is a prefix of another for a longer target.
+    """
+    if not re.fullmatch(r"[0-9a-f]{12}", entry_id):
+        raise ValueError(f"journal entry id {entry_id!r} is not 12 hex digits")
+    readable = _UNSAFE.sub("_", target)[:64]
+    return f"harness-deadman-{entry_id}-{readable}."
+
+
+def deadman_pattern(marker: str) -> str:
+    """A `pkill -f` / `pgrep -f` pattern matching exactly `marker` (and not the pkill running it)."""
+    if _UNSAFE.search(marker):
+        raise ValueError(f"dead man marker {marker!r} is not a shell literal")
+    return "[" + marker[0] + "]" + marker[1:].replace(".", "[.]")

@@ -15,20 +15,23 @@ from harness.errors import ConfigError, HarnessError, TargetNotAllowedError
 from harness.lab.cli import add_lab_parser
 from harness.paths import state_dir
 from harness.safety.journal import Journal
-from harness.safety.recover import recover
+from harness.safety.recover import EXIT_BAD_INPUT, EXIT_REVERT_FAILED, recover
 from harness.safety.run import HarnessSession
 from harness.topology_source import load_source
 from reports.cli import add_report_parser
 
+EXIT_HARNESS_BROKEN = EXIT_REVERT_FAILED  # README: 1 = SLO violated; 10 = harness/infrastructure; 4 = bad input
+
 
 def _cmd_recover(args: argparse.Namespace) -> int:
+    """Exit 0: all reverted (or left to their live run) or nothing to do; 10: a revert failed; 4: an entry is unreadable."""
     journal = Journal(state_dir(args.state_dir) / "journal")
-    outcomes = recover(journal, force=args.force)
-    for outcome in outcomes:
-        print(outcome.render())
-    if not outcomes:
+    report = recover(journal, force=args.force, say=print)
+    for line in report.lines():
+        print(line)
+    if not report and not report.unreadable:
         print(f"nothing to recover: journal {journal.directory} is empty")
-    return 1 if any(o.action == "failed" for o in outcomes) else 0
+    return report.exit_code
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
@@ -77,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     except HarnessError as exc:
         print(f"harness error: {exc}", file=sys.stderr)
-        return 3
+        return EXIT_HARNESS_BROKEN

@@ -156,11 +156,11 @@ class Experiment:
         self.timeline.record(EventKind.FAULT_ENDED, "experiment", fault=spec.kind, target=spec.target)
 
     def throughput_guard(self, baseline_tps: float) -> ThroughputFloor:
-        """Stop the experiment if TPS stays under 10 % of baseline far longer than a failover may take."""
-        slo = self.session.topology.slo
-        return ThroughputFloor(recent_tps=lambda s: self.series.recent_tps(s, self.timeline.now()),
-                               baseline_tps=baseline_tps, ratio=0.1,
-                               longer_than_s=max(30.0, 2 * slo.failover_max_s, self.windows.observe_s + 10))
+        """Stop the experiment once TPS has stayed under 10 % of baseline longer than a failover may take
+        (the SLO is violated by then): it can trip whenever the fault lasts longer than that."""
+        return ThroughputFloor.during_fault(
+            recent_tps=lambda s: self.series.recent_tps(s, self.timeline.now()), baseline_tps=baseline_tps,
+            failover_max_s=self.session.topology.slo.failover_max_s, clock=self.timeline.now)
 
     def recover(self) -> float | None:
         """Wait for the cluster to be healthy again (resync included); the time it was."""

@@ -35,10 +35,13 @@ class Deadline:
 
 @dataclass
 class ThroughputFloor:
-    """Abort when throughput stays below `ratio` x baseline for longer than `longer_than_s`.
+    """Abort when throughput stays below `ratio` x baseline for `longer_than_s` seconds of the fault.
 
-    `longer_than_s` must exceed the expected failover time, or every failover trips it.
-    `recent_tps(seconds)` returns the per-second values of the last `seconds`.
+    Only seconds since the guard started (the runner starts guards once the fault is in
+    effect) count: a window reaching back before the fault never trips it, and one longer
+    than the fault lasts never can. `longer_than_s` must exceed the expected failover time,
+    or every failover trips it: `during_fault` sets it from the failover SLO.
+    `recent_tps(seconds)` returns the per-second values of the last whole `seconds`.
     """
 
     recent_tps: Callable[[float], Sequence[float]]
@@ -46,8 +49,24 @@ class ThroughputFloor:
     ratio: float
     longer_than_s: float
     name: str = "throughput-floor"
+    clock: Callable[[], float] = time.monotonic
+    _since: float | None = None
+
+    @classmethod
+    def during_fault(cls, recent_tps: Callable[[float], Sequence[float]], baseline_tps: float, *,
+                     failover_max_s: float, ratio: float = 0.1, min_hold_s: float = 10.0,
+                     clock: Callable[[], float] = time.monotonic) -> ThroughputFloor:
+        """The experiment's floor: near-zero throughput for longer than a failover may take (the SLO is
+        then violated anyway) stops the experiment. It can trip whenever the fault lasts longer than that."""
+        return cls(recent_tps=recent_tps, baseline_tps=baseline_tps, ratio=ratio,
+                   longer_than_s=max(failover_max_s, min_hold_s), clock=clock)
 
     def evaluate(self) -> str | None:
+        now = self.clock()
+        if self._since is None:
+            self._since = now
+        if now - self._since < self.longer_than_s + 1.0:  # the whole window after the start, in whole seconds
+            return None
         window = self.recent_tps(self.longer_than_s)
         if len(window) < int(self.longer_than_s):
             return None

@@ -1,10 +1,17 @@
-"""One run per target: an exclusive lock per topology name, released even on kill -9."""
+"""One run per target: an exclusive lock per cluster identity, released even on kill -9.
+
+The lock is per machine (a `flock` in the state directory): two harness machines do not see
+each other's locks. It is keyed by what the target *is* (see `identity.cluster_identity`),
+so two topology files naming one cluster cannot run at once on this machine.
+"""
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
+import re
 import socket
 import sys
 import time
@@ -12,26 +19,37 @@ from pathlib import Path
 from types import TracebackType
 
 from harness.errors import TargetBusyError
+from harness.paths import private_dir
+from harness.safety.journal import open_lock_file
+
+
+def _file_name(key: str) -> str:
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,100}", key):
+        return f"{key}.lock"
+    return f"cluster-{hashlib.sha256(key.encode()).hexdigest()[:20]}.lock"
 
 
 class TopologyLock:
     """`flock` on a file in the state directory; the kernel drops it when the holder dies."""
 
-    def __init__(self, directory: Path, topology_name: str) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        self.path = directory / f"{topology_name}.lock"
+    def __init__(self, directory: Path, key: str) -> None:
+        self.directory = directory
+        self.key = key
+        self.path = directory / _file_name(key)
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        private_dir(self.directory)
+        fd = open_lock_file(self.path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = self._holder(fd)
             os.close(fd)
-            raise TargetBusyError(f"topology {self.path.stem!r} is in use by {holder}; wait for it or stop it") from None
+            raise TargetBusyError(f"{self.key!r} is in use by {holder}; wait for it or stop it") from None
+        # who holds it, for the next run's message; never the command line (it may carry a token)
         info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "command": " ".join(sys.argv)[:300]}
+                "command": os.path.basename(sys.argv[0]) if sys.argv else "", "target": self.key}
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(info).encode(), 0)
         self._fd = fd
@@ -42,6 +60,10 @@ class TopologyLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
 
     @staticmethod
     def _holder(fd: int) -> str:

@@ -1,17 +1,35 @@
-"""Finish what a crashed run left behind: revert every fault still in the journal."""
+"""Finish what a dead run left behind: revert every fault still in the journal, one entry at a time.
+
+- An unreadable entry is reported and skipped; the others are still reverted.
+- An entry whose run is alive (pid *and* start time: a reused pid is not the run) is left to
+  it unless `force`; one another reverter (the run, the guardian, another recover) holds the
+  lock of is never touched, even with `force`.
+- The fault is rebuilt from the entry's own topology snapshot, reverted fail-closed for as
+  long as the run would have waited (its revert timeout), its dead man's switch disarmed,
+  and only then the entry removed (`revert.revert_entry`, the guardian's path too).
+"""
 
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 
-from faults import registry
-from faults.base import FaultState
-from harness.safety.journal import Journal, JournalEntry
-from harness.topology_source import load_source
+from faults.base import Fault, FaultSpec
+from harness.safety.journal import EntryBusy, Journal, JournalEntry
+from harness.safety.revert import Builder, Say, build_fault, revert_entry
+from harness.topology.models import Topology
 
 log = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 4
+EXIT_REVERT_FAILED = 10
+
+
+class Factory(Protocol):
+    def build(self, spec: FaultSpec, topology: Topology) -> Fault: ...
 
 
 @dataclass(frozen=True)
@@ -25,31 +43,57 @@ class RecoverOutcome:
         return f"{self.action:9} {spec.kind} on {spec.target} (run {self.entry.run_id}, pid {self.entry.pid}): {self.detail}"
 
 
-def recover(journal: Journal, *, force: bool = False,
-            clear_timeout_s: float = 60.0) -> list[RecoverOutcome]:
+class RecoverReport(list[RecoverOutcome]):
+    """The outcome of each readable entry, plus the files that could not be read."""
+
+    unreadable: list[tuple[Path, str]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unreadable = []
+
+    def lines(self) -> list[str]:
+        out = [o.render() for o in self]
+        out += [f"unreadable {path}: {reason}; left in place, check it by hand" for path, reason in self.unreadable]
+        return out
+
+    @property
+    def exit_code(self) -> int:
+        """0: everything reverted (or left to its live run); 10: a revert failed; 4: an entry is unreadable."""
+        if any(o.action == "failed" for o in self):
+            return EXIT_REVERT_FAILED
+        if self.unreadable:
+            return EXIT_BAD_INPUT
+        return EXIT_OK
+
+
+def recover(journal: Journal, factory: Factory | None = None, *, force: bool = False,
+            clear_timeout_s: float | None = None, say: Say | None = None) -> RecoverReport:
     """Revert each pending entry; revert is idempotent, so a second pass is harmless.
 
-    Entries of a run that is still alive are left alone unless `force`.
+    `clear_timeout_s` overrides each entry's own revert timeout (the run's). `factory` builds
+    the faults (default: the fault registry).
     """
-    outcomes = []
-    for entry in journal.pending():
-        if entry.owner_alive() and not force:
-            outcomes.append(RecoverOutcome(entry, "skipped", "its run is still alive; use --force to revert anyway"))
+    report = RecoverReport()
+    scan = journal.scan()
+    report.unreadable.extend(scan.unreadable)
+    for path, reason in scan.unreadable:
+        log.error("unreadable journal entry %s: %s", path, reason)
+    build: Builder = factory.build if factory is not None else build_fault
+    for entry in scan.entries:
+        if not force and entry.owner_alive():
+            where = "" if entry.owner.local else f" (on host {entry.hostname}: run recover there)"
+            report.append(RecoverOutcome(entry, "skipped", f"its run {entry.owner.describe()} is still alive{where}; "
+                                                           "use --force to revert anyway"))
             continue
         try:
-            topology = load_source(entry.topology_source)
-            fault = registry.build(entry.spec, topology)
-            before = fault.check()
-            fault.revert()
-            deadline = time.monotonic() + clear_timeout_s
-            while (state := fault.check()) is not FaultState.CLEARED:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"still {state.value} {clear_timeout_s:.0f} s after revert")
-                time.sleep(0.2)
+            detail = revert_entry(journal, entry, role="recover", build=build, timeout_s=clear_timeout_s, say=say)
+        except EntryBusy as busy:
+            report.append(RecoverOutcome(entry, "skipped", f"{busy}; left to it"))
+            continue
         except Exception as exc:
             log.error("recover of %s failed: %s", entry.id, exc)
-            outcomes.append(RecoverOutcome(entry, "failed", str(exc)))
+            report.append(RecoverOutcome(entry, "failed", f"{exc}; the journal keeps it"))
             continue
-        journal.remove(entry)
-        outcomes.append(RecoverOutcome(entry, "reverted", f"was {before.value}, now cleared"))
-    return outcomes
+        report.append(RecoverOutcome(entry, "reverted", detail))
+    return report

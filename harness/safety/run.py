@@ -1,10 +1,16 @@
-"""One harness run against one topology: its identity, journal, lock, and the faults it builds.
+"""One harness run against one cluster: its identity, journal, lock, guardian, and the faults it builds.
 
 Shared by the pytest plugin and the CLI so both inject faults through the same lifecycle.
+Claiming the cluster (`acquire`) takes the cluster's lock, refuses while the journal still
+holds faults on that cluster (a crashed run's: `python -m harness recover` first), and makes
+sure the guardian of the state directory is up. After a failed revert the run injects
+nothing more: faults never compound.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -14,13 +20,19 @@ from pathlib import Path
 
 from faults import registry
 from faults.base import Fault, FaultPlan, FaultSpec
+from harness.errors import HarnessError, RevertFailedError, TargetBusyError
 from harness.history.timeline import Timeline
+from harness.paths import private_dir
+from harness.safety import guardian
 from harness.safety.guards import Guard
+from harness.safety.identity import cluster_identity
 from harness.safety.journal import Journal
 from harness.safety.lock import TopologyLock
 from harness.safety.runner import ActiveFault, FaultRunner, RunnerSettings
 from harness.topology.credentials import Secret, missing_secrets, resolve_secret
 from harness.topology.models import Topology
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -31,17 +43,57 @@ class HarnessSession:
     allow_destructive: bool = False
     run_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S-") + uuid.uuid4().hex[:6])
     runner_settings: RunnerSettings = field(default_factory=RunnerSettings)
+    start_guardian: bool = True
 
     def __post_init__(self) -> None:
-        self.journal = Journal(self.state_dir / "journal")
-        self._lock = TopologyLock(self.state_dir / "locks", self.topology.name)
+        self.cluster = cluster_identity(self.topology)
+        self._lock = TopologyLock(self.state_dir / "locks", self.cluster)
+        self.revert_failures: list[RevertFailedError] = []
+        self._claimed = False
+
+    @functools.cached_property
+    def journal(self) -> Journal:
+        """Opened on first use (claiming the cluster, injecting): a state directory others can write is refused there."""
+        return Journal(private_dir(self.state_dir) / "journal")
 
     def acquire(self) -> None:
-        """Claim the topology for this run; a second run gets TargetBusyError naming us."""
+        """Claim the cluster for this run; TargetBusyError naming the holder, or the faults left on it."""
+        private_dir(self.state_dir)
         self._lock.acquire()
+        try:
+            self._refuse_leftovers()
+        except BaseException:
+            self._lock.release()
+            raise
+        self._claimed = True
+        guardian.register_owner(self.state_dir, self.run_id)
+        self._ensure_guardian()
 
     def release(self) -> None:
+        if self._claimed:
+            guardian.unregister_owner(self.state_dir, self.run_id)
+            self._claimed = False
         self._lock.release()
+
+    def _refuse_leftovers(self) -> None:
+        scan = self.journal.scan()
+        mine = [e for e in scan.entries
+                if e.cluster == self.cluster or (e.cluster is None and e.topology_name == self.topology.name)]
+        problems = [f"{e.describe()} (entry {e.id}, run {e.run_id}, {e.status})" for e in mine]
+        problems += [f"unreadable entry {path.name}" for path, _ in scan.unreadable]
+        if problems:
+            raise TargetBusyError(
+                f"the journal in {self.journal.directory} still holds faults on {self.cluster}: {'; '.join(problems)}. "
+                "Run `python -m harness recover` (the guardian may be reverting them already) and start again")
+
+    def _ensure_guardian(self) -> None:
+        if not self.start_guardian:
+            return
+        try:
+            guardian.ensure_guardian(self.state_dir)
+        except Exception as exc:  # the journal and `recover` still work without it
+            log.warning("could not start the guardian of %s (%s); after a crash, run python -m harness recover",
+                        self.state_dir, exc)
 
     def build(self, spec: FaultSpec) -> Fault:
         return registry.build(spec, self.topology)
@@ -60,8 +112,14 @@ class HarnessSession:
     @contextmanager
     def inject(self, timeline: Timeline, fault: Fault | FaultSpec, *, duration_s: float | None = None,
                guards: Sequence[Guard] = ()) -> Iterator[ActiveFault]:
+        if self.revert_failures:
+            raise HarnessError(f"an earlier revert failed ({self.revert_failures[0]}); this run injects no more faults. "
+                               "Check the target and run `python -m harness recover`")
         built = self.build(fault) if isinstance(fault, FaultSpec) else fault
+        if self._claimed:
+            self._ensure_guardian()
         runner = FaultRunner(self.topology, self.topology_source, self.journal, timeline, self.run_id,
-                             self.runner_settings, allow_destructive=self.allow_destructive)
+                             self.runner_settings, allow_destructive=self.allow_destructive,
+                             on_revert_failed=self.revert_failures.append)
         with runner.inject(built, duration_s=duration_s, guards=guards) as active:
             yield active

@@ -1,28 +1,47 @@
-"""The fault lifecycle: allow-list → journal → inject → in effect → guards → revert → clear.
+"""The fault lifecycle: allow-list → journal → dead man → inject → in effect → guards → revert → clear.
 
-Revert runs in `finally`: on test end, on failure, on Ctrl-C and on SIGTERM (with
-`signals.sigterm_raises`), and a second signal cannot interrupt it. If the process dies
-anyway, the journal entry stays and `python -m harness recover` finishes the job.
+- The journal entry is durable (fsync) before anything touches the target; it states the
+  fault's deadline, and carries what a revert needs without this process.
+- Every fault has a deadline: the run trips on it itself, the guardian enforces it if the
+  run cannot, and a target-side dead man's switch (where the fault has one) is armed for it.
+- Revert runs in `finally`: on test end, on failure, on a stop condition, on Ctrl-C, SIGTERM
+  and SIGHUP (`signals.FaultSignals`); no signal escapes it, and the third one aborts it
+  with the journal kept.
+- Revert is fail closed (`revert.revert_until_cleared`): only a positive CLEARED disarms the
+  dead man's switch and removes the journal entry. Status rewrites are best effort: a full
+  disk does not stop a revert.
+- A failed revert does not hide the test's own verdict (an AssertionError stays the error;
+  the revert failure is added to it and reported to `on_revert_failed`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.base import DeadMansSwitch, Fault, FaultState, Preflight
+from faults.base import DeadMansSwitch, Fault, FaultState, NamedDeadMansSwitch, Preflight
 from faults.registry import permit
 from harness.errors import HarnessError, RevertFailedError, StopConditionTripped
 from harness.history import EventKind
 from harness.history.timeline import Timeline
 from harness.safety.guards import Guard
-from harness.safety.journal import Journal, JournalEntry
-from harness.safety.signals import deferred_signals
+from harness.safety.identity import cluster_identity
+from harness.safety.journal import EntryBusy, Journal, JournalEntry
+from harness.safety.revert import (
+    CONFIRM_AFTER_UNFINISHED_INJECT_S,
+    CONFIRM_S,
+    disarm,
+    observe,
+    revert_until_cleared,
+    snapshot,
+)
+from harness.safety.signals import FaultSignals, tell_operator
 from harness.topology.models import Topology
 
 log = logging.getLogger(__name__)
@@ -35,6 +54,24 @@ class RunnerSettings:
     poll_interval_s: float = 0.1
     guard_interval_s: float = 0.25
     deadman_margin_s: float = 60.0
+    default_hold_s: float = 900.0
+    """How long a fault given no `duration_s` may stay in effect (an S1 step, a bare `inject(spec)`)."""
+    deadline_cap_s: float = 3600.0
+    """The longest deadline of a fault given no `duration_s`."""
+    say: Callable[[str], None] = tell_operator
+    """Where a revert that waits reports its progress, and a signal what it does (the operator's terminal)."""
+
+    def deadline(self, duration_s: float | None) -> tuple[float, str]:
+        """Seconds from inject until the fault must be gone, and how that was reckoned (for the journal)."""
+        if duration_s is not None:
+            seconds = self.settle_timeout_s + max(0.0, duration_s) + self.deadman_margin_s
+            return seconds, (f"{duration_s:g} s duration + {self.settle_timeout_s:g} s settle + "
+                             f"{self.deadman_margin_s:g} s margin")
+        wanted = self.settle_timeout_s + self.default_hold_s + self.revert_timeout_s + self.deadman_margin_s
+        seconds = min(wanted, self.deadline_cap_s)
+        return seconds, (f"no duration given: {self.settle_timeout_s:g} s settle + {self.default_hold_s:g} s default hold + "
+                         f"{self.revert_timeout_s:g} s revert + {self.deadman_margin_s:g} s margin, "
+                         f"capped at {self.deadline_cap_s:g} s")
 
 
 @dataclass
@@ -47,6 +84,7 @@ class ActiveFault:
     in_effect_at: float | None = None
     stop_reason: str | None = None
     revert_error: BaseException | None = None
+    reverted: bool = False
     _stopped: threading.Event = field(default_factory=threading.Event)
     _revert_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -62,7 +100,8 @@ class ActiveFault:
 
 class FaultRunner:
     def __init__(self, topology: Topology, topology_source: str, journal: Journal, timeline: Timeline,
-                 run_id: str, settings: RunnerSettings | None = None, *, allow_destructive: bool = False) -> None:
+                 run_id: str, settings: RunnerSettings | None = None, *, allow_destructive: bool = False,
+                 on_revert_failed: Callable[[RevertFailedError], None] | None = None) -> None:
         self.topology = topology
         self.topology_source = topology_source
         self.journal = journal
@@ -70,9 +109,19 @@ class FaultRunner:
         self.run_id = run_id
         self.settings = settings or RunnerSettings()
         self.allow_destructive = allow_destructive
+        self.on_revert_failed = on_revert_failed
 
     def check_allowed(self, fault: Fault) -> None:
         permit(fault.spec, self.topology, allow_destructive=self.allow_destructive)
+
+    def new_entry(self, fault: Fault, duration_s: float | None) -> JournalEntry:
+        seconds, basis = self.settings.deadline(duration_s)
+        entry = JournalEntry(spec=fault.spec, topology_source=self.topology_source, topology_name=self.topology.name,
+                             run_id=self.run_id, cluster=cluster_identity(self.topology),
+                             topology=snapshot(self.topology), revert_timeout_s=self.settings.revert_timeout_s,
+                             deadline_basis=basis)
+        entry.deadline_wall = entry.created_wall + seconds
+        return entry
 
     @contextmanager
     def inject(self, fault: Fault, *, duration_s: float | None = None,
@@ -82,86 +131,160 @@ class FaultRunner:
         if isinstance(fault, Preflight):
             fault.preflight()  # an unreachable or untrusted endpoint fails here, before the journal and the fault
         spec = fault.spec
-        entry = JournalEntry(spec=spec, topology_source=self.topology_source,
-                             topology_name=self.topology.name, run_id=self.run_id)
-        if duration_s is not None and isinstance(fault, DeadMansSwitch):
-            entry.deadman_until_wall = time.time() + duration_s + self.settings.deadman_margin_s
-        self.journal.write(entry)
+        entry = self.new_entry(fault, duration_s)
         attrs = {"fault": spec.kind, "target": spec.target, **spec.params}
-        active = ActiveFault(fault=fault, entry=entry, injected_at=self.timeline.record(EventKind.INJECT, "runner", **attrs).t)
+        signals = FaultSignals(entry.describe(), self.settings.revert_timeout_s, self.settings.say)
         stop_watch = threading.Event()
-        watcher: threading.Thread | None = None
+        active: ActiveFault | None = None
+        body_error: BaseException | None = None
         try:
-            if entry.deadman_until_wall is not None and isinstance(fault, DeadMansSwitch):
-                fault.arm_deadman(duration_s + self.settings.deadman_margin_s if duration_s else 0.0)
+            signals.install()
+            self.journal.write(entry)  # durable before anything touches the target; failing, nothing does
+            log.info("%s: journaled (entry %s); deadline in %.0f s (%s)", entry.describe(), entry.id,
+                     (entry.deadline_wall or 0) - entry.created_wall, entry.deadline_basis)
+            active = ActiveFault(fault=fault, entry=entry,
+                                 injected_at=self.timeline.record(EventKind.INJECT, "runner", **attrs).t)
+            if isinstance(fault, NamedDeadMansSwitch):
+                fault.deadman_marker = entry.deadman_marker
+            if isinstance(fault, DeadMansSwitch):
+                assert entry.deadline_wall is not None
+                fault.arm_deadman(entry.deadline_wall - time.time() + self.settings.revert_timeout_s)
             fault.inject()
             entry.status = "in-effect"
-            self.journal.write(entry)
-            self._await(fault, FaultState.IN_EFFECT, self.settings.settle_timeout_s, "take effect")
+            entry.notes["inject_returned"] = True
+            self.journal.rewrite(entry)
+            self._await_effect(fault)
             active.in_effect_at = self.timeline.record(EventKind.IN_EFFECT, "runner", **attrs).t
-            if guards:
-                watcher = threading.Thread(target=self._watch, args=(active, guards, stop_watch),
-                                           name=f"guards-{spec.kind}", daemon=True)
-                watcher.start()
+            threading.Thread(target=self._watch, args=(active, guards, stop_watch, attrs),
+                             name=f"guards-{spec.kind}", daemon=True).start()
             yield active
             if active.stopped:
                 raise StopConditionTripped(active.stop_reason or "stopped")
+        except BaseException as exc:
+            body_error = exc
+            raise
         finally:
+            if active is not None:
+                self._finish(active, attrs, signals, stop_watch, body_error)
+            else:  # interrupted before the target was touched (or the journal could not be written)
+                signals.restore()
+                with contextlib.suppress(OSError):
+                    self.journal.remove(entry)
+
+    def _finish(self, active: ActiveFault, attrs: dict[str, Any], signals: FaultSignals, stop_watch: threading.Event,
+                body_error: BaseException | None) -> None:
+        """Revert with every signal held; keep the body's verdict if the revert fails too."""
+        while True:
+            try:
+                signals.defer()  # a signal landing before this line is caught below and held like the others
+                break
+            except KeyboardInterrupt:
+                signals.held_after_all()
+        try:
             stop_watch.set()
-            if watcher is not None:
-                watcher.join(timeout=5)
-            self._revert(active, attrs)
+            try:
+                self._revert(active, attrs)  # waits for a stop condition's revert under way in the watcher
+            except RevertFailedError as failure:
+                if not isinstance(body_error, AssertionError | KeyboardInterrupt):
+                    raise
+                body_error.add_note(str(failure))  # the verdict stays; the revert failure goes with it
+                log.error("%s", failure)
+        finally:
+            signals.restore()
+        held = signals.pending()
+        if held is not None and body_error is None:
+            raise held
 
     def _revert(self, active: ActiveFault, attrs: dict[str, Any]) -> None:
-        with deferred_signals(), active._revert_lock:
+        with active._revert_lock:
             if active.revert_error is not None:
                 raise active.revert_error
-            fault, entry = active.fault, active.entry
-            if entry.status == "reverted":
+            if active.reverted:
                 return
+            fault, entry = active.fault, active.entry
             self.timeline.record(EventKind.REVERT, "runner", **attrs)
             entry.status = "reverting"
-            self.journal.write(entry)
+            self.journal.rewrite(entry)
             try:
-                fault.revert()
-                self._await(fault, FaultState.CLEARED, self.settings.revert_timeout_s, "clear")
-                if isinstance(fault, DeadMansSwitch):
-                    fault.disarm_deadman()
-            except Exception as exc:
+                with self.journal.entry_lock(entry.id, role="run", wait_s=self.settings.revert_timeout_s + 30,
+                                             waiting=self._waiting(entry)):
+                    revert_until_cleared(fault, timeout_s=self.settings.revert_timeout_s,
+                                         poll_s=self.settings.poll_interval_s, say=self.settings.say,
+                                         confirm_s=CONFIRM_S if entry.notes.get("inject_returned")
+                                         else CONFIRM_AFTER_UNFINISHED_INJECT_S)
+                    try:
+                        disarm(fault)
+                    except Exception as exc:
+                        raise RevertFailedError(f"cleared, but its dead man's switch could not be disarmed ({exc}); "
+                                                "it could re-break the target later") from exc
+                    self._forget(entry)
+            except (HarnessError, OSError, EntryBusy) as exc:
                 self.timeline.record(EventKind.REVERT_FAILED, "runner", error=str(exc), **attrs)
-                active.revert_error = RevertFailedError(
-                    f"{fault.spec.kind} on {fault.spec.target}: revert failed ({exc}); the journal keeps it "
-                    f"for 'python -m harness recover'")
-                raise active.revert_error from exc
+                failure = RevertFailedError(
+                    f"{entry.describe()}: revert failed ({exc}); the journal keeps it for 'python -m harness recover'")
+                active.revert_error = failure
+                if self.on_revert_failed is not None:
+                    self.on_revert_failed(failure)
+                raise failure from exc
+            active.reverted = True
             entry.status = "reverted"
-            self.journal.remove(entry)
             self.timeline.record(EventKind.REVERTED, "runner", **attrs)
 
-    def _await(self, fault: Fault, wanted: FaultState, timeout_s: float, verb: str) -> None:
-        deadline = time.monotonic() + timeout_s
-        state = fault.check()
-        while state is not wanted:
-            if time.monotonic() > deadline:
-                raise HarnessError(f"{fault.spec.kind} on {fault.spec.target} did not {verb} within "
-                                   f"{timeout_s:.0f} s (state: {state.value})")
-            time.sleep(self.settings.poll_interval_s)
-            state = fault.check()
+    def _forget(self, entry: JournalEntry) -> None:
+        try:
+            self.journal.remove(entry)
+        except OSError as exc:  # the fault is gone; a stale entry only makes the next reverter check again
+            log.warning("journal entry %s: cleared, but could not be removed (%s)", entry.id, exc)
 
-    def _watch(self, active: ActiveFault, guards: Sequence[Guard], stop: threading.Event) -> None:
+    def _waiting(self, entry: JournalEntry) -> Callable[[str, float], None]:
+        told = [0.0]
+
+        def waiting(holder: str, waited: float) -> None:
+            if waited - told[0] >= 5.0 or told[0] == 0.0:
+                told[0] = waited
+                self.settings.say(f"waiting for {holder} to finish reverting {entry.describe()} ({waited:.0f} s)")
+
+        return waiting
+
+    def _await_effect(self, fault: Fault) -> None:
+        deadline = time.monotonic() + self.settings.settle_timeout_s
+        state, error = observe(fault)
+        while state is not FaultState.IN_EFFECT:
+            if time.monotonic() > deadline:
+                raise HarnessError(f"{fault.spec.kind} on {fault.spec.target} did not take effect within "
+                                   f"{self.settings.settle_timeout_s:.0f} s (state: {state.value}"
+                                   f"{'; ' + error if error else ''})")
+            time.sleep(self.settings.poll_interval_s)
+            state, error = observe(fault)
+
+    def _watch(self, active: ActiveFault, guards: Sequence[Guard], stop: threading.Event, attrs: dict[str, Any]) -> None:
+        """Guards and the fault's deadline; a stop condition reverts at once, in a thread that outlives this one."""
+        deadline = active.entry.deadline_wall
         while not stop.wait(self.settings.guard_interval_s):
+            name, reason = "", None
             for guard in guards:
                 try:
                     reason = guard.evaluate()
                 except Exception as exc:  # a broken guard must stop the experiment, not hide
                     reason = f"guard {guard.name} raised {exc!r}"
                 if reason:
-                    active.stop_reason = f"{guard.name}: {reason}"
-                    self.timeline.record(EventKind.STOP_CONDITION, "runner", guard=guard.name, reason=reason)
-                    log.warning("stop condition %s tripped: %s; reverting now", guard.name, reason)
-                    active._stopped.set()
-                    try:
-                        self._revert(active, {"fault": active.fault.spec.kind, "target": active.fault.spec.target,
-                                              "reason": "stop-condition"})
-                    except Exception:
-                        log.exception("revert after stop condition failed")
-                    return
+                    name = guard.name
+                    break
+            if not reason and deadline is not None and time.time() >= deadline:
+                name, reason = "deadline", f"fault still in effect at its deadline ({active.entry.deadline_basis})"
+            if not reason or stop.is_set():
+                continue
+            active.stop_reason = f"{name}: {reason}"
+            self.timeline.record(EventKind.STOP_CONDITION, "runner", guard=name, reason=reason)
+            log.warning("stop condition %s tripped: %s; reverting now", name, reason)
+            active._stopped.set()
+            # not a daemon: the interpreter waits for this revert even if the main thread is interrupted
+            threading.Thread(target=self._revert_quietly, args=(active, {**attrs, "reason": "stop-condition"}),
+                             name=f"revert-{active.fault.spec.kind}", daemon=False).start()
+            return
+
+    def _revert_quietly(self, active: ActiveFault, attrs: dict[str, Any]) -> None:
+        try:
+            self._revert(active, attrs)
+        except Exception:
+            log.exception("revert after stop condition failed")  # the main thread raises it again

@@ -33,6 +33,13 @@ class StepWindow:
     end: float
 
 
+def recent_tps(experiment: Experiment, seconds: float) -> float:
+    """Mean TPS of the last `seconds` (the level a step's stop condition compares with)."""
+    now = experiment.timeline.now()
+    points = experiment.series.points(int(now - seconds), int(now))
+    return statistics.fmean(p.tps for p in points) if points else 0.0
+
+
 def measure_step(experiment: Experiment, rtt_ms: float, warmup_s: float, step_s: float) -> StepWindow:
     experiment.measure(f"warm-up at {rtt_ms:g} ms", warmup_s)
     start = experiment.timeline.record(EventKind.STEP_START, "s1", rtt_ms=rtt_ms).t
@@ -68,7 +75,8 @@ def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
             spec = LATENCY.resolve(experiment.cluster, topology)
             spec = dataclasses.replace(spec, params={**spec.params, "rtt_ms": rtt}, instance=new_instance())
             link = spec.target
-            with experiment.fault(spec):
+            with experiment.fault(spec, duration_s=warmup_s + step_s,
+                                  guards=[experiment.throughput_guard(recent_tps(experiment, step_s))]):
                 windows.append(measure_step(experiment, rtt, warmup_s, step_s))
     experiment.finish()
     measured = [summarise(experiment, w, users) for w in windows]

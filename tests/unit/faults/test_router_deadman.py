@@ -124,7 +124,7 @@ def test_recover_rebuilds_the_fault_from_the_journal_deletes_its_table_and_disar
     journal = Journal(tmp_path / "journal")
     journal.write(JournalEntry(spec=crashed.spec, topology_source=str(example), topology_name=topology.name, run_id="gone"))
     crashed.inject()  # the run died here: its table is on the router, its switch armed
-    [outcome] = recover(journal, clear_timeout_s=1)
+    [outcome] = recover(journal, force=True, clear_timeout_s=10)  # force: the entry names this (live) test process
     assert outcome.action == "reverted", outcome.detail
     assert fake.tables == set() and journal.pending() == []
     assert fake.disarms() and crashed.marker in fake.disarms()[-1]

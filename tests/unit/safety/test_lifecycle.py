@@ -6,10 +6,7 @@ The fault here is real: SIGSTOP of a process tree, observed in /proc.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
-import textwrap
+import stat
 import time
 from pathlib import Path
 
@@ -48,18 +45,30 @@ def test_fault_is_in_effect_inside_the_block_and_reverted_after(topology, topolo
     assert [e.kind for e in timeline] == ["inject", "in-effect", "revert", "reverted"]
 
 
-def test_journal_entry_is_durable_before_the_fault_touches_the_target(topology, topology_file, state, victim):
-    seen: list[int] = []
+def test_journal_entry_is_durable_before_the_fault_touches_the_target(topology, topology_file, state, victim, monkeypatch):
+    """fsync of the entry, then its rename into place, then fsync of the directory: all before inject."""
+    calls: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        calls.append("fsync-dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "fsync-file")
+        real_fsync(fd)
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        calls.append("rename")
+        real_replace(src, dst)
 
     class Spy(ProcessFreeze):
         def inject(self) -> None:
-            seen.append(len(journal_files(state)))
+            calls.append("inject")
             super().inject()
 
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
     session = make_session(topology, topology_file, state)
     with session.inject(Timeline(), Spy(FREEZE, victim.pidfile)):
         pass
-    assert seen == [1]
+    assert calls[:4] == ["fsync-file", "rename", "fsync-dir", "inject"]
 
 
 def test_a_fault_that_raises_mid_inject_is_still_reverted(topology, topology_file, state, victim):
@@ -112,9 +121,9 @@ def test_a_stop_condition_reverts_at_once_and_fails_the_test_with_its_reason(top
     started = time.monotonic()
     with pytest.raises(StopConditionTripped, match="TPS stayed below 250"), \
             session.inject(timeline, FREEZE, guards=[floor]) as active:
+        assert eventually(victim.running, True, timeout_s=10), "the guard reverted while the body was still busy"
         active.sleep(30)
     assert time.monotonic() - started < 10
-    assert victim.running()
     assert [e.attrs["guard"] for e in timeline.events(EventKind.STOP_CONDITION)] == ["throughput-floor"]
 
 
@@ -123,67 +132,6 @@ def test_a_deadline_guard_ends_a_fault_the_body_forgot_to_end(topology, topology
     with pytest.raises(StopConditionTripped, match="deadline"), session.inject(Timeline(), FREEZE, guards=[Deadline(0.5)]):
         time.sleep(1.5)  # the guard reverts while the body is still busy
         assert victim.running()
-
-
-SCRIPT = textwrap.dedent("""\
-    import signal, sys, time
-    from pathlib import Path
-    from faults.base import FaultSpec
-    from harness.safety.run import HarnessSession
-    from harness.safety.signals import sigterm_raises
-    from harness.history.timeline import Timeline
-    from harness.topology.loader import load_topology
-
-    # a background job (nohup, CI runners) inherits SIGINT ignored; a terminal's Ctrl-C is not
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    topology_file, state = sys.argv[1], Path(sys.argv[2])
-    session = HarnessSession(topology=load_topology(topology_file), topology_source=topology_file,
-                             state_dir=state, allow_destructive=True)
-    with sigterm_raises(), session.inject(Timeline(), FaultSpec("process-freeze", "process:victim")):
-        print("in-effect", flush=True)
-        time.sleep(60)
-    """)
-
-
-def run_script_until_in_effect(topology_file: Path, state: Path) -> subprocess.Popen[str]:
-    process = subprocess.Popen([sys.executable, "-c", SCRIPT, str(topology_file), str(state)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=Path(__file__).parents[2])
-    assert process.stdout is not None
-    assert process.stdout.readline().strip() == "in-effect"
-    return process
-
-
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_ctrl_c_and_sigterm_revert_the_fault(topology_file, state, victim, signum):
-    process = run_script_until_in_effect(topology_file, state)
-    assert victim.frozen()
-    process.send_signal(signum)
-    try:
-        process.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        pytest.fail(f"the run did not end within 60 s of {signum.name}; its output after 'in-effect':\n"
-                    f"{process.communicate()[0]}")
-    assert process.returncode != 0
-    assert victim.running()
-    assert journal_files(state) == []
-
-
-def test_kill_9_leaves_the_journal_and_recover_reverts_it(topology_file, state, victim):
-    process = run_script_until_in_effect(topology_file, state)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait(timeout=10)
-    assert victim.frozen(), "kill -9 gives the run no chance to revert"
-    assert len(journal_files(state)) == 1
-    recovered = subprocess.run([sys.executable, "-m", "harness", "recover", "--state-dir", str(state)],
-                               capture_output=True, text=True, cwd=Path(__file__).parents[2], timeout=60)
-    assert recovered.returncode == 0, recovered.stderr
-    assert "reverted  process-freeze on process:victim" in recovered.stdout
-    assert victim.running()
-    assert journal_files(state) == []
-    again = subprocess.run([sys.executable, "-m", "harness", "recover", "--state-dir", str(state)],
-                           capture_output=True, text=True, cwd=Path(__file__).parents[2], timeout=60)
-    assert again.returncode == 0 and "nothing to recover" in again.stdout
 
 
 def test_revert_is_idempotent(topology, victim):

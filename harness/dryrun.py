@@ -1,0 +1,88 @@
+"""`--dry-run`: every fault the collected tests would inject, planned from the topology alone.
+
+Nothing is contacted and no test runs; the plan shows real commands and the credential paths
+they would use, marks targets outside the allow-list, and lists credentials a real run lacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import pytest
+
+from faults import registry
+from faults.base import FaultSpec
+from harness.errors import ConfigError, TargetNotAllowedError
+from harness.plugin_state import plugin_state
+from harness.topology.models import Topology
+
+
+@runtime_checkable
+class Plannable(Protocol):
+    """A test parameter that stands for faults resolved at run time (a suite's `ScenarioFault`)."""
+
+    def plan_specs(self, topology: Topology) -> list[FaultSpec]: ...
+
+
+def planned_specs(item: pytest.Item, topology: Topology) -> list[FaultSpec]:
+    """The faults a collected test will inject, read from its parameters and `faults` marker."""
+    values: list[Any] = []
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None:
+        values.extend(callspec.params.values())
+    for marker in item.iter_markers("faults"):
+        values.extend(marker.args)
+    specs: list[FaultSpec] = []
+    for value in values:
+        specs.extend(_specs_in(value, topology))
+    return specs
+
+
+def _specs_in(value: Any, topology: Topology) -> list[FaultSpec]:
+    if isinstance(value, FaultSpec):
+        return [value]
+    if isinstance(value, Plannable):
+        return list(value.plan_specs(topology))
+    if isinstance(value, list | tuple):
+        return [spec for v in value for spec in _specs_in(v, topology)]
+    return []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--dry-run"):
+        return
+    skip = pytest.mark.skip(reason="dry-run: planned only")
+    for item in items:
+        item.add_marker(skip)
+
+
+def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest.Item]) -> list[str]:
+    if not config.getoption("--dry-run"):
+        return []
+    harness = plugin_state(config).session
+    if harness is None:
+        return ["dry-run: no --topology given, nothing to plan"]
+    lines = [f"dry-run against topology {harness.topology.name!r} ({harness.topology_source}); nothing is contacted"]
+    planned = 0
+    for item in items:
+        for spec in planned_specs(item, harness.topology):
+            lines.append(f"[{item.nodeid}]")
+            try:
+                supported = registry.supports(spec, harness.topology)
+            except ConfigError as exc:
+                lines.append(f"  {spec.kind} on {spec.target}: {exc}")
+                continue
+            if not supported:
+                lines.append(f"  {spec.kind} on {spec.target}: no backend for this fault kind in this installation yet")
+                continue
+            lines.extend("  " + line for line in harness.build(spec).plan().render().splitlines())
+            try:
+                registry.permit(spec, harness.topology, allow_destructive=True)
+            except TargetNotAllowedError:
+                lines.append("  NOT ALLOWED: target is not in the allow_list")
+            planned += 1
+    lines.append(f"dry-run: {planned} fault(s) planned in {len(items)} test(s)")
+    missing = harness.missing_credentials()
+    lines.append("credentials missing for a real run: " + ("; ".join(missing) if missing else "none"))
+    return lines

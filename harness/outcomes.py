@@ -1,0 +1,87 @@
+"""How a run is judged: an SLO violated is a test *failure*; the harness or infrastructure broken
+(`HarnessError`) is a test *error*; a run with errors but no failures exits `EXIT_HARNESS_BROKEN`.
+
+After a failed revert the run stops: nothing more is injected on a target that may still be broken.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.plugin_state import plugin_state
+from reports.summary import Outcome, format_summary
+
+EXIT_HARNESS_BROKEN = 10
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+        item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if not report.failed:
+        _remember_outcome(item, report)
+        return report
+    broken = call.excinfo is not None and call.excinfo.errisinstance(HarnessError)
+    if broken and report.when == "call":
+        report.when = "setup"  # reported as an error, not as a product failure
+    if broken or report.when != "call":
+        plugin_state(item.config).broken += 1
+    else:
+        plugin_state(item.config).failed += 1
+    _remember_outcome(item, report)
+    harness = plugin_state(item.config).session
+    if harness is not None and harness.revert_failures:
+        item.session.shouldstop = "a revert failed: the target may still be broken (python -m harness recover)"
+    return report
+
+
+def _remember_outcome(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Each test's outcome for the closing summary; the worst phase wins."""
+    if report.failed:
+        status = "failed" if report.when == "call" else "error"
+    elif report.skipped:
+        status = "skipped"
+    elif report.when == "call":
+        status = "passed"
+    else:
+        return
+    outcomes = plugin_state(item.config).outcomes
+    current = outcomes.get(item.nodeid)
+    if current is not None and current.status in ("failed", "error"):
+        return
+    crash = getattr(report.longrepr, "reprcrash", None)
+    reason = str(crash.message) if report.failed and crash is not None else ""
+    marker = item.get_closest_marker("scenario")
+    scenario = str(marker.args[0]) if marker and marker.args else ""
+    numbers = plugin_state(item.config).numbers.get(item.nodeid, {})
+    outcomes[item.nodeid] = Outcome(item.name, scenario, status, numbers, reason)
+
+
+
+
+def exit_status(session: pytest.Session, exitstatus: int) -> int:
+    """pytest's status, except that errors without any failure mean the harness was broken (10)."""
+    state = plugin_state(session.config)
+    if exitstatus == pytest.ExitCode.TESTS_FAILED and state.failed == 0 and state.broken > 0:
+        return EXIT_HARNESS_BROKEN
+    return exitstatus
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = plugin_state(config)
+    outcomes = list(state.outcomes.values())
+    if any(o.scenario for o in outcomes):
+        terminalreporter.write_line("")
+        for line in format_summary([o for o in outcomes if o.scenario]).splitlines():
+            terminalreporter.write_line(line)
+    harness = state.session
+    if harness is not None and harness.revert_failures:
+        terminalreporter.write_line("")
+        terminalreporter.write_line("REVERT FAILED: the target may still be broken; the journal keeps these faults "
+                                    "(python -m harness recover):", red=True)
+        for failure in harness.revert_failures:
+            terminalreporter.write_line(f"  {failure}", red=True)

@@ -1,0 +1,29 @@
+"""What the plugin's hook modules share during one pytest run: one object in one stash key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from harness.safety.run import HarnessSession
+from harness.topology.credentials import Secret
+from reports.summary import Outcome
+
+
+@dataclass
+class PluginState:
+    session: HarnessSession | None = None  # None without --topology
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # node id -> the worst phase's outcome
+    numbers: dict[str, dict[str, str]] = field(default_factory=dict)  # node id -> key figures for the summary
+    products: dict[str, str] = field(default_factory=dict)  # product versions as discovered
+    secrets: list[Secret] = field(default_factory=list)
+    broken: int = 0  # tests that errored (harness or infrastructure)
+    failed: int = 0  # tests that failed (an SLO)
+
+
+STATE = pytest.StashKey[PluginState]()
+
+
+def plugin_state(config: pytest.Config) -> PluginState:
+    return config.stash[STATE]

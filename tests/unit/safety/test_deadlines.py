@@ -1,0 +1,106 @@
+"""Every fault has a deadline, and every dead man's switch belongs to one journal entry.
+
+The deadline is in the journal entry (the guardian enforces it), the run trips on it itself,
+and a target-side dead man's switch is armed for it whether or not the test gave a duration.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from safety_support import FREEZE, ArmRecorder, LocalDeadman, deadman_running, eventually, journal_files
+
+from faults.base import FaultSpec
+from harness.errors import StopConditionTripped
+from harness.history.timeline import Timeline
+from harness.safety.run import HarnessSession
+from harness.safety.runner import RunnerSettings
+from harness.topology.loader import load_topology
+from tests.unit.conftest import Victim, write_topology
+
+SETTINGS = RunnerSettings(poll_interval_s=0.02, settle_timeout_s=5.0, revert_timeout_s=10.0, deadman_margin_s=60.0)
+
+
+def session_for(topology_file: Path, state: Path, settings: RunnerSettings = SETTINGS) -> HarnessSession:
+    return HarnessSession(topology=load_topology(topology_file), topology_source=str(topology_file), state_dir=state,
+                          allow_destructive=True, runner_settings=settings)
+
+
+def test_a_fault_without_a_duration_still_gets_a_bounded_deadline_and_dead_man(topology_file, state, victim: Victim):
+    fault = ArmRecorder(FREEZE, victim.pidfile)
+    before = time.time()
+    with session_for(topology_file, state).inject(Timeline(), fault):
+        entry = json.loads(journal_files(state)[0].read_text())
+    deadline = entry.get("deadline_wall") or entry.get("deadman_until_wall")
+    assert deadline is not None, "the journal entry states when the fault must end"
+    assert before < deadline <= before + SETTINGS.deadline_cap_s
+    assert len(fault.armed) == 1 and 0 < fault.armed[0] <= SETTINGS.deadline_cap_s + SETTINGS.revert_timeout_s + 60
+    assert fault.disarmed == 1
+
+
+def test_a_zero_duration_arms_the_dead_man_past_the_settle_time_not_for_zero_seconds(topology_file, state, victim):
+    fault = ArmRecorder(FREEZE, victim.pidfile)
+    with session_for(topology_file, state).inject(Timeline(), fault, duration_s=0):
+        pass
+    assert fault.armed and fault.armed[0] >= SETTINGS.settle_timeout_s + SETTINGS.deadman_margin_s
+
+
+def test_the_run_itself_ends_a_fault_that_reaches_its_deadline(topology_file, state, victim: Victim):
+    settings = RunnerSettings(poll_interval_s=0.02, settle_timeout_s=0.5, revert_timeout_s=5.0, deadman_margin_s=0.5)
+    timeline = Timeline()
+    with pytest.raises(StopConditionTripped, match="deadline"), \
+            session_for(topology_file, state, settings).inject(timeline, FREEZE, duration_s=0.5) as active:
+        assert victim.frozen()
+        assert eventually(victim.running, timeout_s=10), "reverted while the body is still busy"
+        active.sleep(5)
+    assert journal_files(state) == []
+
+
+def two_victims_topology(tmp_path: Path, first: Victim, second_pidfile: Path) -> Path:
+    path = write_topology(tmp_path, first.pidfile)
+    text = path.read_text().replace("allow_list: [process:victim]", "allow_list: [process:victim, 'process:a-b', 'process:a-bc']")
+    text = text.replace("processes:\n", f"processes:\n  - {{name: 'a-b', pidfile: {first.pidfile}}}\n"
+                                        f"  - {{name: 'a-bc', pidfile: {second_pidfile}}}\n")
+    path.write_text(text)
+    return path
+
+
+def test_disarming_one_entrys_dead_man_leaves_a_similarly_named_entrys_armed(tmp_path, state, victim: Victim):
+    other = subprocess.Popen(["/bin/sh", "-c", "sleep 600 & wait"], start_new_session=True)
+    other_pidfile = tmp_path / "other.pid"
+    other_pidfile.write_text(f"{other.pid}\n")
+    try:
+        topology_file = two_victims_topology(tmp_path, victim, other_pidfile)
+        session = session_for(topology_file, state)
+        outer = LocalDeadman(FaultSpec("process-freeze", "process:a-bc"), other_pidfile)
+        inner = LocalDeadman(FaultSpec("process-freeze", "process:a-b"), victim.pidfile)
+        with session.inject(Timeline(), outer, duration_s=60):
+            with session.inject(Timeline(), inner, duration_s=60):
+                assert eventually(lambda: deadman_running(outer.marker) and deadman_running(inner.marker))
+                assert outer.marker != inner.marker
+            time.sleep(0.3)
+            assert not deadman_running(inner.marker)
+            assert deadman_running(outer.marker), "the other entry's dead man's switch was disarmed with it"
+        assert not deadman_running(outer.marker)
+    finally:
+        subprocess.run(["pkill", "-f", "[h]arness-deadman-"], check=False)
+        other.kill()
+        other.wait()
+
+
+@pytest.mark.parametrize("target", ["link:a~b", "link:a~bc", "site:Site A (Madrid)", "site:a$(touch /tmp/pwned)", "host:x;y"])
+def test_a_dead_man_marker_is_a_shell_literal_unique_to_its_entry(target):
+    from faults.base import deadman_marker
+
+    marker = deadman_marker("0123456789ab", target)
+    assert subprocess.run(["sh", "-n", "-c", f": {marker}; sleep 1"], capture_output=True).returncode == 0
+    assert all(c.isalnum() or c in "-_.:~" for c in marker), marker
+    assert "0123456789ab" in marker
+    other = deadman_marker("0123456789ac", target)
+    assert not other.startswith(marker) and not marker.startswith(other)
+    longer = deadman_marker("0123456789ab", target + "c")
+    assert not longer.startswith(marker), "a longer target's marker does not extend a shorter one's"
