@@ -201,16 +201,42 @@ class HostHang(_LabFault):
 
 # -- network faults ------------------------------------------------------------------
 @dataclass
-class Isolation(_LabFault):
+class _OnLabRouter(_LabFault):
+    """A router backend fault on the lab's router namespace; only "the lab is gone, so it is cleared" is added."""
+
+    spec: FaultSpec
+    lab: Lab
+    inner: RouterPartition | RouterLatency
+
+    def plan(self) -> FaultPlan:
+        return self.inner.plan()
+
+    def preflight(self) -> None:
+        self.inner.preflight()
+
+    def inject(self) -> None:
+        self.inner.inject()
+
+    def _check(self) -> FaultState:
+        return self.inner.check()
+
+    def _revert(self) -> None:
+        self.inner.revert()
+
+    def arm_deadman(self, seconds: float) -> None:
+        self.inner.arm_deadman(seconds)
+
+    def disarm_deadman(self) -> None:
+        self.inner.disarm_deadman()
+
+
+@dataclass
+class Isolation(_OnLabRouter):
     """A site or the witness cut off: the router backend's partition in the lab's router namespace.
 
     The witness goes through the very rules a real router gets (every link to the witness's
     site); a site also loses its clients (the lab's own rule: everything in and out of its port).
     """
-
-    spec: FaultSpec
-    lab: Lab
-    cut: RouterPartition
 
     @classmethod
     def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> Isolation:
@@ -218,27 +244,6 @@ class Isolation(_LabFault):
         if target.kind is TargetKind.WITNESS:
             return cls(spec, lab, build_partition(spec, topology, shell=_router_shell(lab)))
         return cls(spec, lab, _cut(lab, spec, topology, isolate(_member(lab.layout, target.name))))
-
-    def plan(self) -> FaultPlan:
-        return self.cut.plan()
-
-    def preflight(self) -> None:
-        self.cut.preflight()
-
-    def inject(self) -> None:
-        self.cut.inject()
-
-    def _check(self) -> FaultState:
-        return self.cut.check()
-
-    def _revert(self) -> None:
-        self.cut.revert()
-
-    def arm_deadman(self, seconds: float) -> None:
-        self.cut.arm_deadman(seconds)
-
-    def disarm_deadman(self) -> None:
-        self.cut.disarm_deadman()
 
 
 @dataclass
@@ -336,7 +341,7 @@ class Latency(_LabFault):
     """Added round-trip time (and jitter, rate) on the site A <-> site B path through Toxiproxy toxics.
 
     Where the kernel has `sch_netem`, `from_spec` returns the router backend's `RouterLatency`
-    over the lab's router namespace instead (`LabRouterLatency`).
+    over the lab's router namespace instead.
     """
 
     spec: FaultSpec
@@ -354,7 +359,7 @@ class Latency(_LabFault):
             raise ConfigError(f"{spec.kind}: the lab delays only the inter-site link (link:site-a~site-b), not {target}")
         lab = _lab(topology)
         if lab.latency_mechanism == NETEM:
-            return LabRouterLatency(spec, lab, build_latency(spec, topology, shell=_router_shell(lab)))
+            return _OnLabRouter(spec, lab, build_latency(spec, topology, shell=_router_shell(lab)))
         request = LatencyRequest(rtt_ms=params.rtt_ms, jitter_ms=params.jitter_ms, rate_mbit=params.rate_mbit,
                                  loss_pct=params.loss_pct)
         return cls(spec, lab, request)
@@ -384,36 +389,6 @@ class Latency(_LabFault):
 
     def disarm_deadman(self) -> None:
         _router_shell(self.lab).check(deadman_disarm_command(self.marker))
-
-
-@dataclass
-class LabRouterLatency(_LabFault):
-    """Netem latency on the lab's router ports, through the router backend (kernels with `sch_netem`)."""
-
-    spec: FaultSpec
-    lab: Lab
-    shaped: RouterLatency
-
-    def plan(self) -> FaultPlan:
-        return self.shaped.plan()
-
-    def preflight(self) -> None:
-        self.shaped.preflight()
-
-    def inject(self) -> None:
-        self.shaped.inject()
-
-    def _check(self) -> FaultState:
-        return self.shaped.check()
-
-    def _revert(self) -> None:
-        self.shaped.revert()
-
-    def arm_deadman(self, seconds: float) -> None:
-        self.shaped.arm_deadman(seconds)
-
-    def disarm_deadman(self) -> None:
-        self.shaped.disarm_deadman()
 
 
 # -- database operations -------------------------------------------------------------
