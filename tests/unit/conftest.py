@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -14,24 +12,7 @@ import pytest
 from harness import procs
 from harness.topology.loader import load_topology
 from harness.topology.models import Topology
-
-
-@dataclass
-class Victim:
-    """A real process tree (a shell and its child) that faults freeze and thaw."""
-
-    process: subprocess.Popen[bytes]
-    pidfile: Path
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def frozen(self) -> bool:
-        return procs.stopped_fraction(self.pid) == 1.0
-
-    def running(self) -> bool:
-        return procs.stopped_fraction(self.pid) == 0.0
+from tests.support.victim import Victim, write_topology
 
 
 @pytest.fixture
@@ -43,20 +24,6 @@ def victim(tmp_path: Path) -> Iterator[Victim]:
     procs.signal_tree(process.pid, procs.signal.SIGCONT)
     procs.signal_tree(process.pid, procs.signal.SIGKILL)
     process.wait(timeout=5)
-
-
-def write_topology(directory: Path, pidfile: Path, allow: bool = True, extra: str = "") -> Path:
-    path = directory / "topology.yaml"
-    path.write_text(textwrap.dedent(f"""\
-        name: unit-{directory.name[-12:].replace('_', '-')}
-        sites:
-          - name: site-a
-            hosts: [{{name: host-a, address: 192.0.2.1}}]
-        processes:
-          - {{name: victim, pidfile: {pidfile}}}
-        allow_list: [{'process:victim' if allow else ''}]
-        """) + extra)
-    return path
 
 
 @pytest.fixture

@@ -8,16 +8,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab_support import make_state_dir
 
-from faults import registry
-from faults.base import Fault, FaultSpec
 from harness.history.timeline import Timeline
 from harness.lab.controller import Lab
 from harness.lab.layout import LabLayout
 from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
 from harness.topology.models import LabSettings, Topology
+from tests.integration.lab.lab_support import FaultBuilder, make_state_dir
 
 TEST_PREFIX = "hlabt"
 
@@ -61,11 +59,6 @@ def topology(lab: Lab) -> Topology:
 def factory() -> FaultBuilder:
     """Builds faults as runs do: through the registry."""
     return FaultBuilder()
-
-
-class FaultBuilder:
-    def build(self, spec: FaultSpec, topology: Topology) -> Fault:
-        return registry.build(spec, topology)
 
 
 @pytest.fixture

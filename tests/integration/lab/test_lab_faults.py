@@ -7,7 +7,6 @@ import time
 
 import paramiko
 import pytest
-from lab_writers import WriteLoad
 
 from faults.base import FaultSpec, FaultState
 from harness.errors import ConfigError
@@ -15,7 +14,8 @@ from harness.lab import haevents, latency
 from harness.lab.controller import Lab
 from harness.safety.runner import FaultRunner
 from harness.topology.models import Topology
-from tests.integration.lab.conftest import FaultBuilder
+from tests.integration.lab.lab_support import FaultBuilder
+from tests.integration.lab.lab_writers import WriteLoad
 
 FAILOVER_MAX_S = 20.0
 

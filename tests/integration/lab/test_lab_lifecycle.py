@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab_support import make_state_dir
 
 from faults import registry
 from faults.base import FaultSpec, FaultState
@@ -20,6 +19,7 @@ from harness.lab import netns
 from harness.lab.controller import Lab
 from harness.lab.layout import LabLayout
 from harness.topology.models import LabSettings
+from tests.integration.lab.lab_support import make_state_dir
 
 PREFIX = "hlabu"
 

@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab_support import make_state_dir
 
 from faults.backends import router
 from faults.base import FaultSpec, FaultState
@@ -34,6 +33,7 @@ from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
 from harness.topology.credentials import SecretRef
 from harness.topology.models import LabSettings, Topology
+from tests.integration.lab.lab_support import make_state_dir
 
 PREFIX = os.environ.get("HARNESS_TEST_ROUTER_LAB_PREFIX", "hrtw1")
 KEY_ENV = "HARNESS_TEST_ROUTER_KEY"

@@ -22,7 +22,7 @@ from harness.history.timeline import Timeline
 from harness.lab.controller import Lab
 from harness.safety.runner import FaultRunner
 from harness.topology.models import Topology
-from tests.integration.lab.conftest import FaultBuilder
+from tests.integration.lab.lab_support import FaultBuilder
 from workloads.oltp import DriverConfig, OltpDriver, prepare_schema
 from workloads.oltp.schema import Scale
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_support import LoopbackBrowser, SampleRuns
 
 from reports.allure.generate import generate_report
+from tests.integration.reports.report_support import LoopbackBrowser, SampleRuns
 
 collect_ignore = ["sample_suite"]
 

@@ -6,13 +6,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from fake_router_shell import FakeSshShell
-from local_router import LocalRouter
 
 from harness.history.timeline import Timeline
 from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
 from harness.topology.models import Topology
+from tests.unit.faults.fake_router_shell import FakeSshShell
+from tests.unit.faults.local_router import LocalRouter
 
 
 @pytest.fixture

@@ -8,9 +8,6 @@ import time
 from pathlib import Path
 
 import pytest
-from fake_router_shell import FakeSshShell
-from local_router import LocalRouter, StubRouterShell
-from router_topologies import router_topology
 
 from faults import registry
 from faults.backends import router
@@ -18,6 +15,9 @@ from faults.base import FaultSpec
 from harness.safety.journal import Journal, JournalEntry
 from harness.safety.recover import recover
 from harness.topology.loader import load_topology
+from tests.unit.faults.fake_router_shell import FakeSshShell
+from tests.unit.faults.local_router import LocalRouter, StubRouterShell
+from tests.unit.faults.router_topologies import router_topology
 
 
 def partition(target: str, topology, shell) -> router.RouterPartition:  # type: ignore[no-untyped-def]

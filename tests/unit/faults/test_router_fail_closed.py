@@ -5,13 +5,13 @@ reported a status counts as possibly in effect."""
 from __future__ import annotations
 
 import pytest
-from fake_router_shell import FakeSshShell
-from router_topologies import router_topology
 
 from faults.backends import router
 from faults.base import FaultSpec, FaultState
 from faults.transports.shell import CommandResult
 from harness.errors import ControlPlaneError, RevertFailedError
+from tests.unit.faults.fake_router_shell import FakeSshShell
+from tests.unit.faults.router_topologies import router_topology
 
 TOPOLOGY = router_topology("a", "b")
 BUSY = CommandResult(1, "", "Error: cache initialization failed: Device or resource busy\n")

@@ -7,14 +7,14 @@ import re
 import shlex
 
 import pytest
-from fake_router_shell import NOQUEUE, OPERATOR_HTB, FakeSshShell
-from local_router import LocalRouter, StubRouterShell
-from router_topologies import router_topology
 
 from faults import netrules, registry
 from faults.backends import router
 from faults.base import FaultSpec, FaultState
 from harness.errors import ConfigError, ControlPlaneError
+from tests.unit.faults.fake_router_shell import NOQUEUE, OPERATOR_HTB, FakeSshShell
+from tests.unit.faults.local_router import LocalRouter, StubRouterShell
+from tests.unit.faults.router_topologies import router_topology
 
 TOPOLOGY = router_topology("a", "b")
 def latency_spec() -> FaultSpec:

@@ -7,13 +7,13 @@ import sys
 
 import pytest
 from matplotlib.image import imread
-from recorded_run import RecordedRun, load_recorded_run
 
 from harness.history import EventKind
 from harness.history.series import MetricSeries
 from harness.history.timeline import Timeline
 from reports.fault_record import fault_record, fault_record_html, fault_windows
 from reports.plots import latency_timeline_png, tps_timeline_png
+from tests.unit.reports.recorded_run import RecordedRun, load_recorded_run
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-from experiment import LedgerRun, LedgerWorkload, exclusive_lock
 
 from harness.errors import ControlPlaneError
 from harness.history import EventKind
@@ -25,6 +24,7 @@ from reports.allure.steps import (
     phase,
 )
 from reports.scenario_tables import ComponentFailure, FailoverPhases, s2_failure_table, s4_failover_table
+from tests.integration.reports.sample_suite.experiment import LedgerRun, LedgerWorkload, exclusive_lock
 
 LOCK_S = float(os.environ.get("SAMPLE_LOCK_S", "1.2"))
 STEADY_S = float(os.environ.get("SAMPLE_STEADY_S", "1.5"))

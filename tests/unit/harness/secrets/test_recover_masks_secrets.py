@@ -5,10 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from careless import ROOT, SECRETS, leaks, topology_yaml
-
 from faults.base import FaultSpec
 from harness.safety.journal import Journal, JournalEntry
+from tests.unit.harness.secrets.careless import ROOT, SECRETS, leaks, topology_yaml
 
 
 def test_no_secret_in_recover_verbose_output(tmp_path):

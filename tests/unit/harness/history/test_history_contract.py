@@ -8,7 +8,7 @@ from pathlib import Path
 from harness.history import EventKind
 from reports.plots import MARKED_EVENTS
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 WRITES = re.compile(r"(?:\.record\(|ServerEvent\([^)]*?)\s*(?:kind=)?EventKind\.([A-Z_]+)|(EventKind\.[A-Z_]+) if ")
 READS = re.compile(r"\.(?:events|first|last)\(\s*EventKind\.([A-Z_]+)")
 

@@ -10,7 +10,7 @@ import textwrap
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).parents[3]
+ROOT = Path(__file__).parents[4]
 
 # Stands in for the pytest child: a revert that takes 2 s after the first SIGINT.
 CHILD = textwrap.dedent("""\

@@ -15,7 +15,12 @@ import textwrap
 import time
 from pathlib import Path
 
-from safety_support import (
+from faults.base import FaultSpec
+from harness.safety.journal import Journal
+from harness.safety.recover import recover
+from harness.topology.models import Topology
+from tests.support.victim import Victim
+from tests.unit.harness.safety.safety_support import (
     ROOT,
     Child,
     LocalDeadman,
@@ -25,12 +30,6 @@ from safety_support import (
     journal_files,
     run_fault_script,
 )
-
-from faults.base import FaultSpec
-from harness.safety.journal import Journal
-from harness.safety.recover import recover
-from harness.topology.models import Topology
-from tests.unit.conftest import Victim
 
 
 def recover_cli(state: Path, *extra: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

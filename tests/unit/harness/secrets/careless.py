@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
-ROOT = Path(__file__).parents[3]
+ROOT = Path(__file__).parents[4]
 USER = "harness-ops"
 SECRETS = {"short": "Q}&", "long": 'Tr0ub4"dor}&<x y\\+/-unit'}
 

@@ -1,4 +1,4 @@
-"""Dry-run plans without touching anything; secrets never printed. (The run lock: tests/unit/safety.)"""
+"""Dry-run plans without touching anything; secrets never printed. (The run lock: tests/unit/harness/safety.)"""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tests.unit.conftest import Victim, write_topology
+from tests.support.victim import Victim, write_topology
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 
 SUITE = textwrap.dedent("""\
     import pytest

@@ -20,7 +20,7 @@ from harness.history.timeline import Timeline
 from harness.safety.guards import Deadline, ThroughputFloor
 from harness.safety.run import HarnessSession
 from harness.topology.models import Topology
-from tests.unit.conftest import Victim, write_topology
+from tests.support.victim import Victim, write_topology
 
 FREEZE = FaultSpec(kind="process-freeze", target="process:victim")
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from topology_docs import EXAMPLE, example, set_at
 
 from harness.errors import ConfigError
 from harness.topology.loader import load_topology, parse_topology
 from harness.topology_source import load_source
+from tests.unit.harness.topology.topology_docs import EXAMPLE, example, set_at
 
 SHELL = "x$(touch /tmp/harness-pwned)"
 

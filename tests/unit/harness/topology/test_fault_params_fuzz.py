@@ -12,14 +12,14 @@ from typing import Any, Literal, get_args, get_origin
 
 import annotated_types as at
 import pytest
-from fuzz_support import PROFILE, Tally, report
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic.fields import FieldInfo
-from topology_strategies import HOSTILE, Case
 
 from faults.kinds import KINDS, FaultKind
 from harness.errors import ConfigError
+from tests.unit.harness.topology.fuzz_support import PROFILE, Tally, report
+from tests.unit.harness.topology.topology_strategies import HOSTILE, Case
 
 KIND_NAMES = sorted(KINDS)
 KNOWN = "accepted although not plain JSON (faults/kinds.py: Params allows inf)"

@@ -15,9 +15,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from safety_support import Child, eventually, journal_files, run_fault_script
-
-from tests.unit.conftest import Victim
+from tests.support.victim import Victim
+from tests.unit.harness.safety.safety_support import Child, eventually, journal_files, run_fault_script
 
 
 def guardian_pid(state: Path) -> int | None:
@@ -125,7 +124,7 @@ def test_the_guardian_never_reverts_an_entry_another_reverter_holds(topology_fil
 def test_the_guardian_resolves_credentials_as_the_run_does_and_writes_none(tmp_path, state, victim: Victim):
     secret = "Tr0ub4dor-guardian-secret"
     topology_file = tmp_path / "topology.yaml"
-    from tests.unit.conftest import write_topology
+    from tests.support.victim import write_topology
 
     write_topology(tmp_path, victim.pidfile, extra=(
         "management:\n  ssh:\n    - {name: jump, address: 192.0.2.9, username: h, password: {env: UNIT_JUMP_PW}}\n"))

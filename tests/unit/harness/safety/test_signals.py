@@ -10,9 +10,9 @@ import sys
 import time
 
 import pytest
-from safety_support import ROOT, Child, eventually, journal_files, journal_statuses, run_fault_script
 
-from tests.unit.conftest import Victim
+from tests.support.victim import Victim
+from tests.unit.harness.safety.safety_support import ROOT, Child, eventually, journal_files, journal_statuses, run_fault_script
 
 HANGUPS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
 IDS = ["ctrl-c", "sigterm", "sighup"]

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-from safety_support import FREEZE, ComesBack, FlakyCheck, FlakyRevert, Unrevertable, journal_files
 
 from faults.backends.process import ProcessFreeze
 from harness.errors import RevertFailedError
@@ -23,7 +22,8 @@ from harness.safety.journal import Journal, JournalEntry
 from harness.safety.run import HarnessSession
 from harness.safety.runner import FaultRunner, RunnerSettings
 from harness.topology.models import Topology
-from tests.unit.conftest import Victim
+from tests.support.victim import Victim
+from tests.unit.harness.safety.safety_support import FREEZE, ComesBack, FlakyCheck, FlakyRevert, Unrevertable, journal_files
 
 FAST = RunnerSettings(poll_interval_s=0.02, revert_timeout_s=5.0, settle_timeout_s=5.0)
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, settings
-from topology_strategies import Case
+
+from tests.unit.harness.topology.topology_strategies import Case
 
 settings.register_profile("ci", max_examples=3000, derandomize=True, deadline=None, database=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

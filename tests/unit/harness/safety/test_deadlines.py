@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-from safety_support import FREEZE, ArmRecorder, LocalDeadman, deadman_running, eventually, journal_files
 
 from faults.base import FaultSpec
 from harness.errors import StopConditionTripped
@@ -20,7 +19,8 @@ from harness.history.timeline import Timeline
 from harness.safety.run import HarnessSession
 from harness.safety.runner import RunnerSettings
 from harness.topology.loader import load_topology
-from tests.unit.conftest import Victim, write_topology
+from tests.support.victim import Victim, write_topology
+from tests.unit.harness.safety.safety_support import FREEZE, ArmRecorder, LocalDeadman, deadman_running, eventually, journal_files
 
 SETTINGS = RunnerSettings(poll_interval_s=0.02, settle_timeout_s=5.0, revert_timeout_s=10.0, deadman_margin_s=60.0)
 

@@ -13,7 +13,7 @@ from harness.errors import ConfigError, MissingCredentialError
 from harness.topology.credentials import Secret, SecretRef, resolve_secret
 from harness.topology.loader import load_topology
 
-ROOT = Path(__file__).parents[3]
+ROOT = Path(__file__).parents[4]
 EXAMPLE = ROOT / "examples" / "stretched-2plus2.yaml"
 
 

@@ -10,10 +10,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from _pytest._io.saferepr import saferepr
-from careless import SECRETS, USER, forms
 
 from harness.redaction import MASK, MaskingStream, Redactor, redacted_logging
 from reports.redact import scrub_file
+from tests.unit.harness.secrets.careless import SECRETS, USER, forms
 
 
 @pytest.mark.parametrize("secret", SECRETS.values(), ids=SECRETS.keys())

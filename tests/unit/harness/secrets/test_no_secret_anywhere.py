@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from careless import KILLED_SUITE, SECRETS, leaks, run_careless
+
+from tests.unit.harness.secrets.careless import KILLED_SUITE, SECRETS, leaks, run_careless
 
 
 @pytest.mark.parametrize("secret", SECRETS.values(), ids=SECRETS.keys())

@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from topology_docs import example, write
 
 from harness.errors import ConfigError
 from harness.lab.layout import LabLayout
 from harness.topology.loader import load_topology, parse_topology
 from harness.topology.models import LabSettings
 from harness.topology_source import load_source
+from tests.unit.harness.topology.topology_docs import example, write
 
 
 def test_kind_lab_in_a_file_is_refused(tmp_path: Path) -> None:

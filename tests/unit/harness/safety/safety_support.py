@@ -25,7 +25,7 @@ from faults.base import FaultSpec, FaultState
 from harness import procs
 from harness.errors import ControlPlaneError
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 SCRIPT = Path(__file__).with_name("fault_script.py")
 FREEZE = FaultSpec(kind="process-freeze", target="process:victim")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).parents[3]
+ROOT = Path(__file__).parents[4]
 EXAMPLE = ROOT / "examples" / "stretched-2plus2.yaml"
 
 _TOKEN = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\['([^']*)'\]")

@@ -11,12 +11,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from safety_support import ROOT, child_env
 
 from harness.errors import ConfigError, TargetBusyError
 from harness.paths import private_dir, state_dir
 from harness.safety.journal import Journal
 from harness.safety.lock import TopologyLock
+from tests.unit.harness.safety.safety_support import ROOT, child_env
 
 
 def mode(path: Path) -> int:

@@ -7,10 +7,10 @@ import pathlib
 from pathlib import Path
 
 import pytest
-from topology_docs import EXAMPLE, write
 
 from harness.errors import ConfigError
 from harness.topology.loader import load_topology
+from tests.unit.harness.topology.topology_docs import EXAMPLE, write
 
 
 def test_a_duplicate_key_is_refused_with_its_line(tmp_path: Path) -> None:

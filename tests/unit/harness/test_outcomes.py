@@ -8,7 +8,7 @@ import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 
 SUITE = textwrap.dedent("""\
     import pytest

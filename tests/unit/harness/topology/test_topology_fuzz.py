@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from fuzz_support import PROFILE, Tally, report
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from topology_strategies import Case, mutated
 
 from harness.errors import ConfigError
 from harness.topology.loader import load_topology, parse_topology
 from harness.topology.models import Topology
+from tests.unit.harness.topology.fuzz_support import PROFILE, Tally, report
+from tests.unit.harness.topology.topology_strategies import Case, mutated
 
 # The oracle: written here independently of the models, so a loosened model pattern shows.
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
