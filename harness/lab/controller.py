@@ -297,15 +297,6 @@ class Lab:
         pid = self.services.pid(node)
         return procs.stopped_fraction(pid) if pid is not None else None
 
-    def start_in_router(self, name: str, argv: list[str]) -> int:
-        """A helper process in the router namespace (a dead man's switch), tracked like any service."""
-        return self.services.start(name, argv, netns=self.layout.router_netns)
-
-    def stop_in_router(self, name: str) -> None:
-        """End a helper started with `start_in_router` (idempotent)."""
-        self.services.kill(name)
-        self.services.forget(name)
-
     # -- the lab's faults' other controls ---------------------------------------------------
     def present(self) -> bool:
         """The lab's network exists (a lab that is down has nothing left broken)."""

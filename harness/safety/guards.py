@@ -75,20 +75,3 @@ class ThroughputFloor:
             return (f"TPS stayed below {floor:.0f} ({self.ratio:.0%} of baseline {self.baseline_tps:.0f}) "
                     f"for {self.longer_than_s:.0f} s")
         return None
-
-
-@dataclass
-class HealthProbe:
-    """Abort after `failures` consecutive failed probes (a probe returns an error or None)."""
-
-    probe: Callable[[], str | None]
-    failures: int = 3
-    name: str = "health-probe"
-    _failed: int = 0
-
-    def evaluate(self) -> str | None:
-        problem = self.probe()
-        self._failed = self._failed + 1 if problem else 0
-        if self._failed >= self.failures:
-            return f"health probe failed {self._failed} times in a row: {problem}"
-        return None

@@ -12,6 +12,7 @@ import pytest
 
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
+from harness.plugin_state import plugin_state
 from harness.safety.run import HarnessSession
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
@@ -29,8 +30,8 @@ DISK_GROUP = ScenarioFault("disk group", Role.STANDBY_DISK_GROUP, {"vsphere": "d
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "failure" not in metafunc.fixturenames:
         return
-    source = metafunc.config.getoption("--topology") or ""
-    on_lab = source == "lab" or source.startswith("lab:")
+    run = plugin_state(metafunc.config).session
+    on_lab = run is not None and run.topology.kind == "lab"
     failures = [LAB_STORAGE, HOST] if on_lab else [DISK, DISK_GROUP, HOST]
     metafunc.parametrize("failure", failures, ids=[f.label.replace(" / ", "-or-").replace(" ", "-") for f in failures])
 
