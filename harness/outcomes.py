@@ -63,6 +63,11 @@ def _remember_outcome(item: pytest.Item, report: pytest.TestReport) -> None:
 
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    session.exitstatus = exit_status(session, exitstatus)
+
+
 def exit_status(session: pytest.Session, exitstatus: int) -> int:
     """pytest's status, except that errors without any failure mean the harness was broken (10)."""
     state = plugin_state(session.config)

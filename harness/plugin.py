@@ -18,7 +18,6 @@ from faults.base import Fault, FaultSpec
 from harness import redaction_plugin
 from harness.errors import ConfigError, HarnessError
 from harness.history.timeline import Timeline
-from harness.outcomes import exit_status
 from harness.paths import state_dir
 from harness.plugin_state import STATE, PluginState, plugin_state
 from harness.safety.guards import Guard
@@ -132,7 +131,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         products = plugin_state(session.config).products
         write_environment(Path(results_dir), environment_properties(topology, products))
         write_categories(Path(results_dir))
-    session.exitstatus = exit_status(session, exitstatus)
 
 
 @pytest.fixture(scope="session")
