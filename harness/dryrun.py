@@ -76,7 +76,12 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
             if not supported:
                 lines.append(f"  {spec.kind} on {spec.target}: no backend for this fault kind in this installation yet")
                 continue
-            lines.extend("  " + line for line in harness.build(spec).plan().render().splitlines())
+            try:
+                plan = harness.build(spec).plan()
+            except ConfigError as exc:
+                lines.append(f"  {spec.kind} on {spec.target}: {exc}")
+                continue
+            lines.extend("  " + line for line in plan.render().splitlines())
             try:
                 registry.permit(spec, harness.topology, allow_destructive=True)
             except TargetNotAllowedError:

@@ -66,7 +66,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--tables-dir", default=None, help="write the scenario tables (HTML, Markdown, JSON) here")
 
 
+MARKERS = (
+    "scenario(name): the validation scenario (S1..S7) a test reproduces",
+    "fault_kind(kind): the kind of fault a test injects",
+    "faults(*faults): faults a test injects, for dry-run plans (FaultSpec or ScenarioFault)",
+)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    for marker in MARKERS:
+        config.addinivalue_line("markers", marker)
     state = config.stash[STATE] = PluginState()
     source = config.getoption("--topology")
     if source is None:

@@ -50,7 +50,6 @@ from faults.netrules import (
     table_name,
 )
 from faults.transports.shell import CommandResult, Shell
-from faults.transports.ssh import SshShell, endpoint_named
 from harness.errors import ConfigError, ControlPlaneError
 from harness.topology.models import Link, Router, Topology
 from harness.topology.targets import Target
@@ -396,6 +395,8 @@ def _session(spec: FaultSpec, topology: Topology, router: Router, shell: Shell |
     (the embedded lab's router is a namespace on this machine: a `LocalShell`)."""
     creds: tuple[str, ...] = ()
     if shell is None:
+        from faults.transports.ssh import SshShell, endpoint_named  # paramiko (the router extra) only for SSH
+
         index, endpoint = endpoint_named(topology, router.ssh)
         path = f"management.ssh[{index}]"
         creds = tuple(f"{path}.{name}" for name in ("key_file", "password") if getattr(endpoint, name) is not None)

@@ -52,8 +52,9 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_plugs_into_any_pytest_project(t
                "--state-dir", str(tmp_path / "state"), str(project)], cwd=project, timeout=120)
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert "host-crash on host:host-a via lab" in dry.stdout
-    assert "link-partition on link:site-a~site-b via lab" in dry.stdout
+    assert "link-partition on link:site-a~site-b via router router over local namespace hlab-r" in dry.stdout
     assert "dry-run: 2 fault(s) planned in 1 test(s)" in dry.stdout
+    assert "PytestUnknownMarkWarning" not in dry.stdout, "the plugin registers its markers"
     imported = run([str(venv / "bin" / "python"), "-c", "import harness.plugin; print(harness.plugin.__file__)"],
                    cwd=project)
     assert str(venv) in imported.stdout, "the plugin must come from the wheel, not from the repository"

@@ -12,6 +12,7 @@ import pytest
 from faults import registry
 from faults.backends import router
 from faults.base import FaultSpec
+from faults.transports import ssh
 from harness.safety.journal import Journal, JournalEntry
 from harness.safety.recover import recover
 from harness.topology.loader import load_topology
@@ -118,7 +119,7 @@ def test_shell_syntax_in_names_never_runs_on_the_router(local: LocalRouter, tmp_
 def test_recover_rebuilds_the_fault_from_the_journal_deletes_its_table_and_disarms_its_deadman(
         fake: FakeSshShell, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     example = Path(__file__).resolve().parents[3] / "examples" / "stretched-2plus2.yaml"
-    monkeypatch.setattr(router, "SshShell", lambda *args, **kwargs: fake)
+    monkeypatch.setattr(ssh, "SshShell", lambda *args, **kwargs: fake)
     topology = load_topology(example)
     crashed = registry.build(FaultSpec("link-partition", "link:site-a~site-b"), topology)
     journal = Journal(tmp_path / "journal")
