@@ -131,7 +131,8 @@ def documents(draw: st.DrawFn) -> dict[str, Any]:
     all_hosts = [h["name"] for s in sites for h in s["hosts"]]
     for name in _unique_names(draw, draw(st.integers(0, 2)), taken):
         kind = draw(st.sampled_from(["postgres", "sqlserver-ag", "sqlserver-fci"]))
-        endpoint = "203.0.113.10,203.0.113.74" if kind == "postgres" else draw(st.sampled_from(["sqlag01.example.net", "203.0.113.50"]))
+        listeners = ["sqlag01.example.net", "203.0.113.50"]
+        endpoint = "203.0.113.10,203.0.113.74" if kind == "postgres" else draw(st.sampled_from(listeners))
         nodes = [{"name": n, "host": draw(st.sampled_from(all_hosts)), "port": 5432}
                  for n in _unique_names(draw, draw(st.integers(0, 2)), set(taken))]
         entry = {"name": name, "kind": kind, "endpoint": endpoint, "database": "bench", "nodes": nodes,
