@@ -58,6 +58,18 @@ class StorageLossParams(Params):
 class DiskFailureParams(Params):
     device: Literal["capacity", "cache"] = "capacity"
     mode: Literal["permanent", "transient", "hot-unplug"] = "permanent"
+    transient_s: int = Field(default=30, ge=1, le=3600, description="how long a transient error lasts")
+
+
+class MaintenanceParams(Params):
+    vsan_mode: Literal["ensureObjectAccessibility", "evacuateAllData", "noAction"] = Field(
+        default="ensureObjectAccessibility", description="vSAN data evacuation while the host is in maintenance")
+    timeout_s: float = Field(default=1800, gt=0, le=86_400, description="bound on entering maintenance")
+
+
+class MigrationParams(Params):
+    to_host: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$",
+                                description="destination host; default: a host of another site")
 
 
 @dataclass(frozen=True)
@@ -92,6 +104,10 @@ KINDS: dict[str, FaultKind] = {k.name: k for k in (
     FaultKind("storage-loss", TargetKind.NODE, StorageLossParams, False, "a replica's storage is lost and rebuilt"),
     FaultKind("disk-failure", TargetKind.DISK, DiskFailureParams, False, "one vSAN device fails"),
     FaultKind("disk-group-failure", TargetKind.DISK_GROUP, NoParams, False, "a vSAN disk group's cache device fails"),
+    FaultKind("host-maintenance", TargetKind.HOST, MaintenanceParams, True,
+              "the host enters maintenance mode (vSAN evacuation as asked), then leaves it"),
+    FaultKind("vm-migrate", TargetKind.NODE, MigrationParams, True,
+              "the node's VM moves to another host by vMotion, then back"),
     FaultKind("process-freeze", TargetKind.PROCESS, NoParams, False, "a local process tree is frozen (SIGSTOP)"),
 )}
 

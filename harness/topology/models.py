@@ -165,6 +165,7 @@ class Router(_Model):
 class DatabaseNode(_Model):
     name: Name
     host: Name | None = Field(default=None, description="host (or VM host) it runs on, if known")
+    vm: Name | None = Field(default=None, description="the vSphere VM the node runs in (vSphere topologies)")
     address: Address | None = None
     port: Port | None = None
 
@@ -208,6 +209,49 @@ class VCenter(_Model):
     tls: TlsPolicy = TlsPolicy()
     datacenter: Display | None = None
     cluster: Display
+    allow_host_shutdown: bool = Field(
+        default=False, strict=True,
+        description="let host-power-off fall back to ShutdownHost_Task on a host without a BMC: graceful "
+                    "(HA may not restart its VMs) and nothing can power the host on again, so the revert "
+                    "waits for someone to do it; off unless you accept that")
+
+
+VsanApiVersion = Annotated[str, AfterValidator(_matching(re.compile(r"^vsan\.version\.version[0-9]+$"),
+                                                         "a vSAN API version such as vsan.version.version20"))]
+
+
+COMMAND_LINE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ./_@=:+,-]{0,400}$")
+
+
+class DiskFaultCommands(_Model):
+    """The ESXi command lines of the vSAN disk fault injection script (@DEVICE@, @SECONDS@ filled in).
+
+    Path and flags are as VMware documents them for vSAN OSA but are not confirmed on every
+    release: check them on one host (`python <script> -h`) and override here if they differ.
+    Only plain words are accepted (no shell metacharacters): the line runs in the ESXi shell.
+    """
+
+    permanent: str = "python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -p -d @DEVICE@"
+    transient: str = "python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -t -r @SECONDS@ -d @DEVICE@"
+    unplug: str = "python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -u -d @DEVICE@"
+    clear: str = "python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -c -d @DEVICE@"
+
+    @field_validator("permanent", "transient", "unplug", "clear")
+    @classmethod
+    def _plain_and_names_the_device(cls, command: str) -> str:
+        if not COMMAND_LINE.match(command):
+            raise ValueError(f"{shown(command)}: a command line of plain words (letters, digits, ' ./_@=:+,-')")
+        if "@DEVICE@" not in command:
+            raise ValueError(f"{shown(command)}: the command line must contain @DEVICE@")
+        return command
+
+
+class VsanSettings(_Model):
+    api_version: VsanApiVersion = Field(
+        default="vsan.version.version20",
+        description="vSAN management API version passed to /vsanHealth (the SDK's default is too old "
+                    "for the resync summary)")
+    disk_faults: DiskFaultCommands = DiskFaultCommands()
 
 
 class RedfishEndpoint(_Model):
@@ -240,6 +284,7 @@ class SshEndpoint(_Model):
 
 class Management(_Model):
     vcenter: VCenter | None = None
+    vsan: VsanSettings = VsanSettings()
     redfish: list[RedfishEndpoint] = []
     winrm: list[WinRmEndpoint] = []
     ssh: list[SshEndpoint] = []
@@ -313,8 +358,16 @@ class Topology(_Model):
     @field_validator("lab")
     @classmethod
     def _lab_settings_are_built_by_code(cls, lab: LabSettings | None, info: ValidationInfo) -> LabSettings | None:
-        if lab is not None and _from_document(info):
-            raise ValueError("only the embedded lab (--topology lab[:PREFIX]) has lab settings")
+        """A document names a lab only to bind a vSphere topology to it (`lab up --vsphere` writes one).
+
+        Then it gives the prefix alone: where the lab keeps its state is the lab's own rule, never a
+        path a file could point elsewhere.
+        """
+        if lab is None or not _from_document(info):
+            return lab
+        if info.data.get("kind") != "vsphere" or lab.state_dir is not None or lab.subnet_index is not None:
+            raise ValueError("only the embedded lab (--topology lab[:PREFIX]) has lab settings; a vsphere "
+                             "topology bound to it (`python -m harness lab up --vsphere`) names its prefix alone")
         return lab
 
     @model_validator(mode="after")

@@ -30,6 +30,17 @@ def test_a_lab_section_in_a_file_is_refused() -> None:
     doc["lab"] = {"prefix": "evil", "state_dir": "/etc"}
     with pytest.raises(ConfigError, match=r"^t\.yaml: lab: "):
         parse_topology(doc, "t.yaml")
+    doc["lab"] = {"prefix": "evil", "subnet_index": 3}
+    with pytest.raises(ConfigError, match=r"^t\.yaml: lab: .*prefix alone"):
+        parse_topology(doc, "t.yaml")
+
+
+def test_a_vsphere_file_binds_to_a_lab_by_its_prefix_alone() -> None:
+    doc = example()
+    doc["lab"] = {"prefix": "hbound"}
+    topology = parse_topology(doc, "t.yaml")
+    assert (topology.kind, topology.lab and topology.lab.prefix) == ("vsphere", "hbound")
+    assert LabLayout.from_settings(topology.lab).state_dir.name == "lab-hbound"  # the lab's own rule
 
 
 def test_the_lab_is_still_built_by_code_and_keeps_its_kind() -> None:
