@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faults.base import FaultSpec
-from harness.clusters import Cluster
-from harness.errors import ConfigError
+from harness.clusters import Cluster, StoragePlacement
+from harness.errors import ConfigError, HarnessError
 from harness.topology.models import Topology
 
 
@@ -68,11 +68,25 @@ class ScenarioFault:
         elif self.role is Role.DATABASE:
             target = f"database:{db.name}"
         elif self.role in (Role.STANDBY_DISK, Role.STANDBY_DISK_GROUP):
-            raise ConfigError(f"{self.label}: the device that holds the standby's data is found from the VM's "
-                              "vSAN objects, which needs the vSAN backend; it is not guessed")
+            target = self._standby_device(cluster)
         else:
             target = _candidates(Role.INTER_SITE_LINK, topology)[0]
         return FaultSpec(kind, target, dict(self.params))
+
+    def _standby_device(self, cluster: Cluster) -> str:
+        """The capacity device (or its disk group) holding the standby's data, on the host it runs on if one does."""
+        if not isinstance(cluster, StoragePlacement):
+            raise ConfigError(f"{self.label}: the device that holds the standby's data is found from the VM's "
+                              f"storage objects, which cluster {cluster.name!r} cannot report; it is not guessed")
+        node = cluster.standby_node()
+        host = cluster.host_of(node)
+        capacity = [d for d in cluster.devices_of(node) if d.tier == "capacity"]
+        if not capacity:
+            raise HarnessError(f"{self.label}: no capacity device holds a component of {node}'s data")
+        device = min(capacity, key=lambda d: (d.host != host, d.host, d.group, d.device))
+        if self.role is Role.STANDBY_DISK:
+            return f"disk:{device.host}/{device.device}"
+        return f"diskgroup:{device.host}/{device.group}"
 
 
 def _candidates(role: Role, topology: Topology) -> list[str]:

@@ -56,6 +56,24 @@ class Cluster(Protocol):
         """Product versions and settings for the report's environment section."""
 
 
+@dataclass(frozen=True)
+class DataDevice:
+    """A storage device that holds a component of a node's data, as the storage layer reports it."""
+
+    host: str
+    device: str  # canonical name, e.g. naa.5000c500a1a1a101
+    group: int  # index of its disk group on the host
+    tier: str  # "cache" or "capacity"
+
+
+@runtime_checkable
+class StoragePlacement(Protocol):
+    """A cluster whose storage layer can say where a node's data lives (vSAN object placement)."""
+
+    def devices_of(self, node: str) -> list[DataDevice]:
+        """The devices holding components of `node`'s data, found on the live cluster, never guessed."""
+
+
 @runtime_checkable
 class Provisioned(Protocol):
     """A cluster the harness itself brings up and down (the embedded lab)."""
