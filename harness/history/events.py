@@ -46,6 +46,10 @@ class EventKind(enum.StrEnum):
     """The HA manager noticed the failure. attrs: description, node, and the manager's own fields."""
     PROMOTED = "promoted"
     """Another node became primary. attrs: description, node."""
+    HOST_FAILED = "host-failed"
+    """vSphere HA declared a host failed (DasHostFailedEvent). attrs: description, host."""
+    VM_RESTARTED = "vm-restarted"
+    """vSphere HA restarted a VM (com.vmware.vc.ha.VmRestartedByHAEvent). attrs: description, vm, host."""
 
     # -- workloads (writer: workloads.*) --------------------------------------------------
     WORKLOAD_START = "workload-start"

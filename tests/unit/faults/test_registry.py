@@ -9,13 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from faults import registry
 from faults.base import FaultPlan, FaultSpec
 from faults.kinds import KINDS, LatencyParams
 from harness.errors import ConfigError, TargetNotAllowedError
 from harness.lab.layout import LabLayout
-from harness.topology.loader import load_topology
+from harness.topology.loader import load_topology, parse_topology
 from harness.topology.models import LabSettings, LocalProcess, Topology
 from harness.topology.targets import Target, TargetKind
 
@@ -26,6 +27,16 @@ PARAMS = {"latency": {"rtt_ms": 4.0}}
 def example() -> Topology:
     topology = load_topology(EXAMPLE)
     return topology.model_copy(update={"processes": [LocalProcess(name="victim", pidfile="/nonexistent/victim.pid")]})
+
+
+def example_without_bmc(host: str) -> Topology:
+    """The example, with `host` left without a BMC (vCenter is then its only control)."""
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    for site in doc["sites"]:
+        for entry in site["hosts"]:
+            if entry["name"] == host:
+                del entry["bmc"]
+    return parse_topology(doc, str(EXAMPLE))
 
 
 def lab() -> Topology:
@@ -57,7 +68,7 @@ def test_every_registered_kind_is_in_the_kind_table() -> None:
 
 
 def test_the_platform_follows_the_target() -> None:
-    topology = example()
+    topology = example_without_bmc("esx-b1")
     on = {str(target): registry.resolve(FaultSpec(kind, str(target), PARAMS.get(kind, {})), topology).platform
           for kind, target in [("latency", "link:site-a~site-b"), ("witness-isolation", "witness:vsan-witness-01"),
                                ("disk-failure", "disk:esx-b2/naa.5000c500b2b2b201"), ("role-move", "database:sql-ag-01"),
@@ -103,7 +114,7 @@ def test_the_allow_list_rule_is_one_rule() -> None:
     topology = example()
     registry.permit(FaultSpec("host-power-off", "host:esx-a2"), topology, allow_destructive=True)
     with pytest.raises(TargetNotAllowedError, match="not in the allow_list"):
-        registry.permit(FaultSpec("host-power-off", "host:esx-a1"), topology, allow_destructive=True)
+        registry.permit(FaultSpec("disk-failure", "disk:esx-b2/naa.5000c500b2b2b201"), topology, allow_destructive=True)
     with pytest.raises(TargetNotAllowedError, match="need --allow-destructive"):
         registry.permit(FaultSpec("host-power-off", "host:esx-a2"), topology, allow_destructive=False)
     registry.permit(FaultSpec("host-crash", "host:host-a"), lab(), allow_destructive=False)

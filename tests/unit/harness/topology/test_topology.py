@@ -31,7 +31,9 @@ def test_the_shipped_example_describes_a_two_plus_two_stretched_cluster_with_a_w
     topology = load_topology(EXAMPLE)
     assert [len(site.hosts) for site in topology.sites] == [2, 2]
     assert topology.witness is not None
-    assert "disk:esx-b2/naa.5000c500b2b2b201" in topology.allow_list
+    assert all(host.bmc and host.ssh for host in topology.hosts())  # power and disk faults need both
+    assert [node.vm for node in topology.databases[0].nodes] == ["sql01-vm", "sql02-vm"]
+    assert "disk:esx-b1/naa.5000c500b1b1b101" in topology.allow_list
     assert topology.host("esx-a1").disk_groups[0].cache == "naa.5000c500a1a1a100"
 
 
@@ -58,7 +60,8 @@ def test_a_missing_required_field_is_named(tmp_path):
 def test_an_allow_list_entry_that_names_no_target_is_rejected(tmp_path):
     data = example()
     data["allow_list"].append("host:esx-c9")
-    with pytest.raises(ConfigError, match=r"allow_list\[6\]: 'host:esx-c9' names no target"):
+    at = len(data["allow_list"]) - 1
+    with pytest.raises(ConfigError, match=rf"allow_list\[{at}\]: 'host:esx-c9' names no target"):
         load_topology(write(tmp_path, data))
 
 
