@@ -79,11 +79,13 @@ class Experiment:
     step: PhaseStep = no_step
     series: TransactionSeries = field(default_factory=TransactionSeries)
     resync_bytes: MetricSeries = field(default_factory=lambda: MetricSeries("resync bytes left", "bytes"))
+    resync_eta: list[float | None] = field(default_factory=list)  # the control plane's own ETA, per sample
     ledger: LedgerReport | None = None
     stop_report: StopReport | None = None
     _running: bool = False
     _start_wall: float = 0.0
     _sampling: threading.Event = field(default_factory=threading.Event)
+    _resync_lock: threading.Lock = field(default_factory=threading.Lock)
     _sampler: threading.Thread | None = None
 
     # -- workload lifetime -------------------------------------------------------------
@@ -140,7 +142,9 @@ class Experiment:
             sample = self.cluster.resync()
         except HarnessError:
             return
-        self.resync_bytes.add(self.timeline.now(), sample.bytes_left if sample else 0.0)
+        with self._resync_lock:
+            self.resync_bytes.add(self.timeline.now(), sample.bytes_left if sample else 0.0)
+            self.resync_eta.append(sample.eta_s if sample else None)
 
     def baseline(self) -> None:
         with self.step("baseline", f"{self.windows.baseline_s:.0f} s of steady load"):
@@ -208,7 +212,9 @@ class Experiment:
         align(self.cluster.ha_events(since_wall, primary_before), offset, self.timeline)
         # A planned operation is in effect only once it completed; the outage starts at inject.
         in_effect = active.injected_at
-        samples = [(p.t, p.value) for p in self.resync_bytes.points()]
+        with self._resync_lock:
+            samples = [(p.t, p.value) for p in self.resync_bytes.points()]
+            reported_eta = list(self.resync_eta)
         phases = failover_phases(self.timeline, in_effect)
         if phases.first_commit is not None:
             self.timeline.record(EventKind.FIRST_COMMIT, "experiment", t=phases.first_commit)
@@ -218,7 +224,7 @@ class Experiment:
             impact=impact(self.series.points(), in_effect, revert_t, baseline_s=int(self.windows.baseline_s) - 2,
                           band=SteadyBand(sustain_s=self.windows.steady_window_s)),
             phases=phases,
-            resync=progress(samples), resync_done_t=completed_at(samples),
+            resync=progress(samples, reported_eta=reported_eta), resync_done_t=completed_at(samples),
         )
 
 
