@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -39,6 +40,11 @@ DEMO = DemoWindows(baseline_s=12, observe_s=15, settle_s=10, step_s=12, warmup_s
 SMOKE = DemoWindows(baseline_s=5, observe_s=6, settle_s=4, step_s=4, warmup_s=1, rtt_steps="0,4", steady_window_s=3)
 
 
+SUITES = REPO / "tests" / "resiliency"
+LAB_SUITES = ("test_s1_latency_sweep.py", "test_s4_application_failover.py")
+VSPHERE_SUITES = ("test_s2_component_failures.py", "test_s3_site_failure.py")
+
+
 def add_demo_parser(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "demo", help="run the S1-S4 suites against the embedded lab and build the report")
@@ -46,25 +52,65 @@ def add_demo_parser(subparsers: Any) -> None:
     parser.add_argument("--lab", default="lab", help="lab topology: 'lab' or 'lab:PREFIX'")
     parser.add_argument("--smoke", action="store_true", help="minimal windows: checks the path, not the product")
     parser.add_argument("--keep-lab", action="store_true", help="leave the lab running afterwards")
+    parser.add_argument("--no-vsphere", action="store_true",
+                        help="run S2 and S3 with the lab's own faults instead of through the production vSphere, "
+                             "vSAN and Redfish backends against the lab's simulator")
     parser.add_argument("--state-dir", default=None)
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (e.g. -k S4, --observe-s 60)")
     parser.set_defaults(func=run_demo)
 
 
-def pytest_command(args: argparse.Namespace, results: Path, tables: Path) -> list[str]:
+def pytest_command(args: argparse.Namespace, results: Path, tables: Path, *, topology: str | None = None,
+                   suites: Sequence[str] = (), clean: bool = True) -> list[str]:
     w = SMOKE if args.smoke else DEMO
-    command = [sys.executable, "-m", "pytest", str(REPO / "tests" / "resiliency"), "-p", "no:cacheprovider",
-               "--topology", args.lab, "--alluredir", str(results), "--clean-alluredir", "--tables-dir", str(tables),
+    paths = [str(SUITES / suite) for suite in suites] or [str(SUITES)]
+    command = [sys.executable, "-m", "pytest", *paths, "-p", "no:cacheprovider",
+               "--topology", topology or args.lab, "--alluredir", str(results), "--tables-dir", str(tables),
                "--baseline-s", str(w.baseline_s), "--observe-s", str(w.observe_s), "--settle-s", str(w.settle_s),
                "--step-s", str(w.step_s), "--warmup-s", str(w.warmup_s), "--rtt-steps", w.rtt_steps,
                "--steady-window-s", str(w.steady_window_s), "-q", "-rA"]
-    if args.keep_lab:
-        command.append("--keep-lab")
+    if clean:
+        command.append("--clean-alluredir")
+    if topology is not None:
+        command.append("--allow-destructive")  # the bound lab is a vsphere topology: the run must say so
+    if args.keep_lab or topology is not None:
+        command.append("--keep-lab")  # the demo brings the bound lab down itself, after the last suite
     if args.state_dir:
         command += ["--state-dir", args.state_dir]
     if os.environ.get("CI") or args.smoke:
         command.append("--quiet-progress")
     return command + list(args.pytest_args)
+
+
+@dataclass(frozen=True)
+class BoundLab:
+    """The lab bound to its vSphere simulator: the topology file and the credentials it references."""
+
+    prefix: str
+    topology: Path
+    environment: dict[str, str]
+
+
+def lab_prefix(lab: str) -> str:
+    return lab.partition(":")[2] or "hlab"
+
+
+def bind_vsphere(prefix: str) -> BoundLab:
+    """`python -m harness lab up --vsphere`: its `topology:` line, and the `export NAME=VALUE` lines it prints."""
+    run = subprocess.run([sys.executable, "-m", "harness", "lab", "up", "--vsphere", "--prefix", prefix],
+                         cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        raise SystemExit(f"lab up --vsphere failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
+    topology, environment = None, {}
+    for line in run.stdout.splitlines():
+        if line.startswith("topology: "):
+            topology = Path(line.removeprefix("topology: ").strip())
+        elif line.startswith("export "):
+            name, _, value = shlex.split(line.removeprefix("export "))[0].partition("=")
+            environment[name] = value
+    if topology is None:
+        raise SystemExit("lab up --vsphere printed no 'topology:' line")
+    return BoundLab(prefix, topology, environment)
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -75,7 +121,10 @@ def run_demo(args: argparse.Namespace) -> int:
     for stale in tables.glob("*") if tables.exists() else []:
         stale.unlink()
     started = time.monotonic()
-    returncode, signals = run_to_end(pytest_command(args, results, tables), REPO)
+    if args.no_vsphere:
+        returncode, signals = run_to_end(pytest_command(args, results, tables), REPO)
+    else:
+        returncode, signals = run_bound(args, results, tables)
     if signals:
         print(f"demo interrupted ({', '.join(signal.Signals(s).name for s in signals)}): pytest exit {returncode}; "
               "no report built", file=sys.stderr)
@@ -90,10 +139,35 @@ def run_demo(args: argparse.Namespace) -> int:
     return returncode
 
 
+def run_bound(args: argparse.Namespace, results: Path, tables: Path) -> tuple[int, list[int]]:
+    """S1 and S4 on the lab's own faults, S2 and S3 through the production vSphere path on the bound lab."""
+    prefix = lab_prefix(args.lab)
+    bound = bind_vsphere(prefix)
+    print(f"lab {prefix} bound to its vSphere simulator: {bound.topology}", flush=True)
+    try:
+        first, signals = run_to_end(pytest_command(args, results, tables, suites=LAB_SUITES), REPO)
+        if signals:
+            return first, signals
+        second, signals = run_to_end(pytest_command(args, results, tables, topology=str(bound.topology),
+                                                    suites=VSPHERE_SUITES, clean=False),
+                                     REPO, environment=bound.environment)
+        return _worst(first, second), signals
+    finally:
+        if not args.keep_lab:
+            subprocess.run([sys.executable, "-m", "harness", "lab", "down", "--prefix", prefix], cwd=REPO,
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=300, check=False)
+
+
+def _worst(first: int, second: int) -> int:
+    """pytest's exit codes, the harness's 10 above a test failure's 1."""
+    return max(first, second, key=lambda code: (code == 10, code != 0, code))
+
+
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def run_to_end(command: Sequence[str], cwd: Path) -> tuple[int, list[int]]:
+def run_to_end(command: Sequence[str], cwd: Path,
+               environment: dict[str, str] | None = None) -> tuple[int, list[int]]:
     """Run `command` and wait for it to end, however often we are signalled; returns (exit code, signals).
 
     The child reverts its faults, releases its lock and scrubs its results when interrupted; all
@@ -112,7 +186,8 @@ def run_to_end(command: Sequence[str], cwd: Path) -> tuple[int, list[int]]:
 
     previous = {signum: signal.signal(signum, forward) for signum in FORWARDED}
     try:
-        child = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL, process_group=0)
+        child = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL, process_group=0,
+                                 env={**os.environ, **(environment or {})})
         signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # later signals wait until the child is known
         try:
             children.append(child)
