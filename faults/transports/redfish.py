@@ -51,6 +51,7 @@ class RedfishClient:
     retry_window_s: float = 30.0
     _session: Any = field(default=None, init=False, repr=False)
     _system: str | None = field(default=None, init=False, repr=False)
+    _verify: bool | str = field(default=True, init=False, repr=False)
 
     @property
     def where(self) -> str:
@@ -75,7 +76,7 @@ class RedfishClient:
             password = resolve_secret(credential.password, f"{self.field_path}.credential.password").reveal()
             session = requests.Session()
             session.auth = (credential.username, password)
-            session.verify = (tls.ca_file or True) if tls.verify else False
+            self._verify = (tls.ca_file or True) if tls.verify else False
             session.headers.update({"Accept": "application/json", "OData-Version": "4.0"})
             self._session = session
         return self._session
@@ -88,7 +89,8 @@ class RedfishClient:
         def once() -> Any:
             try:
                 reply = session.request(method, self.base + path, json=body, timeout=(CONNECT_TIMEOUT_S, READ_TIMEOUT_S),
-                                        allow_redirects=True)
+                                        allow_redirects=True, verify=self._verify)  # per request: REQUESTS_CA_BUNDLE
+                                                                                    # would override the session's
             except requests.exceptions.SSLError as exc:
                 raise ControlPlaneError(f"{self.where}: TLS verification failed ({_reason(exc)}); "
                                         f"set {self.field_path}.tls.ca_file to the BMC's CA") from None
@@ -182,9 +184,9 @@ class RedfishClient:
 
 
 def _reason(exc: Exception) -> str:
-    """The innermost cause of a requests error, short (its text can carry the whole URL, never a secret)."""
+    """A requests error, short: its end names the cause (refused, certificate verify failed...); no secret is in it."""
     text = str(exc.args[0] if exc.args else exc)
-    return text if len(text) <= 200 else text[:200] + "..."
+    return text if len(text) <= 200 else "..." + text[-200:]
 
 
 def _message(reply: Any) -> str:
