@@ -1,10 +1,11 @@
 """The simulated hosts' ESXi shells: one sshd per host on 127.0.0.1, and the vSAN disk fault script.
 
 The production vsan backend logs in to a host over SSH (paramiko, host key pinned) and runs
-VMware's `vsanDiskFaultInjection.pyc` with `-p | -t -r SECS | -u | -c` and `-d DEVICE`. Here
+`python .../vsanDiskFaultInjection.pyc` with `-p | -t -r SECS | -u | -c` and `-d DEVICE`. Here
 each host's sshd runs the lab's own script of that name and flags, compiled to a `.pyc` as
 the real one is, which posts the fault to the simulator's control API
-(`POST /disks/<host>/<device>`); which host it is comes from the sshd's `SetEnv`.
+(`POST /disks/<host>/<device>`); which host it is comes from the sshd's `SetEnv`, and `python`
+on the session's PATH is the interpreter that compiled it.
 
 The sshds run in the root namespace (the simulator's control API listens on its loopback),
 each with its own host key, accepting only the lab's client key, for root. Commands run
@@ -101,15 +102,23 @@ class EsxiShells:
 
     def disk_fault_commands(self) -> dict[str, str]:
         """The topology's management.vsan.disk_faults for this lab (the real flags, our script)."""
-        run = f"{sys.executable} {self.script}"
+        run = f"python {self.script}"
         return {"permanent": f"{run} -p -d @DEVICE@", "transient": f"{run} -t -r @SECONDS@ -d @DEVICE@",
                 "unplug": f"{run} -u -d @DEVICE@", "clear": f"{run} -c -d @DEVICE@"}
 
+    @property
+    def bin_dir(self) -> Path:
+        """First on the sessions' PATH: the script, and `python` (this interpreter, which compiled it)."""
+        return self.directory / "bin"
+
     def install_script(self) -> Path:
-        source = self.directory / "bin" / "vsanDiskFaultInjection.py"
-        source.parent.mkdir(parents=True, exist_ok=True)
+        self.bin_dir.mkdir(parents=True, exist_ok=True)
+        source = self.bin_dir / "vsanDiskFaultInjection.py"
         source.write_text(SCRIPT)
         py_compile.compile(str(source), cfile=str(self.script), doraise=True)
+        python = self.bin_dir / "python"
+        python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+        python.chmod(0o755)
         return self.script
 
     def _passwd(self) -> Path:
@@ -149,7 +158,7 @@ class EsxiShells:
             config.write_text(
                 f"ListenAddress 127.0.0.1:{port}\nHostKey {key}\nPidFile {home / 'sshd.pid'}\n"
                 f"AuthorizedKeysFile {authorized}\n"
-                f"SetEnv {HOST_ENV}={name} {CONTROL_ENV}={control_url}\n"
+                f"SetEnv {HOST_ENV}={name} {CONTROL_ENV}={control_url} PATH={self.bin_dir}:/usr/bin:/bin\n"
                 "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
                 "UsePAM no\nStrictModes no\nPrintMotd no\nPrintLastLog no\nUseDNS no\nX11Forwarding no\n"
                 "AllowTcpForwarding no\nPermitUserEnvironment no\nMaxStartups 30:30:60\n")
