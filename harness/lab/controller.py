@@ -24,7 +24,7 @@ from pathlib import Path
 from harness import procs
 from harness.errors import ControlPlaneError
 from harness.history.server import measure_offset
-from harness.lab import netns, shell
+from harness.lab import ioload, netns, shell
 from harness.lab.firewall import RouterFirewall
 from harness.lab.latency import NETEM, TOXIPROXY, InterSiteLatency, kernel_has_netem
 from harness.lab.layout import DATABASE, PG_PORT, LabLayout
@@ -384,8 +384,10 @@ class Lab:
         """
         name = f"io-load-{site}"
         directory = self.storage_dir(site)
-        self.services.kill(name)
+        self.services.kill(name, grace_s=2.0)  # SIGTERM first: the writer removes its file
         self.services.forget(name)
+        for leftover in directory.glob(f"{ioload.FILE_PREFIX}.*"):  # of a writer that could not clean up (SIGKILL)
+            leftover.unlink(missing_ok=True)
         if mb_per_s <= 0 or seconds <= 0:
             return
         rate, duration = min(float(mb_per_s), IO_LOAD_MAX_MB_S), min(float(seconds), IO_LOAD_MAX_S)

@@ -207,23 +207,37 @@ class VsphereBinding:
         return self.directory / "topology.yaml"
 
     def up(self, timeout_s: float = 90.0) -> Bound:
+        """The lab (idempotent), then the simulator, BMCs and ESXi shells (restarted), and the topology."""
         started = time.monotonic()
         binary = simulator_binary()
         if not os.access(binary, os.X_OK):
             raise ControlPlaneError(f"the vSphere simulator is not built: {binary} (make setup builds it; "
                                     "HARNESS_TOOLS chooses the tools directory)")
         self.lab.up(timeout_s)
+        self._prepare()
+        sdk, control = self._start_simulator(binary, Credentials.of_lab(self.directory))
+        return self.bind(sdk_url=sdk, control_url=control, started=started)
+
+    def _prepare(self) -> None:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.directory.chmod(0o700)
         self.ca.ensure(self.lab.layout.prefix)
+
+    def bind(self, *, sdk_url: str, control_url: str, started: float | None = None) -> Bound:
+        """BMCs and ESXi shells acting on the simulator at `control_url`, and the topology naming `sdk_url`.
+
+        `up()` calls it with the simulator it started; a test may give any control API that
+        speaks the simulator's contract.
+        """
+        started = time.monotonic() if started is None else started
+        self._prepare()
         credentials = Credentials.of_lab(self.directory)
-        sdk, control = self._start_simulator(binary, credentials)
-        redfish = self.emulator.start(prefix=self.lab.layout.prefix, hosts=hosts(), control_url=control,
+        redfish = self.emulator.start(prefix=self.lab.layout.prefix, hosts=hosts(), control_url=control_url,
                                       cert_file=self.ca.cert_file, key_file=self.ca.key_file, username=BMC_USER,
                                       password=credentials.bmc_password, pythonpath=str(CODE_ROOT))
-        esxi = self.esxi.start(hosts(), control_url=control, client_public_key=self.lab.ssh_key_file.with_suffix(".pub"),
-                               prefix=self.lab.layout.prefix)
-        endpoints = Endpoints(vcenter_port=_port(sdk), redfish_port=_port(redfish), esxi=tuple(esxi),
+        esxi = self.esxi.start(hosts(), control_url=control_url,
+                               client_public_key=self.lab.ssh_key_file.with_suffix(".pub"), prefix=self.lab.layout.prefix)
+        endpoints = Endpoints(vcenter_port=_port(sdk_url), redfish_port=_port(redfish), esxi=tuple(esxi),
                               router_host_key=self.lab.ssh_host_key, ca_file=self.ca.ca_file,
                               disk_faults=self.esxi.disk_fault_commands())
         document = topology_document(self.lab.layout, endpoints)
@@ -232,7 +246,7 @@ class VsphereBinding:
         env = env_names(self.lab.layout.prefix)
         exports = {env["vcenter"]: credentials.vcenter_password, env["bmc"]: credentials.bmc_password,
                    env["ssh_key"]: str(self.lab.ssh_key_file)}
-        return Bound(self.topology_file, topology, exports, control, time.monotonic() - started)
+        return Bound(self.topology_file, topology, exports, control_url, time.monotonic() - started)
 
     def _start_simulator(self, binary: Path, credentials: Credentials) -> tuple[str, str]:
         services = self.lab.services
