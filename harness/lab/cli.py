@@ -68,7 +68,7 @@ def _cmd_vm(args: argparse.Namespace) -> int:
         lab.kill_node(args.node)
         print(f"{args.node}: killed (its host lost power)")
     elif args.vm_action == "power-on":
-        lab.start_node(args.node)
+        lab.power_on_node(args.node)
         print(f"{args.node}: started")
     elif args.vm_action == "io-pause":
         applied = lab.io_pause(args.node, args.seconds)

@@ -341,6 +341,21 @@ class Lab:
         return (self.pg.pgdata(node) / "PG_VERSION").exists() and any(n.name == node for n in self.nodes())
 
     # -- what a simulated platform does to the guests (the vSphere simulator's hook) ---------
+    def power_on_node(self, node: str, reap_timeout_s: float = 10.0) -> None:
+        """Start a node whose VM was powered on, once its killed processes are gone from the process table.
+
+        A keeper killed by another process (the hook of a power-off) stays a zombie until init
+        reaps it; pg_autoctl takes a zombie's pid in its pid file for a running keeper and refuses
+        to start, so a power-on right after a power-off waits for that (bounded) first.
+        """
+        pid = self.services.pid(node)
+        if pid is not None and procs.state(pid) not in ("Z", "X"):
+            return  # running: nothing to do
+        deadline = time.monotonic() + reap_timeout_s
+        while pid is not None and (procs.PROC / str(pid)).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.start_node(node)
+
     def io_pause(self, node: str, seconds: float) -> float:
         """Stall the node's I/O for `seconds`, capped at IO_PAUSE_MAX_S; returns the pause applied.
 
