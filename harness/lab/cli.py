@@ -1,4 +1,4 @@
-"""`python -m harness lab up | down | status`: the embedded lab from the command line."""
+"""`python -m harness lab up [--vsphere] | down | status | vm`: the embedded lab from the command line."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import argparse
 import re
 
 from harness.lab import netns
-from harness.lab.controller import Lab, LabStatus
+from harness.lab.controller import SITE_NODES, Lab, LabStatus
 from harness.lab.layout import LabLayout
+from harness.lab.postgres import NODES
 from harness.topology.models import LabSettings
 
 LAB_NAMESPACE = re.compile(r"^([a-z][a-z0-9]{1,7})-[abrw]$")
@@ -39,11 +40,71 @@ def render_status(status: LabStatus) -> str:
 
 def _cmd_up(args: argparse.Namespace) -> int:
     lab = _lab(args.prefix, args.state_dir, args.subnet_index)
+    if args.vsphere:
+        return _cmd_up_vsphere(lab)
     took = lab.up()
     print(f"lab {args.prefix} up in {took:.1f} s")
     print(render_status(lab.status()))
     print(f"  router ssh: root@{lab.layout.client.router_address} key {lab.ssh_key_file}")
     return 0
+
+
+def _cmd_up_vsphere(lab: Lab) -> int:
+    from harness.lab.vsphere import VsphereBinding  # needs cryptography: imported only when asked for
+
+    bound = VsphereBinding(lab).up()
+    print(f"lab {lab.layout.prefix} bound to the vSphere simulator in {bound.took_s:.1f} s")
+    print(render_status(lab.status()))
+    print(f"topology: {bound.topology_file}")
+    print("# the topology references these; export them in the shell that runs the suites:")
+    print(bound.render_exports())
+    return 0
+
+
+def _cmd_vm(args: argparse.Namespace) -> int:
+    """The simulator's hook: what a VM's platform does to the lab node inside it."""
+    lab = _lab(args.prefix, args.state_dir)
+    if args.vm_action == "power-off":
+        lab.kill_node(args.node)
+        print(f"{args.node}: killed (its host lost power)")
+    elif args.vm_action == "power-on":
+        lab.power_on_node(args.node)
+        print(f"{args.node}: started")
+    elif args.vm_action == "io-pause":
+        applied = lab.io_pause(args.node, args.seconds)
+        print(f"{args.node}: I/O paused {applied:g} s (asked {args.seconds:g} s)")
+    elif args.vm_action == "io-load":
+        lab.io_load(args.site, args.mb_per_s, args.seconds)
+        print(f"{args.site}: background writes at {args.mb_per_s:g} MB/s for {args.seconds:g} s")
+    return 0
+
+
+def _add_vm_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    vm = verbs.add_parser("vm", help="what a simulated VM's platform does to its lab node (the vSphere simulator's hook)")
+    vm.add_argument("--prefix", default="hlab", help="lab prefix (default hlab)")
+    vm.add_argument("--state-dir", default=None, help="lab state directory (as for `lab up`)")
+    vm.set_defaults(func=_cmd_vm)
+    actions = vm.add_subparsers(dest="vm_action", required=True)
+    nodes = list(NODES)
+    actions.add_parser("power-off", help="the VM's host lost power: kill the node now").add_argument("node", choices=nodes)
+    actions.add_parser("power-on", help="the VM started: start the node").add_argument("node", choices=nodes)
+    pause = actions.add_parser("io-pause", help="vSAN paused the VM's I/O (capped under the HA detection time)")
+    pause.add_argument("node", choices=nodes)
+    pause.add_argument("seconds", type=_non_negative)
+    load = actions.add_parser("io-load", help="resync traffic on a site's storage (0 stops it)")
+    load.add_argument("site", choices=sorted(SITE_NODES))
+    load.add_argument("mb_per_s", type=_non_negative)
+    load.add_argument("seconds", type=_non_negative)
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: a finite number >= 0")
+    return value
 
 
 def _cmd_down(args: argparse.Namespace) -> int:
@@ -75,5 +136,8 @@ def add_lab_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ign
         verb.set_defaults(func=func)
         if name == "up":
             verb.add_argument("--subnet-index", type=int, default=None, help="which /24 of 198.18.0.0/15 (0-511)")
+            verb.add_argument("--vsphere", action="store_true", help="also the vSphere simulator, BMCs and ESXi "
+                                                                     "shells; prints the topology bound to them")
         if name == "down":
             verb.add_argument("--all", action="store_true", help="every lab found on this machine")
+    _add_vm_parser(verbs)

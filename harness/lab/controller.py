@@ -15,6 +15,8 @@ import pwd
 import shutil
 import signal
 import stat
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +24,7 @@ from pathlib import Path
 from harness import procs
 from harness.errors import ControlPlaneError
 from harness.history.server import measure_offset
-from harness.lab import netns, shell
+from harness.lab import ioload, netns, shell
 from harness.lab.firewall import RouterFirewall
 from harness.lab.latency import NETEM, TOXIPROXY, InterSiteLatency, kernel_has_netem
 from harness.lab.layout import DATABASE, PG_PORT, LabLayout
@@ -34,6 +36,13 @@ from harness.lab.watchdog import QuorumWatchdog
 TOOLS = ("ip", "nft", "tc", "ss", "setpriv", "pg_autoctl", "psql", "ssh-keygen", "sshd", "pg_basebackup")
 PRIMARY_STATES = ("primary", "wait_primary", "single")
 MARKER = "lab.json"
+# The monitor declares a node unhealthy after ~4 s here (1 s health checks, 1 s timeout, one retry
+# after 0.5 s, node_considered_unhealthy_timeout 2 s): a longer I/O pause would become a failover.
+IO_PAUSE_MAX_S = 2.5
+IO_LOAD_MAX_S = 3600.0
+IO_LOAD_MAX_MB_S = 500.0
+SITE_NODES = {"site-a": "node-a", "site-b": "node-b"}
+CODE_ROOT = Path(__file__).resolve().parents[2]  # what helper processes put on PYTHONPATH: this very code
 
 
 @dataclass(frozen=True)
@@ -331,3 +340,81 @@ class Lab:
         """The node has a data directory and the monitor knows it (it can simply be restarted)."""
         return (self.pg.pgdata(node) / "PG_VERSION").exists() and any(n.name == node for n in self.nodes())
 
+    # -- what a simulated platform does to the guests (the vSphere simulator's hook) ---------
+    def power_on_node(self, node: str, reap_timeout_s: float = 10.0) -> None:
+        """Start a node whose VM was powered on, once its killed processes are gone from the process table.
+
+        A keeper killed by another process (the hook of a power-off) stays a zombie until init
+        reaps it; pg_autoctl takes a zombie's pid in its pid file for a running keeper and refuses
+        to start, so a power-on right after a power-off waits for that (bounded) first.
+        """
+        pid = self.services.pid(node)
+        if pid is not None and procs.state(pid) not in ("Z", "X"):
+            return  # running: nothing to do
+        deadline = time.monotonic() + reap_timeout_s
+        while pid is not None and (procs.PROC / str(pid)).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.start_node(node)
+
+    def io_pause(self, node: str, seconds: float) -> float:
+        """Stall the node's I/O for `seconds`, capped at IO_PAUSE_MAX_S; returns the pause applied.
+
+        This kernel has no blkio controller, so the node's postgres processes are stopped
+        (SIGSTOP) and continued; the keeper keeps running. The cap keeps the stall under the
+        monitor's detection time (~4 s), so the HA manager does not fail over: a vSAN disk-group
+        failure pauses I/O, it does not kill the guest. A detached `kill -CONT` a second after the
+        pause ends resumes them even if this process dies mid-pause.
+        """
+        pause = max(0.0, min(float(seconds), IO_PAUSE_MAX_S))
+        pids = [p for p in self.node_pids(node) if _comm(p) == "postgres"]
+        if not pids:
+            raise ControlPlaneError(f"lab {self.layout.prefix}: {node} has no running postgres to pause")
+        joined = " ".join(str(p) for p in pids)
+        subprocess.Popen(["sh", "-c", f"sleep {pause + 1:.1f}; kill -CONT {joined} 2>/dev/null"],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+        try:
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGSTOP)
+            time.sleep(pause)
+        finally:
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
+        return pause
+
+    def storage_dir(self, site: str) -> Path:
+        """A site's storage: the directory of its node's data (PGDATA is inside it)."""
+        try:
+            return self.pg.root / SITE_NODES[site]
+        except KeyError:
+            raise ControlPlaneError(f"lab {self.layout.prefix}: no site {site!r} (known: {', '.join(SITE_NODES)})") from None
+
+    def io_load(self, site: str, mb_per_s: float, seconds: float) -> None:
+        """Write at `mb_per_s` on `site`'s storage for `seconds` in the background (a resync's traffic).
+
+        It replaces a load already running on that site; a rate or duration of 0 only stops it. The
+        writer stops by itself, removes its file, and is a lab service (`down()` ends it too).
+        """
+        name = f"io-load-{site}"
+        directory = self.storage_dir(site)
+        self.services.kill(name, grace_s=2.0)  # SIGTERM first: the writer removes its file
+        self.services.forget(name)
+        for leftover in directory.glob(f"{ioload.FILE_PREFIX}.*"):  # of a writer that could not clean up (SIGKILL)
+            leftover.unlink(missing_ok=True)
+        if mb_per_s <= 0 or seconds <= 0:
+            return
+        rate, duration = min(float(mb_per_s), IO_LOAD_MAX_MB_S), min(float(seconds), IO_LOAD_MAX_S)
+        self.services.start(name, [sys.executable, "-m", "harness.lab.ioload", str(directory), f"{rate:g}", f"{duration:g}"],
+                            env={"PYTHONPATH": str(CODE_ROOT)})
+
+    def io_load_running(self, site: str) -> bool:
+        return self.services.alive(f"io-load-{site}")
+
+
+def _comm(pid: int) -> str | None:
+    try:
+        return (procs.PROC / str(pid) / "comm").read_text().strip()
+    except (FileNotFoundError, ProcessLookupError):
+        return None

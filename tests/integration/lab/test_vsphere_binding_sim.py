@@ -1,0 +1,152 @@
+"""The bound lab with the real simulator (`harness-vsim` in the tools directory), through production clients only.
+
+`python -m harness lab up --vsphere` as a user runs it; then pyVmomi (TLS verified against the
+lab's CA) reads placement, the production redfish backend powers a host off and on, and the
+production SSH transport runs the disk fault script. What is asserted on the lab is what the
+simulator did through its hook: the VM's node killed and started again by HA, I/O paused
+without a failover, resync traffic written on the site's storage. Skipped when the simulator
+is not built (make setup). Prefix `hvsb3` (or HARNESS_TEST_VSPHERE_SIM_PREFIX).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import ssl
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from faults import registry
+from faults.backends.redfish import HostPowerOff
+from faults.base import FaultSpec, FaultState
+from faults.transports.ssh import SshShell, endpoint_named
+from harness.lab.controller import CODE_ROOT, Lab
+from harness.lab.layout import LabLayout
+from harness.lab.vsphere import simulator_binary
+from harness.topology.loader import load_topology
+from harness.topology.models import LabSettings, Topology
+from tests.integration.lab.lab_support import make_state_dir
+
+PREFIX = os.environ.get("HARNESS_TEST_VSPHERE_SIM_PREFIX", "hvsb3")
+
+pytestmark = pytest.mark.skipif(not os.access(simulator_binary(), os.X_OK),
+                                reason=f"the vSphere simulator is not built ({simulator_binary()}; make setup)")
+
+
+@dataclass(frozen=True)
+class Bound:
+    lab: Lab
+    topology: Topology
+    exports: dict[str, str]
+    control: str
+    sim_log: Path
+
+    def state(self) -> Any:
+        with urllib.request.urlopen(self.control + "/state", timeout=5) as reply:
+            return json.load(reply)
+
+    def hooks(self) -> list[str]:
+        return re.findall(r"hook (.+?): ok", self.sim_log.read_text())
+
+
+def _harness(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", "lab", *args], capture_output=True, text=True, timeout=240,
+                          env={**os.environ, "PYTHONPATH": str(CODE_ROOT)}, check=False)
+
+
+@pytest.fixture(scope="module")
+def bound() -> Iterator[Bound]:
+    state = make_state_dir(PREFIX)
+    lab = Lab(LabLayout.from_settings(LabSettings(prefix=PREFIX, state_dir=str(state))))
+    try:
+        done = _harness("up", "--vsphere", "--prefix", PREFIX, "--state-dir", str(state))
+        assert done.returncode == 0, done.stdout + done.stderr
+        found = re.search(r"^topology: (\S+)$", done.stdout, re.M)
+        assert found, done.stdout
+        exports = dict(re.findall(r"^export (\w+)=(\S+)$", done.stdout, re.M))
+        ready = json.loads((state / "vsphere" / "vsim-ready.json").read_text())
+        with pytest.MonkeyPatch.context() as patch:
+            for name, value in exports.items():
+                patch.setenv(name, value)
+            yield Bound(lab, load_topology(found.group(1)), exports, ready["control"], state / "pids" / "vsim.log")
+    finally:
+        _harness("down", "--prefix", PREFIX, "--state-dir", str(state))
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def _placement(bound: Bound) -> dict[str, str]:
+    from pyVim.connect import Disconnect, SmartConnect
+    from pyVmomi import vim
+
+    vcenter = bound.topology.management.vcenter
+    assert vcenter is not None and vcenter.tls.ca_file
+    context = ssl.create_default_context(cafile=vcenter.tls.ca_file)
+    password = os.environ[str(vcenter.credential.password.env)]
+    si = SmartConnect(host=vcenter.address, port=vcenter.port, user=vcenter.credential.username, pwd=password,
+                      sslContext=context)
+    try:
+        view = si.content.viewManager.CreateContainerView(si.content.rootFolder, [vim.VirtualMachine], True)
+        return {vm.name: vm.runtime.host.name for vm in view.view}
+    finally:
+        Disconnect(si)
+
+
+def _until(predicate: Any, timeout_s: float) -> float:
+    started = time.monotonic()
+    while not predicate():
+        assert time.monotonic() - started < timeout_s, f"not within {timeout_s} s"
+        time.sleep(0.1)
+    return time.monotonic() - started
+
+
+def test_host_power_off_by_bmc_kills_the_node_and_ha_restarts_it_in_its_site(bound: Bound) -> None:
+    lab = bound.lab
+    lab.wait_healthy(60)
+    assert _placement(bound) == {"pg-node-a": "esx-a1", "pg-node-b": "esx-b1"}
+    spec = FaultSpec("host-power-off", "host:esx-b1")
+    resolved = registry.resolve(spec, bound.topology)
+    fault = HostPowerOff.from_spec(spec, resolved.params, resolved.target, bound.topology)
+    fault.preflight()
+    fault.inject()
+    killed = _until(lambda: not lab.node_alive("node-b"), 15)
+    restarted = _until(lambda: lab.node_alive("node-b"), 30)
+    print(f"\nnode-b killed {killed:.1f} s after ForceOff, restarted by HA {restarted:.1f} s later")
+    assert _placement(bound)["pg-node-b"] == "esx-b2"
+    assert fault.check() is FaultState.IN_EFFECT
+    fault.revert()
+    assert fault.check() is FaultState.CLEARED
+    lab.wait_healthy(90)
+    assert [h for h in bound.hooks() if h.startswith("power-")][:2] == ["power-off node-b", "power-on node-b"]
+
+
+def test_disk_group_fault_over_esxi_ssh_pauses_io_without_failover_and_resync_writes(bound: Bound) -> None:
+    lab = bound.lab
+    lab.wait_healthy(60)
+    primary = lab.primary()
+    host = bound.topology.host("esx-a1")
+    assert host.ssh is not None and host.disk_groups[0].cache
+    index, endpoint = endpoint_named(bound.topology, host.ssh)
+    shell = SshShell(endpoint, f"management.ssh[{index}]")
+    commands = bound.topology.management.vsan.disk_faults
+    cache = host.disk_groups[0].cache
+    try:
+        shell.check(commands.permanent.replace("@DEVICE@", cache))
+        disks = {d["device"]: d["state"] for d in bound.state()["disks"] if d["host"] == "esx-a1"}
+        assert disks[cache] == "permanent"
+        _until(lambda: any(h.startswith("io-pause") for h in bound.hooks()), 15)
+        _until(lambda: lab.io_load_running("site-a") or lab.io_load_running("site-b"), 15)
+        time.sleep(5)  # past the monitor's detection time
+        assert lab.primary() == primary and lab.healthy()
+    finally:
+        shell.check(commands.clear.replace("@DEVICE@", cache))
+        shell.close()
