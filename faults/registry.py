@@ -36,6 +36,8 @@ BACKENDS: dict[tuple[str, str], str] = {
     ("link-partition", "router"): "faults.backends.router:RouterPartition",
     ("witness-isolation", "router"): "faults.backends.router:RouterPartition",
     ("latency", "router"): "faults.backends.router:RouterLatency",
+    ("host-power-off", "redfish"): "faults.backends.redfish:HostPowerOff",
+    ("site-power-off", "redfish"): "faults.backends.redfish:SitePowerOff",
 }
 
 # The optional extra that brings a platform's SDK, named when its import fails.
@@ -74,6 +76,9 @@ def platform_of(kind: FaultKind, target: Target, topology: Topology) -> str:
         return {"sqlserver-ag": "sqlserver", "sqlserver-fci": "wsfc"}.get(database_kind, database_kind)
     if kind.name == "host-power-off" and target.kind is TargetKind.HOST and topology.host(target.name).bmc:
         return "redfish"
+    if kind.name == "site-power-off" and target.kind is TargetKind.SITE:
+        site = next(s for s in topology.sites if s.name == target.name)
+        return "redfish" if all(host.bmc for host in site.hosts) else "vsphere"
     return "vsphere"
 
 

@@ -26,6 +26,8 @@ MARKED_EVENTS: dict[EventKind, str] = {
     EventKind.IN_EFFECT: "#e67e22",
     EventKind.DETECTED: "#8e44ad",
     EventKind.PROMOTED: "#2c3e50",
+    EventKind.HOST_FAILED: "#d35400",
+    EventKind.VM_RESTARTED: "#1abc9c",
     EventKind.FIRST_COMMIT: "#27ae60",
     EventKind.REVERT: "#2980b9",
     EventKind.REVERTED: "#16a085",

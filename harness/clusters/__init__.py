@@ -90,6 +90,7 @@ class Provisioned(Protocol):
 # topology kind -> "module:Class" with `from_topology(topology)`; imported only when chosen.
 CLUSTERS: dict[str, str] = {
     "lab": "harness.clusters.lab:LabCluster",
+    "vsphere": "harness.clusters.vsphere:VsphereCluster",
 }
 
 

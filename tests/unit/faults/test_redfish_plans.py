@@ -6,13 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 from faults import registry
 from faults.backends.redfish import HostPowerOff, SitePowerOff
 from faults.base import Fault, FaultSpec
 from faults.transports.redfish import RedfishClient
 from harness.errors import ConfigError, ControlPlaneError
-from harness.topology.loader import load_topology
+from harness.topology.loader import parse_topology
 from harness.topology.models import RedfishEndpoint, Topology
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "stretched-2plus2.yaml"
@@ -20,7 +21,11 @@ EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "stretched-2plus2.y
 
 @pytest.fixture(scope="module")
 def topology() -> Topology:
-    return load_topology(EXAMPLE)
+    """The example, with site-b's hosts left without a BMC."""
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    for host in doc["sites"][1]["hosts"]:
+        del host["bmc"]
+    return parse_topology(doc, str(EXAMPLE))
 
 
 def build(cls: type[HostPowerOff] | type[SitePowerOff], spec: FaultSpec, topology: Topology) -> Fault:

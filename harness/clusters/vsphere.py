@@ -1,0 +1,181 @@
+"""A vSphere + vSAN cluster seen as a `Cluster`: the platform from vCenter, the roles from a database part.
+
+vCenter says where each database VM runs, what vSphere HA did and whether the hosts are back;
+vSAN says where the VM's data lives, what is resynchronising and whether health allows a run.
+Who is primary, the commits and the database's own failover events come from the database
+part, chosen by `databases[].kind`: PostgreSQL with pg_auto_failover on the embedded lab bound
+to its simulator here; the SQL Server AG and FCI parts plug in the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from faults.backends import vsphere
+from faults.backends.vsan import VsanCluster, VsanQuiet
+from faults.transports.vcenter import VCenterSession
+from harness.clusters import Cluster, DataDevice, Provisioned, ResyncSample
+from harness.errors import ConfigError, HarnessError
+from harness.history import EventKind
+from harness.history.server import ServerEvent, measure_offset
+from harness.topology.models import DatabaseNode, Topology
+from workloads.oltp import ConnectionSettings, Dialect
+
+def _postgres_on_the_lab(topology: Topology) -> Cluster:
+    """The lab's PostgreSQL + pg_auto_failover, for a vSphere topology bound to the lab (`lab up --vsphere`)."""
+    if topology.lab is None:
+        raise ConfigError(f"topology {topology.name!r}: databases[0] is postgres, whose vSphere database part "
+                          "is the embedded lab's (lab: {prefix: ...}); PostgreSQL elsewhere is not supported yet")
+    from harness.clusters.lab import LabCluster
+    return LabCluster.from_topology(topology)
+
+
+# databases[].kind -> how its part is built from the topology.
+DATABASE_PARTS: dict[str, Callable[[Topology], Cluster]] = {"postgres": _postgres_on_the_lab}
+
+
+
+@dataclass
+class VsphereCluster:
+    topology: Topology
+    database: Cluster
+    session: VCenterSession
+    vsan: VsanCluster
+
+    @classmethod
+    def from_topology(cls, topology: Topology) -> VsphereCluster:
+        if topology.management.vcenter is None:
+            raise ConfigError(f"topology {topology.name!r}: a vsphere cluster needs management.vcenter")
+        if not topology.databases:
+            raise ConfigError(f"topology {topology.name!r}: databases: the suites need one database")
+        kind = topology.databases[0].kind
+        part = DATABASE_PARTS.get(kind)
+        if part is None:
+            raise ConfigError(f"topology {topology.name!r}: databases[0].kind {kind!r} has no vSphere database part "
+                              f"in this installation yet (available: {', '.join(sorted(DATABASE_PARTS))})")
+        session = VCenterSession(topology.management.vcenter, topology.management.vsan.api_version)
+        cluster = cls(topology, part(topology), session, VsanCluster(topology, session))
+        if isinstance(cluster.database, Provisioned):
+            return ProvisionedVsphereCluster(cluster.topology, cluster.database, session, cluster.vsan)
+        return cluster
+
+    @property
+    def name(self) -> str:
+        return self.topology.name
+
+    # -- health ----------------------------------------------------------------------------
+    def preflight(self) -> None:
+        """The platform matches the topology and is whole, vSAN is quiet and not red, the database is healthy."""
+        seen = vsphere.verify(self.topology, self.session)
+        problems = vsphere.recovery_problems(self.topology, seen)
+        if problems:
+            raise HarnessError(f"{self.session.where}: cluster {seen.cluster} is not whole: " + "; ".join(problems))
+        VsanQuiet(self.vsan).preflight()
+        self.database.preflight()
+
+    def wait_healthy(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        vsphere.wait_recovered(self.topology, timeout_s, self.session)
+        self.database.wait_healthy(max(1.0, deadline - time.monotonic()))
+
+    # -- roles and placement ---------------------------------------------------------------
+    def primary_node(self) -> str:
+        return self.database.primary_node()
+
+    def standby_node(self) -> str:
+        return self.database.standby_node()
+
+    def host_of(self, node: str) -> str:
+        """The host vCenter says the node's VM runs on now (HA may have moved it)."""
+        vm_name = vsphere.node_vm(self._node(node))
+        seen = vsphere.discover(self.session, self.topology)
+        vm = seen.vms.get(vm_name)
+        if vm is None or vm.host is None:
+            raise HarnessError(f"{self.session.where}: VM {vm_name} of node {node} is not on a host of the cluster")
+        return vm.host
+
+    def site_of(self, node: str) -> str:
+        return self.topology.site_of(self.host_of(node)).name
+
+    def devices_of(self, node: str) -> list[DataDevice]:
+        """The devices vSAN reports holding the node's VM objects (data components, not witnesses)."""
+        found = []
+        for placed in self.vsan.vm_placement(vsphere.node_vm(self._node(node))):
+            if placed.kind != "Component" or placed.host is None or placed.device is None:
+                continue
+            for index, group in enumerate(self.topology.host(placed.host).disk_groups
+                                          if placed.host in {h.name for h in self.topology.hosts()} else []):
+                if placed.device in group.capacity or placed.device == group.cache:
+                    tier = "cache" if placed.device == group.cache else "capacity"
+                    found.append(DataDevice(placed.host, placed.device, index, tier))
+        return sorted(set(found), key=lambda d: (d.host, d.group, d.device))
+
+    def _node(self, name: str) -> DatabaseNode:
+        for node in self.topology.databases[0].nodes:
+            if node.name == name:
+                return node
+        raise HarnessError(f"node {name!r} is not in databases[0].nodes of topology {self.topology.name!r}")
+
+    # -- history -----------------------------------------------------------------------------
+    def ha_events(self, since_wall: float, old_primary: str) -> list[ServerEvent]:
+        """The database's failover events, and vSphere HA's host failures and VM restarts.
+
+        Both go out on the database's clock (the one `clock_offset` measures): vCenter's times
+        are moved by the difference between the two servers' offsets.
+        """
+        database_events = self.database.ha_events(since_wall, old_primary)
+        shift = self.database.clock_offset() - self._vcenter_offset()
+        found = self.session.events_since(since_wall - shift, (vsphere.HOST_FAILED_EVENT, vsphere.VM_RESTARTED_EVENT))
+        platform = [ServerEvent(e.wall + shift,
+                                EventKind.HOST_FAILED if e.type_id == vsphere.HOST_FAILED_EVENT else EventKind.VM_RESTARTED,
+                                "vsphere-ha", e.message, {k: v for k, v in (("host", e.host), ("vm", e.vm)) if v})
+                    for e in found]
+        return sorted(database_events + platform, key=lambda e: e.wall)
+
+    def _vcenter_offset(self) -> float:
+        return measure_offset(self.session.server_now, time.time)
+
+    def clock_offset(self) -> float:
+        return self.database.clock_offset()
+
+    def resync(self) -> ResyncSample | None:
+        summary = self.vsan.resync()
+        if summary.idle:
+            return None
+        return ResyncSample(bytes_left=float(summary.bytes_left), eta_s=summary.eta_s)
+
+    def connection(self) -> tuple[Dialect, ConnectionSettings]:
+        return self.database.connection()
+
+    def describe(self) -> Mapping[str, str]:
+        about: Any = self.session.call("reading vCenter's version", lambda: self.session.content().about)
+        seen = vsphere.discover(self.session, self.topology)
+        timer = self.vsan.repair_timer()
+        described = {**self.database.describe(),
+                     "vcenter": f"{getattr(about, 'fullName', 'unknown')}",
+                     "vsphere_ha": f"{'on' if seen.ha_enabled else 'off'}; DRS {'on' if seen.drs_enabled else 'off'}"
+                                   f" ({seen.drs_behavior or '-'})",
+                     "vsan_repair_timer_s": "unknown" if timer is None else str(timer),
+                     "vsan_preferred_site": seen.preferred_site or "-", "vsan_witness": seen.witness or "-"}
+        return described
+
+
+@dataclass
+class ProvisionedVsphereCluster(VsphereCluster):
+    """The lab bound to its simulator: brought up, down and rebuilt through the lab, like the lab itself."""
+
+    def _provisioned(self) -> Provisioned:
+        assert isinstance(self.database, Provisioned)
+        return self.database
+
+    def up(self) -> bool:
+        return self._provisioned().up()
+
+    def down(self) -> None:
+        self._provisioned().down()
+
+    def rebuild(self) -> None:
+        self._provisioned().rebuild()
