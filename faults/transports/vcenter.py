@@ -19,6 +19,7 @@ the caller names; the timeout message says what was awaited and what was last se
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import http.client
 import importlib
 import logging
@@ -269,8 +270,7 @@ class VCenterSession:
                 left = deadline - time.monotonic()
                 wait_s = max(1, min(_WAIT_SLICE_S, int(left)))
                 options = pc.WaitOptions(maxWaitSeconds=wait_s)
-                updates = self.call(f"waiting for {what}",
-                                    lambda v=version, o=options: collector.WaitForUpdatesEx(v, o))
+                updates = self.call(f"waiting for {what}", functools.partial(collector.WaitForUpdatesEx, version, options))
                 if updates is not None:
                     version = updates.version
                     apply_updates(values, updates)
