@@ -36,6 +36,11 @@ BACKENDS: dict[tuple[str, str], str] = {
     ("link-partition", "router"): "faults.backends.router:RouterPartition",
     ("witness-isolation", "router"): "faults.backends.router:RouterPartition",
     ("latency", "router"): "faults.backends.router:RouterLatency",
+    ("host-power-off", "vsphere"): "faults.backends.vsphere:HostShutdown",
+    ("host-maintenance", "vsphere"): "faults.backends.vsphere:HostMaintenance",
+    ("vm-migrate", "vsphere"): "faults.backends.vsphere:VmMigrate",
+    ("disk-failure", "vsan"): "faults.backends.vsan:DiskFailure",
+    ("disk-group-failure", "vsan"): "faults.backends.vsan:DiskGroupFailure",
 }
 
 # The optional extra that brings a platform's SDK, named when its import fails.
@@ -68,6 +73,8 @@ def platform_of(kind: FaultKind, target: Target, topology: Topology) -> str:
         return "router"
     if target.kind in (TargetKind.DISK, TargetKind.DISK_GROUP):
         return "vsan"
+    if kind.name == "vm-migrate":
+        return "vsphere"
     if target.kind in (TargetKind.DATABASE, TargetKind.NODE):
         kinds = {d.name: d.kind for d in topology.databases}
         database_kind = kinds.get(target.parts[0], "")
