@@ -458,12 +458,13 @@ class _DeviceFault:
     def preflight(self) -> None:
         """The cluster matches the topology, vSAN is quiet, the device is there, the host's shell answers."""
         self._refuse()
+        shell = self._ssh()  # a missing endpoint is a configuration error, said before contacting anything
         seen = verify(self.topology, self.vsan.session)
         self._device_known(seen)
         VsanQuiet(self.vsan).preflight()
         timer = self.vsan.repair_timer()
         self.evidence["repair_timer_s"] = timer
-        self._ssh().check("true")
+        shell.check("true")
 
     def _device_known(self, seen: Discovery) -> None:
         groups = seen.hosts[self.host.name].disk_groups if self.host.name in seen.hosts else ()
@@ -562,8 +563,8 @@ class DiskGroupFailure(_DeviceFault):
                    group_index=int(index_text))
 
     def _device_known(self, seen: Discovery) -> None:
-        groups = seen.hosts[self.host.name].disk_groups if self.host.name in seen.hosts else ()
-        if any(g.cache is None for g in groups):
+        host = seen.hosts.get(self.host.name)
+        if host is not None and (host.esa or any(g.cache is None for g in host.disk_groups)):
             raise ConfigError(f"disk-group-failure on {self.spec.target}: vCenter shows {self.host.name}'s disk groups "
                               "without a cache device (vSAN ESA): there is no device whose failure takes the group")
         super()._device_known(seen)

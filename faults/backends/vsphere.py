@@ -62,6 +62,7 @@ class HostSeen:
     maintenance: bool
     node_uuid: str
     disk_groups: tuple[DiskGroupSeen, ...]
+    esa: bool = False  # vSAN Express Storage Architecture: no cache tier
 
     @property
     def usable(self) -> bool:
@@ -152,7 +153,8 @@ def host_seen(name: str, props: dict[str, Any]) -> HostSeen:
     groups = tuple(DiskGroupSeen(getattr(m.ssd, "canonicalName", None) if getattr(m, "ssd", None) else None,
                                  tuple(d.canonicalName for d in (m.nonSsd or []))) for m in mappings)
     return HostSeen(name, fault_domain, str(props.get("runtime.powerState")), str(props.get("runtime.connectionState")),
-                    bool(props.get("runtime.inMaintenanceMode")), node_uuid, groups)
+                    bool(props.get("runtime.inMaintenanceMode")), node_uuid, groups,
+                    bool(getattr(vsan, "vsanEsaEnabled", False)))
 
 
 def rules_seen(config: Any, host_names: dict[str, str]) -> tuple[RuleSeen, ...]:

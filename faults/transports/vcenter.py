@@ -89,6 +89,7 @@ class Limits:
     read_s: float = 60.0
     attempts: int = 4
     retry_total_s: float = 60.0
+    backoff_s: float = 0.5  # first pause between attempts; doubles, at most 5 s
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ class VCenterSession:
         limits = self.limits
         try:
             for attempt in Retrying(stop=stop_after_attempt(limits.attempts) | stop_after_delay(limits.retry_total_s),
-                                    wait=wait_exponential(multiplier=0.5, max=5), reraise=False,
+                                    wait=wait_exponential(multiplier=limits.backoff_s, max=5), reraise=False,
                                     retry=retry_if_exception(self._transient), before_sleep=self._before_retry(what)):
                 with attempt:
                     return fn()
