@@ -133,7 +133,9 @@ def discover(session: VCenterSession, topology: Topology) -> Discovery:
            if _moid(props.get("runtime.host")) in members}
     stretched = session.vsan("vsan-stretched-cluster-system")
     witnesses = session.call("reading the vSAN witness", lambda: stretched.VSANVcGetWitnessHosts(cluster)) or []
-    witness = next((names_by_id.get(_moid(w.host), getattr(w.host, "name", None)) for w in witnesses if w.host), None)
+    # The witness sits outside the cluster; its moref came through /vsanHealth, so its name is looked up in the
+    # inventory read above (reading it through that moref would go to the vSAN endpoint).
+    witness = next((names_by_id.get(_moid(w.host)) for w in witnesses if w.host), None)
     preferred = session.call("reading the vSAN preferred fault domain",
                              lambda: stretched.VSANVcGetPreferredFaultDomain(cluster))
     config = cluster_props.get("configurationEx")

@@ -1,0 +1,129 @@
+"""The production vsphere and vsan backends through pyVmomi against the vSAN-aware simulator.
+
+Each test acts only through the production clients (registry-built faults, `verify`, `VsanCluster`)
+and cross-checks with the simulator's own state (its control API, read-only).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from faults import registry
+from faults.backends.vsan import VsanCluster, VsanQuiet, disk_targets
+from faults.backends.vsphere import HOST_FAILED_EVENT, discover, ha_events, verify, wait_recovered
+from faults.base import FaultSpec, FaultState
+from faults.transports.vcenter import session_for
+from harness.errors import ConfigError
+from tests.integration.vsphere.conftest import MODEL
+from tests.integration.vsphere.simulator import SITES, VMS, Sim
+
+
+def host_state(sim: Sim, name: str) -> dict[str, str]:
+    return next(h for h in sim.get("/hosts") if h["name"] == name)
+
+
+def vm_host(sim: Sim, vm: str) -> str:
+    return str(next(v for v in sim.get("/state")["vms"] if v["name"] == vm)["host"])
+
+
+def test_discovery_matches_the_topology(sim: Sim) -> None:
+    seen = verify(sim.topology())
+    assert seen.sites == {site: tuple(sorted(hosts)) for site, hosts in SITES.items()}
+    assert (seen.witness, seen.preferred_site, seen.datacenter) == ("vsan-witness-01", "site-a", "dc-lab")
+    assert {name: (vm.host, vm.power) for name, vm in seen.vms.items() if name in VMS} == {
+        vm: (host, "poweredOn") for vm, (host, _) in VMS.items()}
+    assert all(h.usable and h.node_uuid and len(h.disk_groups) == 1 for h in seen.hosts.values())
+    assert seen.hosts["esx-a1"].disk_groups[0].cache == "naa.5000c5000a100"
+
+
+def test_a_topology_that_does_not_match_is_refused_listing_every_mismatch(sim: Sim) -> None:
+    good = sim.topology()
+    raw_sites = [{"name": s.name, "hosts": [h.model_dump(exclude_none=True) for h in s.hosts]} for s in good.sites]
+    raw_sites[0]["hosts"][1]["name"] = "esx-a9"
+    raw_sites[1]["hosts"][0]["disk_groups"] = [{"cache": "naa.5000c5000b100", "capacity": ["naa.5000c5000b1ff"]}]
+    databases = [good.databases[0].model_dump(exclude_none=True)]
+    databases[0]["nodes"][1]["vm"] = "pg-node-x"
+    bad = sim.topology(sites=raw_sites, databases=databases,
+                       witness={"name": "witness-02", "address": "127.0.0.1", "site": "witness"})
+    with pytest.raises(ConfigError) as caught:
+        verify(bad)
+    text = str(caught.value)
+    for expected in ("sites[0].hosts[1].name: cluster 'stretched-01' has no host 'esx-a9'",
+                     "vCenter's cluster has host 'esx-a2'",
+                     "sites[1].hosts[0].disk_groups: host 'esx-b1' has cache naa.5000c5000b100",
+                     "witness.name: the topology names 'witness-02', vCenter's vSAN witness is 'vsan-witness-01'",
+                     "databases[0].nodes[1].vm: no VM named 'pg-node-x'"):
+        assert expected in text
+
+
+def test_maintenance_mode_enters_and_leaves_as_vcenter_reports(sim: Sim) -> None:
+    topology = sim.topology(allow_list=["host:esx-a2"])
+    fault = registry.build(FaultSpec("host-maintenance", "host:esx-a2", {"timeout_s": 60.0}), topology)
+    fault.preflight()  # type: ignore[attr-defined]
+    assert fault.check() is FaultState.CLEARED
+    fault.inject()
+    assert fault.check() is FaultState.IN_EFFECT
+    assert discover(session_for(topology), topology).hosts["esx-a2"].maintenance
+    fault.revert()
+    assert fault.check() is FaultState.CLEARED
+    fault.revert()  # idempotent
+    wait_recovered(topology, 30)
+
+
+def test_vmotion_moves_the_vm_to_the_other_site_timed_and_back(sim: Sim) -> None:
+    topology = sim.topology()
+    fault = registry.build(FaultSpec("vm-migrate", "node:bench/node-a"), topology)
+    assert fault.check() is FaultState.CLEARED
+    fault.inject()
+    evidence = fault.evidence  # type: ignore[attr-defined]
+    assert (evidence["from_host"], evidence["to_host"]) == ("esx-a1", "esx-b1")
+    assert MODEL["migration_s"] * 0.8 <= evidence["migration_s"] < MODEL["migration_s"] + 5
+    assert fault.check() is FaultState.IN_EFFECT and vm_host(sim, "pg-node-a") == "esx-b1"
+    fault.revert()
+    assert fault.check() is FaultState.CLEARED and vm_host(sim, "pg-node-a") == "esx-a1"
+    assert evidence["back_migration_s"] >= MODEL["migration_s"] * 0.8
+
+
+def test_vsan_reads_placement_resync_timer_and_health(sim: Sim) -> None:
+    topology = sim.topology()
+    vsan = VsanCluster(topology)
+    placement = vsan.vm_placement("pg-node-a")
+    data = [p for p in placement if p.kind == "Component"]
+    assert data and all(p.host in {h for hs in SITES.values() for h in hs} and p.device and p.cache for p in data)
+    disks, groups = disk_targets(placement, topology.model_copy(update={"allow_list": []}))
+    assert disks and groups
+    resync = vsan.resync()
+    assert resync.idle and resync.source == "cluster"
+    assert vsan.repair_timer() == MODEL["repair_timer_s"]
+    assert vsan.health().overall in ("green", "yellow")
+    VsanQuiet(vsan).preflight()
+
+
+def test_server_clock_is_vcenters(sim: Sim) -> None:
+    session = session_for(sim.topology())
+    assert abs(session.server_now() - time.time()) < 5
+
+
+def test_an_opted_in_host_shutdown_waits_for_a_person_to_power_the_host_on(sim: Sim) -> None:
+    topology = sim.topology(management={**sim.topology().management.model_dump(exclude_none=True),
+                                        "vcenter": {**sim.topology().management.vcenter.model_dump(exclude_none=True),  # type: ignore[union-attr]
+                                                    "allow_host_shutdown": True}})
+    fault = registry.build(FaultSpec("host-power-off", "host:esx-a2"), topology)
+    since = session_for(topology).server_now()
+    fault.inject()
+    assert fault.check() is FaultState.IN_EFFECT
+    assert host_state(sim, "esx-a2")["power"] == "off"
+
+    def person() -> None:
+        time.sleep(1.0)
+        sim.post("/hosts/esx-a2/power", {"state": "on"})
+    threading.Thread(target=person, daemon=True).start()
+    fault.reconnect_wait_s = 60  # type: ignore[attr-defined]
+    fault.revert()
+    assert fault.check() is FaultState.CLEARED
+    events = ha_events(session_for(topology), since)
+    assert all(e.attrs["event"] != HOST_FAILED_EVENT for e in events)  # graceful: not what HA sees as a failure
+    wait_recovered(topology, 60)
