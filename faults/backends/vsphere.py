@@ -319,8 +319,18 @@ class _VsphereFault:
                          ("management.vcenter.credential",))
 
     def preflight(self) -> None:
-        """vCenter reachable and trusted, its cluster as the topology describes it."""
-        verify(self.topology, self.session)
+        """vCenter reachable and trusted, its cluster as the topology describes it, the target ready for the fault."""
+        self._ready(verify(self.topology, self.session))
+
+    def _ready(self, seen: Discovery) -> None:
+        """Raise ControlPlaneError if the target is not in the state the fault starts from."""
+
+    def _host_ready(self, seen: Discovery, name: str) -> None:
+        host = seen.hosts[name]
+        if not host.usable:
+            state = "in maintenance mode" if host.maintenance else f"{host.connection}, {host.power}"
+            raise ControlPlaneError(f"{self.session.where}: {self.spec.kind} on {self.spec.target}: host {name} is {state}; "
+                                    "it must be connected, powered on and out of maintenance first")
 
     def check(self) -> FaultState:
         try:
@@ -382,6 +392,9 @@ class HostShutdown(_VsphereFault):
         self._refuse()
         super().preflight()
 
+    def _ready(self, seen: Discovery) -> None:
+        self._host_ready(seen, self.host)
+
     def inject(self) -> None:
         self._refuse()
         host = self._host(self.host)
@@ -431,6 +444,9 @@ class HostMaintenance(_VsphereFault):
              f"{self.timeout_s:g} s",),
             (f"ExitMaintenanceMode_Task(timeout={int(EXIT_MAINTENANCE_S)}) on {self.host}, waiting at most "
              f"{EXIT_MAINTENANCE_S:g} s",))
+
+    def _ready(self, seen: Discovery) -> None:
+        self._host_ready(seen, self.host)
 
     def inject(self) -> None:
         s, host = sdk(), self._host(self.host)
@@ -482,6 +498,16 @@ class VmMigrate(_VsphereFault):
             "the host it ran on at inject"
         return self._plan((f"RelocateVM_Task of VM {self.vm} to {where}, timed, waiting at most {self.timeout_s:g} s",),
                           (f"RelocateVM_Task of VM {self.vm} back to {home}, waiting at most {self.timeout_s:g} s",))
+
+    def _ready(self, seen: Discovery) -> None:
+        vm = seen.vms.get(self.vm)
+        if vm is None or vm.power != "poweredOn" or vm.host is None:
+            raise ControlPlaneError(f"{self.session.where}: vm-migrate: VM {self.vm} is "
+                                    f"{'not on the cluster' if vm is None else vm.power}; vMotion needs it running")
+        to = self.destination(seen, vm.host)
+        if to == vm.host:
+            raise ConfigError(f"vm-migrate: VM {self.vm} already runs on {to}")
+        self._host_ready(seen, to)
 
     def _vm_host(self) -> str | None:
         seen = self.session.read(self.session.find("VirtualMachine", self.vm), ["runtime.host"], f"reading VM {self.vm}")

@@ -335,7 +335,8 @@ class VCenterSession:
 def vc_event(event: Any) -> VcEvent:
     """pyVmomi Event -> VcEvent: EventEx carries its type in `eventTypeId`, the others in their class."""
     type_id = getattr(event, "eventTypeId", None) or type(event).__name__.rsplit(".", 1)[-1]
-    host = getattr(getattr(event, "host", None), "name", None)
+    # DasHostFailedEvent names the failed host in `failedHost`; `host` is then the reporting one, if any.
+    host = getattr(getattr(event, "failedHost", None), "name", None) or getattr(getattr(event, "host", None), "name", None)
     vm = getattr(getattr(event, "vm", None), "name", None)
     created = event.createdTime
     wall = created.timestamp() if isinstance(created, dt.datetime) else float(created)

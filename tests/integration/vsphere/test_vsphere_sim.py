@@ -16,7 +16,7 @@ from faults.backends.vsan import VsanCluster, VsanQuiet, disk_targets
 from faults.backends.vsphere import HOST_FAILED_EVENT, discover, ha_events, verify, wait_recovered
 from faults.base import FaultSpec, FaultState
 from faults.transports.vcenter import session_for
-from harness.errors import ConfigError
+from harness.errors import ConfigError, ControlPlaneError
 from tests.integration.vsphere.conftest import MODEL
 from tests.integration.vsphere.simulator import SITES, VMS, Sim
 
@@ -67,6 +67,9 @@ def test_maintenance_mode_enters_and_leaves_as_vcenter_reports(sim: Sim) -> None
     fault.inject()
     assert fault.check() is FaultState.IN_EFFECT
     assert discover(session_for(topology), topology).hosts["esx-a2"].maintenance
+    again = registry.build(FaultSpec("host-maintenance", "host:esx-a2"), topology)
+    with pytest.raises(ControlPlaneError, match="host esx-a2 is in maintenance mode; it must be connected"):
+        again.preflight()  # type: ignore[attr-defined]
     fault.revert()
     assert fault.check() is FaultState.CLEARED
     fault.revert()  # idempotent
@@ -76,6 +79,7 @@ def test_maintenance_mode_enters_and_leaves_as_vcenter_reports(sim: Sim) -> None
 def test_vmotion_moves_the_vm_to_the_other_site_timed_and_back(sim: Sim) -> None:
     topology = sim.topology()
     fault = registry.build(FaultSpec("vm-migrate", "node:bench/node-a"), topology)
+    fault.preflight()  # type: ignore[attr-defined]
     assert fault.check() is FaultState.CLEARED
     fault.inject()
     evidence = fault.evidence  # type: ignore[attr-defined]
@@ -127,3 +131,32 @@ def test_an_opted_in_host_shutdown_waits_for_a_person_to_power_the_host_on(sim: 
     events = ha_events(session_for(topology), since)
     assert all(e.attrs["event"] != HOST_FAILED_EVENT for e in events)  # graceful: not what HA sees as a failure
     wait_recovered(topology, 60)
+
+
+def test_ha_restart_is_seen_in_vcenters_events_and_property_updates(sim: Sim) -> None:
+    """An abrupt power loss (what a BMC's ForceOff does; here the simulator's control API stands in for the BMC):
+    vCenter reports the host failure and HA's restart of the VM on the other host of its site, on its own clock."""
+    topology = sim.topology()
+    session = session_for(topology)
+    since = session.server_now()
+    vm = session.find("VirtualMachine", "pg-node-a")
+    started = time.monotonic()
+    sim.post("/hosts/esx-a1/power", {"state": "off"})
+    session.wait_for(vm, ["runtime.powerState"], lambda v: str(v["runtime.powerState"]) == "poweredOff",
+                     "pg-node-a to lose power with its host", 30)
+    session.wait_for(vm, ["runtime.powerState"], lambda v: str(v["runtime.powerState"]) == "poweredOn",
+                     "HA to restart pg-node-a", 30)
+    restart_s = time.monotonic() - started
+    assert MODEL["ha_restart_delay_s"] * 0.8 <= restart_s < MODEL["ha_restart_delay_s"] + 10
+    assert vm_host(sim, "pg-node-a") == "esx-a2"  # the other host of its own site
+    events = ha_events(session, since)
+    kinds = [(e.kind.value, e.attrs.get("host"), e.attrs.get("vm")) for e in events]
+    assert ("detected", "esx-a1", None) in kinds and ("promoted", "esx-a2", "pg-node-a") in kinds
+    detected = next(e for e in events if e.kind.value == "detected")
+    restarted = next(e for e in events if e.kind.value == "promoted")
+    assert since - 1 <= detected.wall <= restarted.wall
+    assert ["power-off", "node-a"] in sim.hook_actions()
+    sim.post("/hosts/esx-a1/power", {"state": "on"})
+    session.wait_for(session.find("HostSystem", "esx-a1"), ["runtime.connectionState"],
+                     lambda v: str(v["runtime.connectionState"]) == "connected", "esx-a1 to be connected again", 30)
+    wait_recovered(topology, 30)

@@ -155,7 +155,7 @@ def test_property_updates_are_folded_assign_and_remove() -> None:
 def test_events_carry_their_type_the_server_clock_and_what_they_name() -> None:
     when = dt.datetime(2026, 11, 23, 21, 0, 5, 250000, tzinfo=dt.UTC)
     failed = vim.event.DasHostFailedEvent(createdTime=when, fullFormattedMessage="A possible host failure",
-                                          host=vim.event.HostEventArgument(name="esx-a1"))
+                                          failedHost=vim.event.HostEventArgument(name="esx-a1"))
     restarted = vim.event.EventEx(createdTime=when + dt.timedelta(seconds=4), eventTypeId="com.vmware.vc.ha.VmRestartedByHAEvent",
                                   fullFormattedMessage="vSphere HA restarted pg-node-a",
                                   vm=vim.event.VmEventArgument(name="pg-node-a"),
