@@ -10,7 +10,7 @@ import pytest
 from faults.transports.vcenter import close_all
 from tests.integration.vsphere.simulator import PASSWORD_ENV, Sim, binary, running
 
-MODEL = {"ha_restart_delay_s": 2.0, "resync_rate_mb_s": 400.0, "component_mb": 256, "io_pause_s": 1.0,
+MODEL = {"ha_restart_delay_s": 2.0, "resync_rate_mb_s": 200.0, "component_mb": 256, "io_pause_s": 1.0,
          "repair_timer_s": 3600, "migration_s": 1.5}
 
 
