@@ -40,6 +40,7 @@ from faults.backends.vsan import (
 )
 from faults.base import FaultSpec, FaultState
 from faults.transports.shell import CommandResult
+from faults.transports.vcenter import VCenterSession
 from harness.errors import ConfigError, ControlPlaneError
 from harness.topology.loader import parse_topology
 from tests.unit.faults.test_vsphere_backend import document, seen_as_topology, topology
@@ -313,3 +314,35 @@ def test_component_states_keep_unknown_values_as_given() -> None:
     tree = {"dom_objects": {"o": {"config": {"content": {"type": "Component", "componentUuid": "c", "diskUuid": "d",
                                                          "attributes": {"componentState": 77}}}}}}
     assert components(tree) == [ComponentSeen("o", "c", "Component", "77", "d")]
+
+
+class SummaryRefused:
+    """The cluster's vSAN object system answering the summary call with a fault (an older or degraded vCenter)."""
+
+    def QuerySyncingVsanObjectsSummary(self, cluster: Any, syncingObjectFilter: Any) -> Any:
+        from pyVmomi import vmodl
+
+        raise vmodl.fault.NotSupported(msg="not supported at this API version")
+
+
+class FallbackCluster(VsanCluster):
+    def __init__(self) -> None:
+        topo = topology()
+        assert topo.management.vcenter is not None
+        session = VCenterSession(topo.management.vcenter, topo.management.vsan.api_version)  # its own, not the shared one
+        session.vsan = lambda name: SummaryRefused()  # type: ignore[method-assign]
+        super().__init__(topo, session)
+        self.asked_hosts = False
+
+    def cluster(self) -> Any:
+        return "cluster"
+
+    def _resync_from_hosts(self) -> ResyncSummary:
+        self.asked_hosts = True
+        return summary_from_components(components(QUERY_VSAN_OBJECTS))
+
+
+def test_the_resync_falls_back_to_the_hosts_when_the_cluster_call_fails() -> None:
+    vsan = FallbackCluster()
+    summary = vsan.resync()
+    assert vsan.asked_hosts and summary.source == "hosts" and summary.bytes_left == 2147483648 + 1024
