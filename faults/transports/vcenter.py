@@ -23,6 +23,7 @@ import functools
 import http.client
 import importlib
 import logging
+import socket
 import ssl
 import threading
 import time
@@ -34,7 +35,7 @@ from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attemp
 
 from harness.errors import ConfigError, ControlPlaneError, HarnessError
 from harness.history.events import EventKind
-from harness.history.server import ServerEvent
+from harness.history.server import ServerEvent, measure_offset
 from harness.topology.credentials import resolve_secret
 from harness.topology.models import TlsPolicy, Topology, VCenter
 
@@ -127,6 +128,8 @@ class VCenterSession:
         s = sdk()
         password = resolve_secret(self.vcenter.credential.password, f"{FIELD}.credential.password")
         context = ssl_context(self.vcenter.tls, FIELD)
+        # pyVmomi has one timeout for connect and read; a separate, shorter bound on reaching the port first.
+        socket.create_connection((self.vcenter.address, self.vcenter.port), timeout=self.limits.connect_s).close()
         try:
             si = s.connect.SmartConnect(host=self.vcenter.address, port=self.vcenter.port,
                                         user=self.vcenter.credential.username, pwd=password.reveal(),
@@ -314,6 +317,10 @@ class VCenterSession:
     def server_now(self) -> float:
         """vCenter's clock (seconds since the epoch), for `harness.history.server.measure_offset`."""
         return float(self.call("reading the server clock", lambda: self.si().CurrentTime()).timestamp())
+
+    def clock_offset(self) -> float:
+        """vCenter's clock minus this machine's (seconds), from the round trip with the least delay."""
+        return measure_offset(self.server_now, time.time)
 
     def events_since(self, since: float, type_ids: Iterable[str], entity: Any | None = None) -> list[VcEvent]:
         """Events of these types (class names such as `DasHostFailedEvent`, or an EventEx `eventTypeId`)

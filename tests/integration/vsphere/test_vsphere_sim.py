@@ -15,8 +15,9 @@ from faults import registry
 from faults.backends.vsan import VsanCluster, VsanQuiet, disk_targets
 from faults.backends.vsphere import HOST_FAILED_EVENT, discover, ha_events, verify, wait_recovered
 from faults.base import FaultSpec, FaultState
-from faults.transports.vcenter import session_for
+from faults.transports.vcenter import VCenterSession, session_for
 from harness.errors import ConfigError, ControlPlaneError
+from harness.topology.models import TlsPolicy
 from tests.integration.vsphere.conftest import MODEL
 from tests.integration.vsphere.simulator import SITES, VMS, Sim
 
@@ -109,6 +110,27 @@ def test_vsan_reads_placement_resync_timer_and_health(sim: Sim) -> None:
 def test_server_clock_is_vcenters(sim: Sim) -> None:
     session = session_for(sim.topology())
     assert abs(session.server_now() - time.time()) < 5
+    assert abs(session.clock_offset()) < 1  # the simulator runs on this machine's clock
+
+
+def test_a_wrong_password_is_a_configuration_error_naming_the_field_not_the_password(
+        sim: Sim, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_TEST_WRONG_PW", "wrong-password-123")
+    topology = sim.topology()
+    vcenter = topology.management.vcenter
+    assert vcenter is not None
+    wrong = vcenter.model_copy(update={"credential": vcenter.credential.model_copy(
+        update={"password": vcenter.credential.password.model_copy(update={"env": "HARNESS_TEST_WRONG_PW"})})})
+    with pytest.raises(ConfigError, match=r"login refused for 'harness' \(management\.vcenter\.credential\)") as caught:
+        VCenterSession(wrong, "vsan.version.version20").si()
+    assert "wrong-password-123" not in str(caught.value)
+
+
+def test_an_untrusted_certificate_is_refused_pointing_at_the_ca_file(sim: Sim) -> None:
+    vcenter = sim.topology().management.vcenter
+    assert vcenter is not None
+    with pytest.raises(ConfigError, match=r"certificate not trusted .*give the CA in management\.vcenter\.tls\.ca_file"):
+        VCenterSession(vcenter.model_copy(update={"tls": TlsPolicy()}), "vsan.version.version20").si()
 
 
 def test_an_opted_in_host_shutdown_waits_for_a_person_to_power_the_host_on(sim: Sim) -> None:
