@@ -48,6 +48,15 @@ def binary() -> str | None:
     return shutil.which("harness-vsim")
 
 
+def govc_binary() -> str | None:
+    """govc built from the simulator's module: $HARNESS_GOVC, the project's tools folder, or a build in /tmp."""
+    tools = Path(os.environ.get("HARNESS_TOOLS", Path(__file__).resolve().parents[3] / ".tools"))
+    for candidate in (os.environ.get("HARNESS_GOVC"), str(tools / "bin" / "govc"), "/tmp/pyvs-govc"):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
 def cache(host: str) -> str:
     return f"naa.5000c5000{host[-2:]}00"
 
@@ -89,6 +98,31 @@ class Sim:
     ca_file: Path
     hook_log: Path
     folder: Path
+    password: str
+
+    def govc(self, *args: str) -> str:
+        """govc (govmomi v0.52.0, a client we did not write) against the same simulator, TLS verified."""
+        path = govc_binary()
+        assert path is not None
+        env = {**os.environ, "GOVC_URL": f"https://127.0.0.1:{self.sdk_port}/sdk", "GOVC_USERNAME": "harness",
+               "GOVC_PASSWORD": self.password, "GOVC_TLS_CA_CERTS": str(self.ca_file)}
+        env.pop("GOVC_INSECURE", None)
+        done = subprocess.run([path, *args], env=env, capture_output=True, text=True, timeout=30, check=False)
+        assert done.returncode == 0, f"govc {' '.join(args)}: {done.stderr[-500:]}"
+        return done.stdout
+
+    def govc_host(self, name: str) -> dict[str, Any]:
+        """govc's view of a host's runtime (inMaintenanceMode, connectionState, powerState)."""
+        info = json.loads(self.govc("host.info", "-json", f"/dc-lab/host/stretched-01/{name}"))
+        runtime: dict[str, Any] = info["hostSystems"][0]["runtime"]
+        return runtime
+
+    def govc_vm_host(self, vm: str) -> str:
+        """The host govc says runs `vm` (its `vm.info` "Host:" line)."""
+        for line in self.govc("vm.info", vm).splitlines():
+            if line.strip().startswith("Host:"):
+                return line.split(":", 1)[1].strip()
+        raise AssertionError(f"govc vm.info {vm}: no Host line")
 
     def get(self, path: str) -> Any:
         with urllib.request.urlopen(self.control + path, timeout=10) as reply:  # loopback only
@@ -167,7 +201,7 @@ def running(folder: Path, model: dict[str, float], password: str) -> Iterator[Si
             time.sleep(0.05)
         info = json.loads(ready.read_text())
         port = int(str(info["sdk"]).rsplit(":", 1)[1].split("/", 1)[0])
-        yield Sim(port, str(info["control"]).rstrip("/"), ca_file, folder / "hook.log", folder)
+        yield Sim(port, str(info["control"]).rstrip("/"), ca_file, folder / "hook.log", folder, password)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGTERM)

@@ -38,6 +38,9 @@ def test_discovery_matches_the_topology(sim: Sim) -> None:
         vm: (host, "poweredOn") for vm, (host, _) in VMS.items()}
     assert all(h.usable and h.node_uuid and len(h.disk_groups) == 1 for h in seen.hosts.values())
     assert seen.hosts["esx-a1"].disk_groups[0].cache == "naa.5000c5000a100"
+    assert set(sim.govc("ls", "/dc-lab/host/stretched-01").split()) >= {
+        f"/dc-lab/host/stretched-01/{h}" for hosts in SITES.values() for h in hosts}
+    assert {vm: sim.govc_vm_host(vm) for vm in VMS} == {vm: host for vm, (host, _) in VMS.items()}
 
 
 def test_a_topology_that_does_not_match_is_refused_listing_every_mismatch(sim: Sim) -> None:
@@ -68,11 +71,13 @@ def test_maintenance_mode_enters_and_leaves_as_vcenter_reports(sim: Sim) -> None
     fault.inject()
     assert fault.check() is FaultState.IN_EFFECT
     assert discover(session_for(topology), topology).hosts["esx-a2"].maintenance
+    assert sim.govc_host("esx-a2")["inMaintenanceMode"] is True
     again = registry.build(FaultSpec("host-maintenance", "host:esx-a2"), topology)
     with pytest.raises(ControlPlaneError, match="host esx-a2 is in maintenance mode; it must be connected"):
         again.preflight()  # type: ignore[attr-defined]
     fault.revert()
     assert fault.check() is FaultState.CLEARED
+    assert sim.govc_host("esx-a2")["inMaintenanceMode"] is False
     fault.revert()  # idempotent
     wait_recovered(topology, 30)
 
@@ -87,8 +92,10 @@ def test_vmotion_moves_the_vm_to_the_other_site_timed_and_back(sim: Sim) -> None
     assert (evidence["from_host"], evidence["to_host"]) == ("esx-a1", "esx-b1")
     assert MODEL["migration_s"] * 0.8 <= evidence["migration_s"] < MODEL["migration_s"] + 5
     assert fault.check() is FaultState.IN_EFFECT and vm_host(sim, "pg-node-a") == "esx-b1"
+    assert sim.govc_vm_host("pg-node-a") == "esx-b1"
     fault.revert()
     assert fault.check() is FaultState.CLEARED and vm_host(sim, "pg-node-a") == "esx-a1"
+    assert sim.govc_vm_host("pg-node-a") == "esx-a1"
     assert evidence["back_migration_s"] >= MODEL["migration_s"] * 0.8
 
 
@@ -142,6 +149,7 @@ def test_an_opted_in_host_shutdown_waits_for_a_person_to_power_the_host_on(sim: 
     fault.inject()
     assert fault.check() is FaultState.IN_EFFECT
     assert host_state(sim, "esx-a2")["power"] == "off"
+    assert sim.govc_host("esx-a2")["connectionState"] != "connected"
 
     def person() -> None:
         time.sleep(1.0)
@@ -171,6 +179,7 @@ def test_ha_restart_is_seen_in_vcenters_events_and_property_updates(sim: Sim) ->
     restart_s = time.monotonic() - started
     assert MODEL["ha_restart_delay_s"] * 0.8 <= restart_s < MODEL["ha_restart_delay_s"] + 10
     assert vm_host(sim, "pg-node-a") == "esx-a2"  # the other host of its own site
+    assert sim.govc_vm_host("pg-node-a") == "esx-a2"
     events = ha_events(session, since)
     kinds = [(e.kind.value, e.attrs.get("host"), e.attrs.get("vm")) for e in events]
     assert ("detected", "esx-a1", None) in kinds and ("promoted", "esx-a2", "pg-node-a") in kinds
