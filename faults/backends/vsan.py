@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.backends.vsphere import Discovery, discover, verify
+from faults.backends.vsphere import Discovery, DiskGroupSeen, discover, verify
 from faults.base import FaultPlan, FaultSpec, FaultState
 from faults.kinds import DiskFailureParams, Params
 from faults.transports.shell import Shell
@@ -203,7 +203,8 @@ class VsanCluster:
                 return name, system["configManager.vsanInternalSystem"]
         raise ControlPlaneError(f"{self.session.where}: no connected host to ask ({host or 'any'})")
 
-    def disk_groups(self, seen: Discovery | None = None) -> dict[str, tuple[Any, ...]]:
+    def disk_groups(self, seen: Discovery | None = None) -> dict[str, tuple[DiskGroupSeen, ...]]:
+        """Each host's disk groups as vCenter reports them (cache None: vSAN ESA)."""
         seen = seen or discover(self.session, self.topology)
         return {name: host.disk_groups for name, host in seen.hosts.items()}
 

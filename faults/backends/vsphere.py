@@ -414,10 +414,18 @@ class HostShutdown(_VsphereFault):
             return  # refused: never injected
         log.warning("%s was shut down through vCenter: a person must power it on (the BMC or the power button); "
                     "waiting at most %g s for it to be connected", self.host, self.reconnect_wait_s)
+        deadline = time.monotonic() + self.reconnect_wait_s
+        host = self._host(self.host)
         try:
-            self.session.wait_for(self._host(self.host), ["runtime.connectionState"],
+            seen = self.session.wait_for(host, ["runtime.connectionState"],
+                                         lambda v: str(v["runtime.connectionState"]) in ("connected", "disconnected"),
+                                         f"host {self.host} to be powered on and answer again", self.reconnect_wait_s)
+            if str(seen["runtime.connectionState"]) == "disconnected":  # vCenter gave up on it: reconnect once
+                task = self.session.call(f"ReconnectHost_Task on {self.host}", lambda: host.ReconnectHost_Task())
+                self.session.wait_task(task, f"host {self.host} to reconnect", max(1.0, deadline - time.monotonic()))
+            self.session.wait_for(host, ["runtime.connectionState"],
                                   lambda v: str(v["runtime.connectionState"]) == "connected",
-                                  f"host {self.host} to be connected again", self.reconnect_wait_s)
+                                  f"host {self.host} to be connected again", max(1.0, deadline - time.monotonic()))
         except ControlPlaneError as exc:
             raise ControlPlaneError(f"{exc}; {self.host} was shut down through vCenter, which cannot power it on: "
                                     "a person must power it on") from None
