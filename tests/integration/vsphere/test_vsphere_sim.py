@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,9 @@ from faults.backends.vsphere import HOST_FAILED_EVENT, discover, ha_events, veri
 from faults.base import FaultSpec, FaultState
 from faults.transports.vcenter import VCenterSession, session_for
 from harness.errors import ConfigError, ControlPlaneError
+from harness.history.timeline import Timeline
+from harness.safety.journal import Journal
+from harness.safety.runner import FaultRunner, RunnerSettings
 from harness.topology.models import TlsPolicy
 from tests.integration.vsphere.conftest import MODEL
 from tests.integration.vsphere.simulator import SITES, VMS, Sim
@@ -191,3 +195,21 @@ def test_ha_restart_is_seen_in_vcenters_events_and_property_updates(sim: Sim) ->
     session.wait_for(session.find("HostSystem", "esx-a1"), ["runtime.connectionState"],
                      lambda v: str(v["runtime.connectionState"]) == "connected", "esx-a1 to be connected again", 30)
     wait_recovered(topology, 30)
+
+
+def test_the_fault_runner_journals_injects_and_reverts_a_vsphere_fault(sim: Sim, tmp_path: Path) -> None:
+    """The harness's own runner drives the production fault: preflight, journal, inject, in effect, revert, entry gone."""
+    topology = sim.topology(allow_list=["node:bench/node-b"])
+    timeline = Timeline()
+    runner = FaultRunner(topology, str(tmp_path / "vsim.yaml"), Journal(tmp_path / "journal"), timeline, "run-1",
+                         RunnerSettings(poll_interval_s=0.05, settle_timeout_s=10, revert_timeout_s=30),
+                         allow_destructive=True)
+    fault = registry.build(FaultSpec("vm-migrate", "node:bench/node-b"), topology)
+    with runner.inject(fault, duration_s=30) as active:
+        assert active.in_effect_at is not None
+        assert sim.govc_vm_host("pg-node-b") == "esx-a1"  # the first usable host of the other site
+        assert len(runner.journal.pending()) == 1
+    assert runner.journal.pending() == []
+    assert sim.govc_vm_host("pg-node-b") == "esx-b1"
+    kinds = [e.kind.value for e in timeline.events()]
+    assert kinds[:2] == ["inject", "in-effect"] and "reverted" in kinds
