@@ -38,6 +38,11 @@ BACKENDS: dict[tuple[str, str], str] = {
     ("latency", "router"): "faults.backends.router:RouterLatency",
     ("host-power-off", "redfish"): "faults.backends.redfish:HostPowerOff",
     ("site-power-off", "redfish"): "faults.backends.redfish:SitePowerOff",
+    ("host-power-off", "vsphere"): "faults.backends.vsphere:HostShutdown",
+    ("host-maintenance", "vsphere"): "faults.backends.vsphere:HostMaintenance",
+    ("vm-migrate", "vsphere"): "faults.backends.vsphere:VmMigrate",
+    ("disk-failure", "vsan"): "faults.backends.vsan:DiskFailure",
+    ("disk-group-failure", "vsan"): "faults.backends.vsan:DiskGroupFailure",
 }
 
 # The optional extra that brings a platform's SDK, named when its import fails.
@@ -70,6 +75,8 @@ def platform_of(kind: FaultKind, target: Target, topology: Topology) -> str:
         return "router"
     if target.kind in (TargetKind.DISK, TargetKind.DISK_GROUP):
         return "vsan"
+    if kind.name == "vm-migrate":
+        return "vsphere"
     if target.kind in (TargetKind.DATABASE, TargetKind.NODE):
         kinds = {d.name: d.kind for d in topology.databases}
         database_kind = kinds.get(target.parts[0], "")

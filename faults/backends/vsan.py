@@ -1,0 +1,571 @@
+"""vSAN through vCenter's vSAN management API (/vsanHealth) and the hosts' ESXi shell.
+
+Reads: disk groups per host (cache + capacity canonical names; vSAN ESA has no cache tier),
+which hosts and devices hold a VM's objects (`VsanQueryObjectIdentities`, then a host's
+`QueryVsanObjects` / `QueryPhysicalVsanDisks` JSON, as RVC's `vsan.vm_object_info` reads them),
+the resync summary (`QuerySyncingVsanObjectsSummary`, paged by offset until every object is
+read; the hosts' `QuerySyncingVsanObjects` when the cluster call fails), the object repair
+timer (an absent component waits for it: a run shorter than it shows no resync, which is
+correct behaviour), "repair objects immediately", and the cluster health summary.
+
+`VsanQuiet` is the preflight: no run starts while a resync runs or health is red.
+
+Faults: `DiskFailure` and `DiskGroupFailure` (the group's cache device) run the command lines of
+`management.vsan.disk_faults` over the host's ESXi SSH endpoint (`sites[].hosts[].ssh`, host key
+pinned). Their default is VMware's vsanDiskFaultInjection script, whose path and flags are NOT
+confirmed on a real host: check `python <script> -h` on one host and override the lines in the
+topology if they differ. `check()` is the device as vSAN reports it (QueryPhysicalVsanDisks on
+the host): gone (unplugged) or with non-zero health flags is in effect.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import re
+import shlex
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from faults.backends.vsphere import Discovery, DiskGroupSeen, discover, verify
+from faults.base import FaultPlan, FaultSpec, FaultState
+from faults.kinds import DiskFailureParams, Params
+from faults.transports.shell import Shell
+from faults.transports.vcenter import VCenterSession, sdk, session_for
+from harness.errors import ConfigError, ControlPlaneError, HarnessError
+from harness.topology.models import DiskGroup, Host, Topology
+from harness.topology.targets import Target
+
+log = logging.getLogger(__name__)
+
+BACKEND = "vsan"
+PAGE = 100
+MAX_PAGES = 10_000
+REPAIR_TASK_S = 300.0
+COMMAND_S = 120.0
+DISK_PROPS = ("uuid", "devName", "isSsd", "owner", "disk_health", "capacity", "capacityUsed")
+
+# componentState numbers as RVC's vsan.rb (_print_dom_config_tree) names them.
+COMPONENT_STATES = {0: "FIRST", 1: "NONE", 2: "NEED_CONFIG", 3: "INITIALIZE", 4: "INITIALIZED", 5: "ACTIVE",
+                    6: "ABSENT", 7: "STALE", 8: "RESYNCHING", 9: "DEGRADED", 10: "RECONFIGURING", 11: "CLEANUP",
+                    12: "TRANSIENT", 13: "LAST"}
+_CHILD = re.compile(r"child-\d+")
+_PARTITION = re.compile(r":\d+$")
+
+
+# -- parsing the hosts' JSON ------------------------------------------------------------------
+@dataclass(frozen=True)
+class ComponentSeen:
+    object_uuid: str
+    component_uuid: str
+    kind: str  # "Component" or "Witness"
+    state: str  # a COMPONENT_STATES name, or the raw value
+    disk_uuid: str
+    bytes_to_sync: int = 0
+    recovery_eta_s: int | None = None
+
+
+@dataclass(frozen=True)
+class PhysicalDisk:
+    uuid: str
+    device: str  # canonical name (naa....), any ":<partition>" suffix removed
+    is_ssd: bool
+    owner: str  # the vSAN node uuid of the host holding it
+    health_flags: int
+
+
+def components(objects: Mapping[str, Any]) -> list[ComponentSeen]:
+    """Every component and witness of the `dom_objects` of a QueryVsanObjects / QuerySyncingVsanObjects reply.
+
+    Each object's `config.content` is a tree (Configuration, RAID_1, RAID_0, Concatenation) whose
+    `child-N` entries end in `Component` / `Witness` leaves carrying `componentUuid`, `diskUuid` and
+    `attributes.componentState` (RVC vsan.rb, `_components_in_dom_config`).
+    """
+    found: list[ComponentSeen] = []
+    for object_uuid, info in sorted((objects.get("dom_objects") or {}).items()):
+        content = ((info or {}).get("config") or {}).get("content") or {}
+        found += _leaves(object_uuid, content)
+    return found
+
+
+def _leaves(object_uuid: str, node: Mapping[str, Any]) -> list[ComponentSeen]:
+    if node.get("type") in ("Component", "Witness"):
+        attributes = node.get("attributes") or {}
+        state = attributes.get("componentState")
+        name = COMPONENT_STATES.get(int(state), str(state)) if isinstance(state, (int, str)) and str(state).isdigit() \
+            else str(state)
+        eta = attributes.get("recoveryETA")
+        return [ComponentSeen(object_uuid, str(node.get("componentUuid", "")), str(node["type"]), name,
+                              str(node.get("diskUuid", "")), int(attributes.get("bytesToSync") or 0),
+                              int(eta) if eta is not None else None)]
+    found: list[ComponentSeen] = []
+    for key, child in sorted(node.items()):
+        if _CHILD.fullmatch(key) and isinstance(child, Mapping):
+            found += _leaves(object_uuid, child)
+    return found
+
+
+def physical_disks(raw: Mapping[str, Any]) -> dict[str, PhysicalDisk]:
+    """QueryPhysicalVsanDisks JSON (disk uuid -> {uuid, devName, isSsd, owner, disk_health, ...}) by disk uuid."""
+    found = {}
+    for key, disk in raw.items():
+        if not isinstance(disk, Mapping):
+            continue
+        health = disk.get("disk_health") or {}
+        flags = health.get("healthFlags", 0) if isinstance(health, Mapping) else 0
+        uuid = str(disk.get("uuid") or key)
+        found[uuid] = PhysicalDisk(uuid, _PARTITION.sub("", str(disk.get("devName") or "")), bool(disk.get("isSsd")),
+                                   str(disk.get("owner") or ""), int(flags or 0))
+    return found
+
+
+def load_json(text: Any, what: str) -> dict[str, Any]:
+    """A host's JSON reply; ControlPlaneError if it is not (hosts answer "BAD" on a refused query)."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        raise ControlPlaneError(f"{what}: the host did not answer JSON: {str(text)[:200]!r}") from None
+    if not isinstance(value, dict):
+        raise ControlPlaneError(f"{what}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+# -- placement ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Placement:
+    """One component of a VM's objects: where it lives and in what state."""
+
+    object_uuid: str
+    component_uuid: str
+    kind: str
+    state: str
+    host: str | None
+    device: str | None
+    cache: str | None  # the cache device of its disk group (None on ESA)
+
+
+def place(found: Iterable[ComponentSeen], disks: Mapping[str, PhysicalDisk], node_hosts: Mapping[str, str],
+          seen: Discovery) -> list[Placement]:
+    """Components with their host (disk owner node uuid -> host) and device and the device's group cache."""
+    cache_of = {(host.name, device): group.cache for host in seen.hosts.values()
+                for group in host.disk_groups for device in group.capacity}
+    placed = []
+    for c in found:
+        disk = disks.get(c.disk_uuid)
+        host = node_hosts.get(disk.owner) if disk else None
+        device = disk.device if disk else None
+        placed.append(Placement(c.object_uuid, c.component_uuid, c.kind, c.state, host, device,
+                                cache_of.get((host, device)) if host and device else None))
+    return placed
+
+
+def disk_targets(placement: Iterable[Placement], topology: Topology) -> tuple[list[str], list[str]]:
+    """The topology's `disk:` and `diskgroup:` targets that hold components of the placement (data, not witnesses)."""
+    disks, groups = set(), set()
+    for p in placement:
+        if p.kind != "Component" or p.host is None or p.device is None:
+            continue
+        disks.add(f"disk:{p.host}/{p.device}")
+        try:
+            host = topology.host(p.host)
+        except KeyError:
+            continue
+        for index, group in enumerate(host.disk_groups):
+            if p.device in group.capacity:
+                groups.add(f"diskgroup:{p.host}/{index}")
+    known = topology.targets()
+    return sorted(disks & known), sorted(groups & known)
+
+
+class VsanCluster:
+    """The vSAN reads and controls of the topology's cluster, through its one vCenter session."""
+
+    def __init__(self, topology: Topology, session: VCenterSession | None = None) -> None:
+        vcenter = topology.management.vcenter
+        if vcenter is None:
+            raise ConfigError(f"topology {topology.name!r}: vSAN faults need management.vcenter")
+        self.topology = topology
+        self.session = session or session_for(topology)
+        self.cluster_name = vcenter.cluster
+
+    def cluster(self) -> Any:
+        return self.session.find("ClusterComputeResource", self.cluster_name)
+
+    def _internal(self, seen: Discovery, host: str | None = None) -> tuple[str, Any]:
+        """A connected host's HostVsanInternalSystem (that host's, when named)."""
+        names = [host] if host else sorted(h.name for h in seen.hosts.values() if h.connection == "connected")
+        for name in names:
+            if name in seen.hosts and seen.hosts[name].connection == "connected":
+                obj = self.session.find("HostSystem", name)
+                system = self.session.read(obj, ["configManager.vsanInternalSystem"], f"reading host {name}")
+                return name, system["configManager.vsanInternalSystem"]
+        raise ControlPlaneError(f"{self.session.where}: no connected host to ask ({host or 'any'})")
+
+    def disk_groups(self, seen: Discovery | None = None) -> dict[str, tuple[DiskGroupSeen, ...]]:
+        """Each host's disk groups as vCenter reports them (cache None: vSAN ESA)."""
+        seen = seen or discover(self.session, self.topology)
+        return {name: host.disk_groups for name, host in seen.hosts.items()}
+
+    def physical_disks(self, host: str, seen: Discovery | None = None) -> dict[str, PhysicalDisk]:
+        seen = seen or discover(self.session, self.topology)
+        name, system = self._internal(seen, host)
+        text = self.session.call(f"QueryPhysicalVsanDisks on {name}", lambda: system.QueryPhysicalVsanDisks(
+            props=list(DISK_PROPS)))
+        return physical_disks(load_json(text, f"QueryPhysicalVsanDisks on {name}"))
+
+    def vm_placement(self, vm_name: str) -> list[Placement]:
+        """Where the components of `vm_name`'s objects are (namespace, disks, swap), found by asking vSAN."""
+        cluster, vm = self.cluster(), self.session.find("VirtualMachine", vm_name)
+        objects = self.session.vsan("vsan-cluster-object-system")
+        identities = self.session.call("VsanQueryObjectIdentities", lambda: objects.VsanQueryObjectIdentities(
+            cluster=cluster, includeObjIdentity=True, includeHealth=False, includeSpaceSummary=False))
+        wanted = sorted({i.uuid for i in (getattr(identities, "identities", None) or [])
+                         if getattr(getattr(i, "vm", None), "_moId", None) == vm._moId})
+        if not wanted:
+            raise ControlPlaneError(f"{self.session.where}: vSAN reports no objects of VM {vm_name}")
+        seen = discover(self.session, self.topology)
+        name, system = self._internal(seen)
+        text = self.session.call(f"QueryVsanObjects on {name}", lambda: system.QueryVsanObjects(uuids=wanted))
+        found = components(load_json(text, f"QueryVsanObjects on {name}"))
+        disks_text = self.session.call(f"QueryPhysicalVsanDisks on {name}", lambda: system.QueryPhysicalVsanDisks(
+            props=list(DISK_PROPS)))
+        disks = physical_disks(load_json(disks_text, f"QueryPhysicalVsanDisks on {name}"))
+        node_hosts = {h.node_uuid: h.name for h in seen.hosts.values() if h.node_uuid}
+        return place(found, disks, node_hosts, seen)
+
+    # -- resync ---------------------------------------------------------------------------
+    def resync(self, page: int = PAGE) -> ResyncSummary:
+        """Objects, bytes and ETA left to resynchronise; the hosts' view when the cluster call fails."""
+        cluster = self.cluster()
+        system = self.session.vsan("vsan-cluster-object-system")
+        flt = sdk().vim.cluster.VsanSyncingObjectFilter
+
+        def query(offset: int, count: int) -> Any:
+            return self.session.call("QuerySyncingVsanObjectsSummary", lambda: system.QuerySyncingVsanObjectsSummary(
+                cluster, flt(resyncType="all", offset=offset, numberOfObjects=count)))
+        try:
+            return collect_pages(query, page)
+        except ControlPlaneError as exc:
+            log.warning("%s; falling back to the hosts' QuerySyncingVsanObjects", exc)
+        return self._resync_from_hosts()
+
+    def _resync_from_hosts(self) -> ResyncSummary:
+        seen = discover(self.session, self.topology)
+        merged: dict[str, Any] = {"dom_objects": {}}
+        asked = 0
+        for host in sorted(h.name for h in seen.hosts.values() if h.connection == "connected"):
+            name, system = self._internal(seen, host)
+            text = self.session.call(f"QuerySyncingVsanObjects on {name}",
+                                     functools.partial(system.QuerySyncingVsanObjects, uuids=[]))
+            merged["dom_objects"].update(load_json(text, f"QuerySyncingVsanObjects on {name}").get("dom_objects") or {})
+            asked += 1
+        if not asked:
+            raise ControlPlaneError(f"{self.session.where}: no connected host to ask for the resync")
+        return summary_from_components(components(merged))
+
+    # -- repair ---------------------------------------------------------------------------
+    def repair_timer(self) -> int | None:
+        """The object repair delay (s) an absent component waits before it is rebuilt elsewhere."""
+        cluster, config_system = self.cluster(), self.session.vsan("vsan-cluster-config-system")
+        config = self.session.call("VsanClusterGetConfig", lambda: config_system.VsanClusterGetConfig(cluster))
+        timer = getattr(getattr(config, "extendedConfig", None), "objectRepairTimer", None)
+        return int(timer) if timer is not None else None
+
+    def set_repair_timer(self, seconds: int) -> None:
+        s = sdk()
+        cluster, config_system = self.cluster(), self.session.vsan("vsan-cluster-config-system")
+        spec = s.vim.vsan.ReconfigSpec(modify=True, extendedConfig=s.vim.vsan.VsanExtendedConfig(objectRepairTimer=seconds))
+        task = self.session.call("VsanClusterReconfig", lambda: config_system.VsanClusterReconfig(cluster, spec))
+        self._wait_vsan_task(task, f"the object repair timer to become {seconds} s")
+
+    def repair_now(self) -> None:
+        """vSAN's "repair objects immediately": absent components are rebuilt now, not after the timer."""
+        cluster, health = self.cluster(), self.session.vsan("vsan-cluster-health-system")
+        task = self.session.call("VsanHealthRepairClusterObjectsImmediate",
+                                 lambda: health.VsanHealthRepairClusterObjectsImmediate(cluster))
+        self._wait_vsan_task(task, "vSAN to start repairing objects")
+
+    def _wait_vsan_task(self, task: Any, what: str) -> None:
+        if task is None:
+            return
+        s = sdk()
+        vc_task = s.vsanapiutils.ConvertVsanTaskToVcTask(task, self.session.si()._stub)
+        self.session.wait_task(vc_task, what, REPAIR_TASK_S)
+
+    # -- health ---------------------------------------------------------------------------
+    def health(self) -> HealthSeen:
+        cluster, system = self.cluster(), self.session.vsan("vsan-cluster-health-system")
+        summary = self.session.call("VsanQueryVcClusterHealthSummary", lambda: system.VsanQueryVcClusterHealthSummary(
+            cluster=cluster, fetchFromCache=False))
+        groups = getattr(summary, "groups", None) or []
+        red = tuple(f"{g.groupName}: " + ", ".join(t.testName for t in (g.groupTests or []) if t.testHealth == "red")
+                    for g in groups if g.groupHealth == "red")
+        return HealthSeen(str(getattr(summary, "overallHealth", "unknown")), red)
+
+
+@dataclass(frozen=True)
+class ResyncSummary:
+    objects: int
+    bytes_left: int
+    eta_s: int | None
+    components: int = 0
+    source: str = "cluster"
+
+    @property
+    def idle(self) -> bool:
+        return self.objects == 0 and self.bytes_left == 0
+
+
+@dataclass(frozen=True)
+class HealthSeen:
+    overall: str  # green, yellow, red (or unknown)
+    red: tuple[str, ...] = ()
+
+
+def collect_pages(query: Callable[[int, int], Any], page: int = PAGE, max_pages: int = MAX_PAGES) -> ResyncSummary:
+    """Read QuerySyncingVsanObjectsSummary page by page (offset, numberOfObjects) until every object is read.
+
+    Totals come from the first reply; the pages are read to count components and to notice a server
+    that ignores the offset (the same object twice), which would otherwise loop forever.
+    Absent values are 0 (the wire omits zero values).
+    """
+    first = query(0, page)
+    total = int(getattr(first, "totalObjectsToSync", None) or 0)
+    objects = list(getattr(first, "objects", None) or [])
+    seen = {o.uuid for o in objects}
+    pages = 1
+    while len(objects) < total:
+        if pages >= max_pages:
+            raise ControlPlaneError(f"QuerySyncingVsanObjectsSummary: {total} objects not read in {max_pages} pages")
+        batch = list(getattr(query(len(objects), page), "objects", None) or [])
+        pages += 1
+        if not batch:
+            break
+        if any(o.uuid in seen for o in batch):
+            raise ControlPlaneError(f"QuerySyncingVsanObjectsSummary: the server returned object {batch[0].uuid} again "
+                                    f"at offset {len(objects)} (offset ignored?)")
+        seen.update(o.uuid for o in batch)
+        objects += batch
+    eta = getattr(first, "totalRecoveryETA", None)
+    return ResyncSummary(objects=total, bytes_left=int(getattr(first, "totalBytesToSync", None) or 0),
+                         eta_s=int(eta) if eta is not None else None,
+                         components=sum(len(getattr(o, "components", None) or []) for o in objects))
+
+
+def summary_from_components(found: list[ComponentSeen]) -> ResyncSummary:
+    """The hosts' view: objects with a component left to sync, its bytes, the largest ETA."""
+    syncing = [c for c in found if c.bytes_to_sync > 0]
+    etas = [c.recovery_eta_s for c in syncing if c.recovery_eta_s is not None]
+    return ResyncSummary(objects=len({c.object_uuid for c in syncing}), bytes_left=sum(c.bytes_to_sync for c in syncing),
+                         eta_s=max(etas) if etas else None, components=len(syncing), source="hosts")
+
+
+@dataclass
+class VsanQuiet:
+    """Preflight: refuse to start while vSAN resynchronises or its health is red (the run would measure that)."""
+
+    cluster: VsanCluster
+
+    def preflight(self) -> None:
+        resync = self.cluster.resync()
+        if not resync.idle:
+            eta = f", ETA {resync.eta_s} s" if resync.eta_s is not None else ""
+            raise ControlPlaneError(f"{self.cluster.session.where}: vSAN is resynchronising {resync.objects} objects "
+                                    f"({resync.bytes_left} bytes{eta}); start when it is done")
+        health = self.cluster.health()
+        if health.overall == "red":
+            raise ControlPlaneError(f"{self.cluster.session.where}: vSAN health is red ({'; '.join(health.red) or 'no detail'}); "
+                                    "fix it before a run")
+
+
+# -- faults -------------------------------------------------------------------------------------
+_MODES = {"permanent": "permanent", "transient": "transient", "hot-unplug": "unplug"}
+
+
+def fill(command: str, device: str, seconds: int | None = None) -> str:
+    """A disk fault command line with @DEVICE@ and @SECONDS@ filled in (each value shell-quoted)."""
+    line = command.replace("@DEVICE@", shlex.quote(device))
+    if "@SECONDS@" in line:
+        if seconds is None:
+            raise ConfigError(f"{command!r}: @SECONDS@ has no value for this fault")
+        line = line.replace("@SECONDS@", str(int(seconds)))
+    return line
+
+
+def _host_path(topology: Topology, name: str) -> str:
+    for si, site in enumerate(topology.sites):
+        for hi, host in enumerate(site.hosts):
+            if host.name == name:
+                return f"sites[{si}].hosts[{hi}]"
+    raise ConfigError(f"no host named {name!r} in topology {topology.name!r}")
+
+
+@dataclass
+class _DeviceFault:
+    """A fault on one vSAN device, injected by the configured command over the host's ESXi SSH."""
+
+    spec: FaultSpec
+    topology: Topology
+    host: Host
+    device: str
+    inject_line: str
+    clear_line: str
+    mode_field: str
+    vsan: VsanCluster
+    shell: Shell | None = None
+    refusal: str | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+    _unknown: str = field(default="", init=False, repr=False)
+
+    @property
+    def host_path(self) -> str:
+        return _host_path(self.topology, self.host.name)
+
+    def _ssh(self) -> Shell:
+        if self.shell is None:
+            if self.host.ssh is None:
+                raise ConfigError(f"{self.spec.kind} on {self.spec.target}: {self.host_path}.ssh names no ESXi SSH "
+                                  "endpoint; the disk fault script runs on the host")
+            from faults.transports.ssh import SshShell, endpoint_named  # paramiko only when a command runs
+
+            index, endpoint = endpoint_named(self.topology, self.host.ssh)
+            self.shell = SshShell(endpoint, f"management.ssh[{index}]", command_timeout_s=COMMAND_S)
+        return self.shell
+
+    def _via(self) -> str:
+        if self.shell is not None:
+            return f"{self.shell.wire} {self.shell.where}"
+        return f"ssh {self.host.ssh}" if self.host.ssh else f"ssh (none: {self.host_path}.ssh is not set)"
+
+    def plan(self) -> FaultPlan:
+        note = " (script path and flags unconfirmed on real hosts: management.vsan.disk_faults)"
+        credentials: tuple[str, ...] = ("management.vcenter.credential",)
+        if self.host.ssh:
+            for index, endpoint in enumerate(self.topology.management.ssh):
+                if endpoint.name == self.host.ssh:
+                    credentials += tuple(f"management.ssh[{index}].{k}" for k in ("key_file", "password")
+                                         if getattr(endpoint, k) is not None)
+        via = f"{BACKEND} {self.vsan.session.where}, host {self.host.name} over {self._via()}"
+        if self.refusal:
+            return FaultPlan(self.spec, via, (f"refused: {self.refusal}",), ("nothing: not injected",), credentials)
+        return FaultPlan(self.spec, via, (f"{self.inject_line}{note}",), (f"{self.clear_line}{note}",), credentials)
+
+    def _refuse(self) -> None:
+        if self.refusal:
+            raise ConfigError(self.refusal)
+
+    def preflight(self) -> None:
+        """The cluster matches the topology, vSAN is quiet, the device is there, the host's shell answers."""
+        self._refuse()
+        shell = self._ssh()  # a missing endpoint is a configuration error, said before contacting anything
+        seen = verify(self.topology, self.vsan.session)
+        self._device_known(seen)
+        VsanQuiet(self.vsan).preflight()
+        timer = self.vsan.repair_timer()
+        self.evidence["repair_timer_s"] = timer
+        shell.check("true")
+
+    def _device_known(self, seen: Discovery) -> None:
+        groups = seen.hosts[self.host.name].disk_groups if self.host.name in seen.hosts else ()
+        if not any(self.device == g.cache or self.device in g.capacity for g in groups):
+            raise ConfigError(f"{self.spec.kind} on {self.spec.target}: vCenter shows no vSAN device {self.device} on "
+                              f"{self.host.name}")
+
+    def _run(self, line: str, step: str) -> None:
+        done = self._ssh().run(line, timeout_s=COMMAND_S)
+        if done.status != 0:
+            detail = (done.stderr or done.stdout).strip()[-400:]
+            setting = self.mode_field if step == "inject" else "clear"
+            raise ControlPlaneError(f"{self.spec.kind} on {self.spec.target}: {step} `{line}` failed on {self.host.name} "
+                                    f"({done.status}): {detail}. The script's path and flags are unconfirmed on real hosts: "
+                                    f"check them there and set management.vsan.disk_faults.{setting}")
+
+    def inject(self) -> None:
+        self._refuse()
+        self._run(self.inject_line, "inject")
+
+    def check(self) -> FaultState:
+        try:
+            disks = self.vsan.physical_disks(self.host.name)
+        except HarnessError as exc:
+            return self._unknown_because(str(exc))
+        mine = [d for d in disks.values() if d.device == self.device]
+        if not mine:
+            return FaultState.IN_EFFECT  # vSAN no longer lists it: absent (unplugged) or failed out
+        return FaultState.IN_EFFECT if any(d.health_flags for d in mine) else FaultState.CLEARED
+
+    def _unknown_because(self, reason: str) -> FaultState:
+        if reason != self._unknown:
+            log.warning("%s on %s: state unknown: %s", self.spec.kind, self.spec.target, reason)
+            self._unknown = reason
+        return FaultState.UNKNOWN
+
+    def revert(self) -> None:
+        """Send the clear command unless vSAN positively reports the device healthy (then there is nothing to clear)."""
+        if self.refusal or self.check() is FaultState.CLEARED:
+            return  # refused: never injected
+        self._run(self.clear_line, "revert")
+
+
+def _locate(topology: Topology, host_name: str, device: str) -> tuple[Host, DiskGroup, int]:
+    host = topology.host(host_name)
+    for index, group in enumerate(host.disk_groups):
+        if device == group.cache or device in group.capacity:
+            return host, group, index
+    raise ConfigError(f"{host_name}: no disk group holds {device} ({_host_path(topology, host_name)}.disk_groups)")
+
+
+@dataclass
+class DiskFailure(_DeviceFault):
+    """One vSAN device fails: permanent error (rebuilt at once), transient error, or hot unplug (waits for the repair timer)."""
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> DiskFailure:
+        assert isinstance(params, DiskFailureParams)
+        host_name, device = target.parts
+        host, group, index = _locate(topology, host_name, device)
+        role = "cache" if device == group.cache else "capacity"
+        refusal = None
+        if role != params.device:  # refused at preflight and inject; the plan says why (dry-run shows it)
+            refusal = (f"disk-failure on {spec.target}: params.device is {params.device!r} but {device} is the {role} "
+                       f"device of disk group {index}" + (" (a cache device failure takes the whole group: use "
+                                                          "disk-group-failure)" if role == "cache" else ""))
+        mode = _MODES[params.mode]
+        commands = topology.management.vsan.disk_faults
+        return cls(spec, topology, host, device,
+                   inject_line=fill(getattr(commands, mode), device, params.transient_s),
+                   clear_line=fill(commands.clear, device, params.transient_s), mode_field=mode,
+                   vsan=VsanCluster(topology), refusal=refusal)
+
+
+@dataclass
+class DiskGroupFailure(_DeviceFault):
+    """A disk group fails through its cache device (every component of the group degrades). ESA has no cache: refused."""
+
+    group_index: int = 0
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> DiskGroupFailure:
+        host_name, index_text = target.parts
+        host = topology.host(host_name)
+        where = f"{_host_path(topology, host_name)}.disk_groups"
+        if not index_text.isdigit() or int(index_text) >= len(host.disk_groups):
+            raise ConfigError(f"disk-group-failure on {spec.target}: {where} has no group {index_text}")
+        group = host.disk_groups[int(index_text)]
+        if group.cache is None:
+            raise ConfigError(f"disk-group-failure on {spec.target}: the group has no cache device ({where}[{index_text}]"
+                              ".cache): vSAN ESA has no cache tier, so there is no device whose failure takes the group; "
+                              "fail a capacity device with disk-failure instead")
+        commands = topology.management.vsan.disk_faults
+        return cls(spec, topology, host, group.cache, inject_line=fill(commands.permanent, group.cache),
+                   clear_line=fill(commands.clear, group.cache), mode_field="permanent", vsan=VsanCluster(topology),
+                   group_index=int(index_text))
+
+    def _device_known(self, seen: Discovery) -> None:
+        host = seen.hosts.get(self.host.name)
+        if host is not None and (host.esa or any(g.cache is None for g in host.disk_groups)):
+            raise ConfigError(f"disk-group-failure on {self.spec.target}: vCenter shows {self.host.name}'s disk groups "
+                              "without a cache device (vSAN ESA): there is no device whose failure takes the group")
+        super()._device_known(seen)
