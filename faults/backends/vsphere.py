@@ -287,14 +287,10 @@ def wait_recovered(topology: Topology, timeout_s: float, session: VCenterSession
 
 
 def ha_events(session: VCenterSession, since: float) -> list[ServerEvent]:
-    """vSphere HA's evidence since `since` (server clock): host failures (DETECTED) and VM restarts by HA.
-
-    A VM restarted by HA is where the service comes back: the kernel has no kind of its own for
-    it yet, so it is reported as PROMOTED with the event type in `attrs["event"]`.
-    """
-    kinds = {HOST_FAILED_EVENT: EventKind.DETECTED, VM_RESTARTED_EVENT: EventKind.PROMOTED}
-    found: list[VcEvent] = session.events_since(since, kinds)
-    return [e.to_server_event(kinds[e.type_id], "vsphere-ha") for e in found]
+    """vSphere HA's evidence since `since` (server clock): host failures and VM restarts by HA."""
+    found: list[VcEvent] = session.events_since(since, (HOST_FAILED_EVENT, VM_RESTARTED_EVENT))
+    return [e.to_server_event(EventKind.HOST_FAILED if e.type_id == HOST_FAILED_EVENT else EventKind.VM_RESTARTED,
+                              "vsphere-ha") for e in found]
 
 
 def _groups(groups: list[tuple[str, tuple[str, ...]]]) -> str:

@@ -27,7 +27,8 @@ class ResyncSample:
 
 
 class Cluster(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def preflight(self) -> None:
         """Raise HarnessError naming the reason if an experiment must not start now."""

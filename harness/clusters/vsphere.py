@@ -9,6 +9,7 @@ to its simulator here; the SQL Server AG and FCI parts plug in the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,10 +20,10 @@ from faults.backends.vsan import VsanCluster, VsanQuiet
 from faults.transports.vcenter import VCenterSession
 from harness.clusters import Cluster, DataDevice, Provisioned, ResyncSample
 from harness.errors import ConfigError, HarnessError
-from harness.history import EventKind
 from harness.history.server import ServerEvent, measure_offset
 from harness.topology.models import DatabaseNode, Topology
 from workloads.oltp import ConnectionSettings, Dialect
+
 
 def _postgres_on_the_lab(topology: Topology) -> Cluster:
     """The lab's PostgreSQL + pg_auto_failover, for a vSphere topology bound to the lab (`lab up --vsphere`)."""
@@ -128,11 +129,8 @@ class VsphereCluster:
         """
         database_events = self.database.ha_events(since_wall, old_primary)
         shift = self.database.clock_offset() - self._vcenter_offset()
-        found = self.session.events_since(since_wall - shift, (vsphere.HOST_FAILED_EVENT, vsphere.VM_RESTARTED_EVENT))
-        platform = [ServerEvent(e.wall + shift,
-                                EventKind.HOST_FAILED if e.type_id == vsphere.HOST_FAILED_EVENT else EventKind.VM_RESTARTED,
-                                "vsphere-ha", e.message, {k: v for k, v in (("host", e.host), ("vm", e.vm)) if v})
-                    for e in found]
+        platform = [dataclasses.replace(e, wall=e.wall + shift)
+                    for e in vsphere.ha_events(self.session, since_wall - shift)]
         return sorted(database_events + platform, key=lambda e: e.wall)
 
     def _vcenter_offset(self) -> float:

@@ -186,9 +186,9 @@ def test_ha_restart_is_seen_in_vcenters_events_and_property_updates(sim: Sim) ->
     assert sim.govc_vm_host("pg-node-a") == "esx-a2"
     events = ha_events(session, since)
     kinds = [(e.kind.value, e.attrs.get("host"), e.attrs.get("vm")) for e in events]
-    assert ("detected", "esx-a1", None) in kinds and ("promoted", "esx-a2", "pg-node-a") in kinds
-    detected = next(e for e in events if e.kind.value == "detected")
-    restarted = next(e for e in events if e.kind.value == "promoted")
+    assert ("host-failed", "esx-a1", None) in kinds and ("vm-restarted", "esx-a2", "pg-node-a") in kinds
+    detected = next(e for e in events if e.kind.value == "host-failed")
+    restarted = next(e for e in events if e.kind.value == "vm-restarted")
     assert since - 1 <= detected.wall <= restarted.wall
     assert ["power-off", "node-a"] in sim.hook_actions()
     sim.post("/hosts/esx-a1/power", {"state": "on"})
