@@ -33,11 +33,13 @@ class DemoWindows:
     warmup_s: float
     rtt_steps: str
     steady_window_s: int
+    component_mb: int  # the bound lab's modelled vSAN component size: how long a resync lasts
 
 
 DEMO = DemoWindows(baseline_s=12, observe_s=15, settle_s=10, step_s=12, warmup_s=3, rtt_steps="0,2,4,8",
-                   steady_window_s=8)
-SMOKE = DemoWindows(baseline_s=5, observe_s=6, settle_s=4, step_s=4, warmup_s=1, rtt_steps="0,4", steady_window_s=3)
+                   steady_window_s=8, component_mb=512)
+SMOKE = DemoWindows(baseline_s=5, observe_s=6, settle_s=4, step_s=4, warmup_s=1, rtt_steps="0,4", steady_window_s=3,
+                    component_mb=128)
 
 
 SUITES = REPO / "tests" / "resiliency"
@@ -95,9 +97,10 @@ def lab_prefix(lab: str) -> str:
     return lab.partition(":")[2] or "hlab"
 
 
-def bind_vsphere(prefix: str) -> BoundLab:
+def bind_vsphere(prefix: str, component_mb: int) -> BoundLab:
     """`python -m harness lab up --vsphere`: its `topology:` line, and the `export NAME=VALUE` lines it prints."""
-    run = subprocess.run([sys.executable, "-m", "harness", "lab", "up", "--vsphere", "--prefix", prefix],
+    run = subprocess.run([sys.executable, "-m", "harness", "lab", "up", "--vsphere", "--prefix", prefix,
+                          "--model", f"component_mb={component_mb}"],
                          cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
     if run.returncode != 0:
         raise SystemExit(f"lab up --vsphere failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
@@ -142,7 +145,7 @@ def run_demo(args: argparse.Namespace) -> int:
 def run_bound(args: argparse.Namespace, results: Path, tables: Path) -> tuple[int, list[int]]:
     """S1 and S4 on the lab's own faults, S2 and S3 through the production vSphere path on the bound lab."""
     prefix = lab_prefix(args.lab)
-    bound = bind_vsphere(prefix)
+    bound = bind_vsphere(prefix, (SMOKE if args.smoke else DEMO).component_mb)
     print(f"lab {prefix} bound to its vSphere simulator: {bound.topology}", flush=True)
     try:
         first, signals = run_to_end(pytest_command(args, results, tables, suites=LAB_SUITES), REPO)

@@ -158,6 +158,8 @@ class VsphereCluster:
                                    f" ({seen.drs_behavior or '-'})",
                      "vsan_repair_timer_s": "unknown" if timer is None else str(timer),
                      "vsan_preferred_site": seen.preferred_site or "-", "vsan_witness": seen.witness or "-"}
+        if self.topology.lab is not None:
+            described.update(_lab_model(self.topology))
         return described
 
 
@@ -177,3 +179,17 @@ class ProvisionedVsphereCluster(VsphereCluster):
 
     def rebuild(self) -> None:
         self._provisioned().rebuild()
+
+
+def _lab_model(topology: Topology) -> dict[str, str]:
+    """On the lab bound to its simulator, what the lab models rather than does, named as such for the report."""
+    from harness.lab.layout import LabLayout
+    from harness.lab.vsphere import running_model
+
+    assert topology.lab is not None
+    model = running_model(LabLayout.from_settings(topology.lab))
+    if model is None:
+        return {"platform": "the embedded lab bound to its vSphere simulator (model unknown: no simulator config)"}
+    return {"platform": "the embedded lab bound to its vSphere simulator (harness-vsim on govmomi v0.52.0): "
+                        "vCenter, vSAN and the BMCs are simulated, the database nodes are real",
+            "modelled": ", ".join(f"{name}={value:g}" for name, value in sorted(model.items()))}

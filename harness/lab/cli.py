@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import re
 
 from harness.lab import netns
@@ -41,7 +42,7 @@ def render_status(status: LabStatus) -> str:
 def _cmd_up(args: argparse.Namespace) -> int:
     lab = _lab(args.prefix, args.state_dir, args.subnet_index)
     if args.vsphere:
-        return _cmd_up_vsphere(lab)
+        return _cmd_up_vsphere(lab, dict(args.model))
     took = lab.up()
     print(f"lab {args.prefix} up in {took:.1f} s")
     print(render_status(lab.status()))
@@ -49,11 +50,14 @@ def _cmd_up(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_up_vsphere(lab: Lab) -> int:
+def _cmd_up_vsphere(lab: Lab, model: dict[str, float]) -> int:
     from harness.lab.vsphere import VsphereBinding  # needs cryptography: imported only when asked for
 
-    bound = VsphereBinding(lab).up()
+    binding = VsphereBinding(lab, model)
+    bound = binding.up()
     print(f"lab {lab.layout.prefix} bound to the vSphere simulator in {bound.took_s:.1f} s")
+    print("model (what the lab models rather than does): "
+          + ", ".join(f"{name}={value:g}" for name, value in sorted(binding.model.items())))
     print(render_status(lab.status()))
     print(f"topology: {bound.topology_file}")
     print("# the topology references these; export them in the shell that runs the suites:")
@@ -123,6 +127,17 @@ def _cmd_status(args: argparse.Namespace) -> int:
     return 0 if status.up else 1
 
 
+def _model_parameter(text: str) -> tuple[str, float]:
+    name, sep, value = text.partition("=")
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not sep or not math.isfinite(number):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=NUMBER")
+    return name, number
+
+
 def add_lab_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     lab = subparsers.add_parser("lab", help="the embedded lab: namespaces, PostgreSQL + pg_auto_failover, router")
     verbs = lab.add_subparsers(dest="lab_command", required=True)
@@ -136,6 +151,9 @@ def add_lab_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ign
         verb.set_defaults(func=func)
         if name == "up":
             verb.add_argument("--subnet-index", type=int, default=None, help="which /24 of 198.18.0.0/15 (0-511)")
+            verb.add_argument("--model", type=_model_parameter, action="append", default=[], metavar="NAME=VALUE",
+                              help="with --vsphere: change one parameter of the simulator's model "
+                                   "(e.g. component_mb=512 for a shorter resync)")
             verb.add_argument("--vsphere", action="store_true", help="also the vSphere simulator, BMCs and ESXi "
                                                                      "shells; prints the topology bound to them")
         if name == "down":

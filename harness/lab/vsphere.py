@@ -22,13 +22,14 @@ import os
 import secrets
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from harness.errors import ControlPlaneError
+from harness.errors import ConfigError, ControlPlaneError
 from harness.lab.ca import LabCa
 from harness.lab.controller import CODE_ROOT, IO_PAUSE_MAX_S, Lab
 from harness.lab.esxi import EsxiEndpoint, EsxiShells
@@ -77,7 +78,28 @@ def simulator_binary() -> Path:
     return tools_dir() / "bin" / "harness-vsim"
 
 
-def simulator_config(prefix: str, *, hook: list[str], cert_file: Path, key_file: Path, ready_file: Path) -> dict[str, Any]:
+def model_with(overrides: Mapping[str, float]) -> dict[str, float]:
+    """The lab's model with some parameters changed (a shorter resync for a quick run); unknown names refused."""
+    unknown = sorted(set(overrides) - set(MODEL))
+    if unknown:
+        raise ConfigError(f"unknown model parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(MODEL))}")
+    if any(value < 0 for value in overrides.values()):
+        raise ConfigError("model parameters are durations, sizes and rates: none may be negative")
+    return {**MODEL, **overrides}
+
+
+def running_model(layout: LabLayout) -> dict[str, float] | None:
+    """The model the lab's simulator runs with (None: the lab is not bound to one)."""
+    try:
+        config = json.loads((layout.state_dir / "vsphere" / "vsim.json").read_text())
+    except (OSError, ValueError):
+        return None
+    model = config.get("model") if isinstance(config, dict) else None
+    return {str(k): float(v) for k, v in model.items()} if isinstance(model, dict) else None
+
+
+def simulator_config(prefix: str, *, hook: list[str], cert_file: Path, key_file: Path, ready_file: Path,
+                     model: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The simulator's config file (the shared contract's format); the password comes from its environment."""
     return {
         "datacenter": DATACENTER, "cluster": CLUSTER,
@@ -85,7 +107,7 @@ def simulator_config(prefix: str, *, hook: list[str], cert_file: Path, key_file:
                    "hosts": [{"name": h, "disk_groups": [disk_group(h)]} for h in names]} for site, names in SITES.items()],
         "witness": {"name": WITNESS, "site": WITNESS_SITE},
         "vms": [{"name": vm, "host": host, "node": node, "disk_gb": VM_DISK_GB} for node, (vm, host) in VMS.items()],
-        "model": dict(MODEL),
+        "model": dict(model if model is not None else MODEL),
         "hook": hook,
         "listen": "127.0.0.1:0", "control_listen": "127.0.0.1:0",
         "tls": {"cert": str(cert_file), "key": str(key_file)},
@@ -131,7 +153,9 @@ def topology_document(layout: LabLayout, endpoints: Endpoints) -> dict[str, Any]
     for db in lab.databases:
         entry = db.model_dump(mode="json", exclude_none=True, exclude_defaults=True, exclude={"nodes"})
         entry.update(name=db.name, kind=db.kind, endpoint=db.endpoint, database=db.database)
-        entry["nodes"] = [{"name": n.name, "vm": VMS[n.name][0], "address": n.address, "port": n.port} for n in db.nodes]
+        # the host is where the VM starts (and the site it belongs to); vCenter says where it runs now
+        entry["nodes"] = [{"name": n.name, "vm": VMS[n.name][0], "host": VMS[n.name][1], "address": n.address,
+                           "port": n.port} for n in db.nodes]
         databases.append(entry)
     router_ssh = lab.management.ssh[0]
     document: dict[str, Any] = {
@@ -195,8 +219,9 @@ class Bound:
 class VsphereBinding:
     """The simulator, the BMCs and the ESXi shells of one lab; all lab services, so `Lab.down()` ends them."""
 
-    def __init__(self, lab: Lab) -> None:
+    def __init__(self, lab: Lab, model: Mapping[str, float] | None = None) -> None:
         self.lab = lab
+        self.model = model_with(model or {})
         self.directory = lab.layout.state_dir / "vsphere"
         self.ca = LabCa(self.directory / "ca")
         self.emulator = RedfishEmulator(self.directory / "redfish", lab.services)
@@ -256,7 +281,7 @@ class VsphereBinding:
         config = self.directory / "vsim.json"
         config.write_text(json.dumps(simulator_config(self.lab.layout.prefix, hook=hook_command(self.lab.layout),
                                                       cert_file=self.ca.cert_file, key_file=self.ca.key_file,
-                                                      ready_file=ready), indent=1))
+                                                      ready_file=ready, model=self.model), indent=1))
         services.start(SIM_SERVICE, [str(binary), "-config", str(config)], cwd=self.directory,
                        env={SIM_PASSWORD_ENV: credentials.vcenter_password, "PYTHONPATH": str(CODE_ROOT)})
         deadline = time.monotonic() + READY_TIMEOUT_S
