@@ -13,17 +13,26 @@ import (
 // intercept routes the vim methods the stock simulator lacks or models too
 // thinly (host shutdown, maintenance, relocation, VM power) to this model.
 func (s *Sim) intercept(ctx *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
+	var h mo.Reference
 	switch m.Name {
 	case "ShutdownHost_Task", "RebootHost_Task", "EnterMaintenanceMode_Task", "ExitMaintenanceMode_Task":
 		if name := s.hostName(m.This); name != "" {
-			return &hostOps{Self: m.This, sim: s, name: name}, nil
+			h = &hostOps{Self: m.This, sim: s, name: name}
 		}
 	case "RelocateVM_Task", "PowerOnVM_Task", "PowerOffVM_Task":
 		if name := s.vmName(m.This); name != "" {
-			return &vmOps{Self: m.This, sim: s, name: name}, nil
+			h = &vmOps{Self: m.This, sim: s, name: name}
 		}
 	}
-	return nil, nil
+	if h != nil && ctx.Session != nil {
+		// The simulator looks the target up in the caller's session after this
+		// hook (falling back to the inventory), so the handler must be found
+		// there. ctx.Session is this request's own copy: nothing else sees it.
+		r := simulator.NewRegistry()
+		r.Put(h)
+		ctx.Session.Registry = r
+	}
+	return h, nil
 }
 
 type hostOps struct {
@@ -155,8 +164,11 @@ func (s *Sim) migrate(vmName, target string) types.BaseMethodFault {
 	ev := s.hostEvent(target)
 	ev.Vm = &types.VmEventArgument{EntityEventArgument: types.EntityEventArgument{Name: vmName}, Vm: s.inv.VMs[vmName]}
 	ev.FullFormattedMessage = fmt.Sprintf("Migration of virtual machine %s from %s to %s completed", vmName, from, target)
+	ds := &types.DatastoreEventArgument{EntityEventArgument: types.EntityEventArgument{Name: "vsanDatastore"},
+		Datastore: s.inv.Datastore}
+	ev.Ds = ds
 	s.postEvent(&types.VmMigratedEvent{VmEvent: types.VmEvent{Event: ev.Event},
-		SourceHost: *s.hostEvent(from).Host})
+		SourceHost: *s.hostEvent(from).Host, SourceDatacenter: s.datacenterArg(), SourceDatastore: ds})
 	return nil
 }
 

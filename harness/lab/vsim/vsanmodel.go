@@ -129,7 +129,8 @@ func NewVsanModel(cfg *Config, now time.Time) *VsanModel {
 			} {
 				c := &Component{UUID: stableUUID("component", obj.UUID+"/"+string(rune('a'+j))),
 					Object: obj.UUID, Kind: placement.kind, Host: placement.host}
-				c.DiskUUID = m.capacityDisks(placement.host)[(i+j)%len(m.capacityDisks(placement.host))].UUID
+				disks := m.capacityDisks(placement.host)
+				c.DiskUUID = disks[i%len(disks)].UUID
 				obj.Components = append(obj.Components, c)
 				m.comps[c.UUID] = c
 			}
