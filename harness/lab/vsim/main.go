@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/vmware/govmomi/vsan"
 )
 
 func main() {
@@ -61,6 +63,8 @@ func run(configPath string, logger *log.Logger) error {
 	svc.Listen = &url.URL{Host: cfg.Listen, User: url.UserPassword(cfg.Username, password)}
 	svc.TLS = tlsConfig
 	svc.RegisterSDK(sim.vsanRegistry())
+	// More specific than the simulator's own "/vsanHealth" pattern, so it runs first.
+	svc.ServeMux.HandleFunc("POST "+vsan.Path, guardVsanEndpoint(svc.ServeSDK))
 	server := svc.NewServer()
 	defer server.Close()
 
