@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pyVim.connect
+import pyVim.task
+import pyVmomi
 import vsanapiutils  # type: ignore[import-untyped]
-from pyVim.connect import Disconnect, SmartConnect
-from pyVim.task import WaitForTask
-from pyVmomi import vim, vmodl
 
 from tests.integration.vsim.simulator import (
     SITES,
@@ -41,6 +41,13 @@ from tests.integration.vsim.simulator import (
     simulator_binary,
     wait_until,
 )
+
+# pyVmomi's managed and data objects are built at run time; its type hints cover a part of them only.
+vim: Any = pyVmomi.vim
+vmodl: Any = pyVmomi.vmodl
+SmartConnect: Any = pyVim.connect.SmartConnect
+Disconnect: Any = pyVim.connect.Disconnect
+WaitForTask: Any = pyVim.task.WaitForTask
 
 VSAN_API = "vsan.version.version20"
 MIB = 1 << 20
