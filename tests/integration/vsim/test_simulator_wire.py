@@ -18,7 +18,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -167,20 +167,17 @@ def test_stretched_cluster_reports_its_witness_and_preferred_site(vc: Vcenter) -
     assert stretched.VSANVcGetPreferredFaultDomain(cluster=vc.cluster).preferredFaultDomainName == "site-a"
 
 
-def _watch_vm(vc: Vcenter, vm: Any) -> tuple[Any, Any]:
+def _wait_for_update(vc: Vcenter, obj: Any, want: dict[str, str], timeout: float,
+                     after: Callable[[], object] | None = None) -> float:
+    """Follows WaitForUpdatesEx on obj until each property in want has that value (a reference by its name);
+    returns when (monotonic). `after` runs once the initial state is read, so the change must be reported."""
     pc = vc.content.propertyCollector.CreatePropertyCollector()
     spec = vmodl.query.PropertyCollector.FilterSpec(
-        objectSet=[vmodl.query.PropertyCollector.ObjectSpec(obj=vm)],
-        propSet=[vmodl.query.PropertyCollector.PropertySpec(type=vim.VirtualMachine,
-                                                             pathSet=["runtime.host", "runtime.powerState"])])
+        objectSet=[vmodl.query.PropertyCollector.ObjectSpec(obj=obj)],
+        propSet=[vmodl.query.PropertyCollector.PropertySpec(type=type(obj), pathSet=list(want))])
     pc.CreateFilter(spec, True)
-    return pc, vmodl.query.PropertyCollector.WaitOptions(maxWaitSeconds=1)
-
-
-def _wait_for_vm_update(vc: Vcenter, vm: Any, host: str, power: str, timeout: float) -> float:
-    """Follows WaitForUpdatesEx until the VM runs on host with power; returns when (monotonic)."""
-    pc, options = _watch_vm(vc, vm)
-    state: dict[str, Any] = {}
+    options = vmodl.query.PropertyCollector.WaitOptions(maxWaitSeconds=1)
+    seen: dict[str, Any] = {}
     version = ""
     deadline = time.monotonic() + timeout
     try:
@@ -188,24 +185,30 @@ def _wait_for_vm_update(vc: Vcenter, vm: Any, host: str, power: str, timeout: fl
             update = pc.WaitForUpdatesEx(version, options)
             if update is None:
                 continue
-            version = update.version
             for filter_set in update.filterSet:
-                for obj in filter_set.objectSet:
-                    for change in obj.changeSet:
-                        state[change.name] = change.val
-            if state.get("runtime.powerState") == power and getattr(state.get("runtime.host"), "name", None) == host:
+                for change in (c for o in filter_set.objectSet for c in o.changeSet):
+                    seen[change.name] = getattr(change.val, "name", change.val)
+            if not version and after is not None:
+                assert not all(seen.get(k) == v for k, v in want.items()), f"already {want} before the change"
+                after()
+            version = update.version
+            if all(seen.get(k) == v for k, v in want.items()):
                 return time.monotonic()
     finally:
         pc.Destroy()
-    raise AssertionError(f"WaitForUpdatesEx never showed {vm.name} {power} on {host}: {state}")
+    raise AssertionError(f"WaitForUpdatesEx never showed {want} on {obj.name}: {seen}")
+
+
+def _wait_for_vm_update(vc: Vcenter, vm: Any, host: str, power: str, timeout: float) -> float:
+    return _wait_for_update(vc, vm, {"runtime.host": host, "runtime.powerState": power}, timeout)
 
 
 def test_abrupt_power_loss_restarts_the_vm_on_the_other_host_of_its_site(sim: Simulator, vc: Vcenter) -> None:
     vm = vc.vm("pg-node-a")
-    lost = time.monotonic()
-    sim.control("POST", "/hosts/esx-a1/power", {"state": "off"})
-
     host = vc.host("esx-a1")
+    lost = time.monotonic()
+    _wait_for_update(vc, host, {"runtime.powerState": "poweredOff", "runtime.connectionState": "notResponding"}, 5,
+                     after=lambda: sim.control("POST", "/hosts/esx-a1/power", {"state": "off"}))
     assert host.runtime.powerState == "poweredOff"
     assert host.runtime.connectionState == "notResponding"
     assert {h["name"]: h["connection"] for h in sim.control("GET", "/hosts")}["esx-a1"] == "notResponding"
@@ -223,8 +226,8 @@ def test_abrupt_power_loss_restarts_the_vm_on_the_other_host_of_its_site(sim: Si
     wait_until(lambda: "power-on node-a" in sim.hook_calls(), 5, "the hook to start node-a")
     assert sim.hook_calls()[:2] == ["power-off node-a", "power-on node-a"]
 
-    sim.control("POST", "/hosts/esx-a1/power", {"state": "on"})
-    assert host.runtime.connectionState == "connected"
+    _wait_for_update(vc, host, {"runtime.powerState": "poweredOn", "runtime.connectionState": "connected"}, 5,
+                     after=lambda: sim.control("POST", "/hosts/esx-a1/power", {"state": "on"}))
     assert vc.health() != "red"
 
 
