@@ -227,3 +227,36 @@ func TestConfigRefusesNonLoopbackListen(t *testing.T) {
 		}
 	}
 }
+
+func TestTransientFaultEndsOnItsOwn(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	m := NewVsanModel(testConfig(), clk.now())
+	d := m.DiskByDevice("esx-b1", "naa.5000c5000b101")
+	m.SetFault(d, FaultTransient, 2, clk.now())
+	if h, _ := m.Health(clk.now()); h != "yellow" {
+		t.Fatalf("health %s during a transient fault, want yellow", h)
+	}
+	clk.advance(2 * time.Second)
+	if h, why := m.Health(clk.now()); h != "green" || d.Fault != FaultNone {
+		t.Fatalf("after the transient window: health %s (%v), fault %q", h, why, d.Fault)
+	}
+}
+
+func TestEvacuatingMaintenanceRebuildsEveryComponentOfTheHost(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	cfg := testConfig()
+	m := NewVsanModel(cfg, clk.now())
+	m.SetHost("esx-a1", true, true, true, clk.now())
+	clk.advance(time.Minute)
+	m.Advance(clk.now())
+	for _, obj := range m.Objects {
+		for _, c := range obj.Components {
+			if c.Host == "esx-a1" {
+				t.Fatalf("component %s still on esx-a1 after evacuation", c.UUID)
+			}
+			if c.Kind == "Component" && m.Hosts[c.Host].Site == "site-a" && c.Host != "esx-a2" {
+				t.Fatalf("component rebuilt on %s, want esx-a2 (same site)", c.Host)
+			}
+		}
+	}
+}
