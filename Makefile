@@ -43,11 +43,11 @@ VSIM_SOURCES := $(shell find harness/lab/vsim -name '*.go' -o -name go.mod -o -n
 VSIM_GO = cd harness/lab/vsim && GOFLAGS=-modcacherw GOPATH=$(TOOLS)/go GOTOOLCHAIN=local \
 	"$$(HARNESS_TOOLS=$(TOOLS) $(CURDIR)/scripts/install-go.sh)"
 
-$(TOOLS)/bin/harness-vsim: $(VSIM_SOURCES) scripts/install-go.sh
+$(TOOLS)/bin/harness-vsim: $(VSIM_SOURCES) scripts/install-go.sh | $(STAMPS)/apt
 	mkdir -p $(TOOLS)/bin
 	$(VSIM_GO) build -trimpath -o $@ .
 
-$(TOOLS)/bin/govc: $(VSIM_SOURCES) scripts/install-go.sh
+$(TOOLS)/bin/govc: $(VSIM_SOURCES) scripts/install-go.sh | $(STAMPS)/apt
 	mkdir -p $(TOOLS)/bin
 	$(VSIM_GO) build -trimpath -ldflags "-X github.com/vmware/govmomi/cli/flags.BuildVersion=v0.52.0" -o $@ ./cmd/govc
 
