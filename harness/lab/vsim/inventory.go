@@ -77,12 +77,18 @@ func BuildInventory(ctx context.Context, c *vim25.Client, cfg *Config) (*Invento
 		if err != nil {
 			return nil, err
 		}
-		ds, err := dss.CreateLocalDatastore(ctx, "vsanDatastore", inv.dir)
-		if err != nil {
+		if _, err := dss.CreateLocalDatastore(ctx, "vsanDatastore", inv.dir); err != nil {
 			return nil, err
 		}
-		inv.Datastore = ds.Reference()
 	}
+	var first mo.HostSystem
+	if err := clusterHosts[0].Properties(ctx, clusterHosts[0].Reference(), []string{"datastore"}, &first); err != nil {
+		return nil, err
+	}
+	if len(first.Datastore) != 1 {
+		return nil, fmt.Errorf("host %s has %d datastores, want vsanDatastore only", clusterHosts[0].Name(), len(first.Datastore))
+	}
+	inv.Datastore = first.Datastore[0]
 
 	pool, err := cluster.ResourcePool(ctx)
 	if err != nil {
@@ -115,6 +121,8 @@ func waitHost(ctx context.Context, c *vim25.Client, add func() (*object.Task, er
 
 func createVM(ctx context.Context, c *vim25.Client, folders *object.DatacenterFolders, pool *object.ResourcePool,
 	host *object.HostSystem, vm VMConfig) (types.ManagedObjectReference, error) {
+	// On vSAN a VM's directory is its namespace object, named by the object's UUID.
+	namespace := stableUUID("object", vm.Name+"/vmnamespace")
 	var devices object.VirtualDeviceList
 	scsi, err := devices.CreateSCSIController("pvscsi")
 	if err != nil {
@@ -123,7 +131,7 @@ func createVM(ctx context.Context, c *vim25.Client, folders *object.DatacenterFo
 	devices = append(devices, scsi)
 	if vm.DiskGB > 0 {
 		disk := devices.CreateDisk(scsi.(types.BaseVirtualController), types.ManagedObjectReference{},
-			"[vsanDatastore] "+path.Join(vm.Name, vm.Name+".vmdk"))
+			"[vsanDatastore] "+path.Join(namespace, vm.Name+".vmdk"))
 		disk.CapacityInKB = int64(vm.DiskGB) << 20
 		if b, ok := disk.Backing.(*types.VirtualDiskFlatVer2BackingInfo); ok {
 			b.BackingObjectId = stableUUID("object", vm.Name+"/vdisk")
@@ -133,7 +141,7 @@ func createVM(ctx context.Context, c *vim25.Client, folders *object.DatacenterFo
 	spec := types.VirtualMachineConfigSpec{
 		Name: vm.Name, GuestId: string(types.VirtualMachineGuestOsIdentifierOtherLinux64Guest),
 		NumCPUs: 2, MemoryMB: 4096,
-		Files: &types.VirtualMachineFileInfo{VmPathName: "[vsanDatastore]"},
+		Files: &types.VirtualMachineFileInfo{VmPathName: "[vsanDatastore] " + path.Join(namespace, vm.Name+".vmx")},
 	}
 	if spec.DeviceChange, err = devices.ConfigSpec(types.VirtualDeviceConfigSpecOperationAdd); err != nil {
 		return types.ManagedObjectReference{}, err
@@ -201,5 +209,3 @@ func hostObject(m *simulator.Registry, ref types.ManagedObjectReference) *simula
 func vmObject(m *simulator.Registry, ref types.ManagedObjectReference) *simulator.VirtualMachine {
 	return m.Get(ref).(*simulator.VirtualMachine)
 }
-
-var _ mo.Reference = (*simulator.HostSystem)(nil)

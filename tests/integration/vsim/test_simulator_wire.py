@@ -297,6 +297,15 @@ def test_objects_are_placed_on_the_vm_host_the_other_site_and_the_witness(vc: Vc
         by_vm.setdefault(names[identity.vm._moId], set()).add(identity.type)
     assert by_vm == {name: {"vmnamespace", "vdisk"} for name in VMS}
 
+    # As RVC finds a VM's objects: the namespace UUID is the directory of vmPathName, each disk's
+    # backing.backingObjectId its vdisk object.
+    vm = vc.vm("pg-node-a")
+    assert vm.datastore[0].summary.type == "vsan"
+    namespace = vm.summary.config.vmPathName.split("] ")[1].split("/")[0]
+    [disk] = [d for d in vm.config.hardware.device if isinstance(d, vim.vm.device.VirtualDisk)]
+    mine = {i.type: i.uuid for i in ids.identities if i.vm._moId == vm._moId}
+    assert mine == {"vmnamespace": namespace, "vdisk": disk.backing.backingObjectId}
+
     nodes = vc.node_uuids()
     disks = json.loads(vc.host("esx-a1").configManager.vsanInternalSystem.QueryPhysicalVsanDisks(
         props=["devName", "owner", "isSsd"]))
@@ -369,6 +378,8 @@ def test_health_is_green_then_yellow_for_absent_components_then_red_for_a_host_d
     assert vc.resync().totalObjectsToSync == 0  # absent: waits for the repair timer
     sim.control("POST", "/hosts/esx-a2/power", {"state": "off"})
     assert vc.health() == "red"
+    with pytest.raises(vmodl.fault.HostNotConnected):
+        vc.host("esx-a2").configManager.vsanInternalSystem.QueryVsanObjects(uuids=[])
     sim.control("POST", "/hosts/esx-a2/power", {"state": "on"})
     sim.control("POST", f"/disks/esx-b1/{device('esx-b1', 1)}", {"fault": "clear"})
     assert vc.health() == "green"
