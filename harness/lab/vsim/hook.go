@@ -14,28 +14,49 @@ import (
 const HookTimeout = 60 * time.Second
 
 // Hook runs the configured command with an action appended, asynchronously:
-// the simulator never waits for it to answer a vim call. Output is logged.
+// the simulator never waits for it to answer a vim call. Calls about the same
+// node (or site) run one after the other, in the order they were made, so a
+// power-on never overtakes the power-off before it. Output is logged.
 type Hook struct {
 	argv []string
 	log  *log.Logger
 	ctx  context.Context
 	wg   sync.WaitGroup
+	mu   sync.Mutex
+	last map[string]chan struct{} // closed when the latest call for that key ends
 }
 
 // NewHook returns a hook that runs argv (nothing if argv is empty) until ctx ends.
 func NewHook(ctx context.Context, argv []string, logger *log.Logger) *Hook {
-	return &Hook{argv: argv, log: logger, ctx: ctx}
+	return &Hook{argv: argv, log: logger, ctx: ctx, last: map[string]chan struct{}{}}
 }
 
-// Run starts `argv... action args...` in the background.
+// Run starts `argv... action args...` in the background, after the previous
+// call with the same first argument has ended.
 func (h *Hook) Run(action string, args ...string) {
 	if len(h.argv) == 0 {
 		return
 	}
 	argv := append(append(append([]string(nil), h.argv...), action), args...)
+	key := ""
+	if len(args) > 0 {
+		key = args[0]
+	}
+	h.mu.Lock()
+	prev, done := h.last[key], make(chan struct{})
+	h.last[key] = done
+	h.mu.Unlock()
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
+		defer close(done)
+		if prev != nil {
+			select {
+			case <-prev:
+			case <-h.ctx.Done():
+				return
+			}
+		}
 		ctx, cancel := context.WithTimeout(h.ctx, HookTimeout)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
