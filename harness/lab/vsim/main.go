@@ -114,5 +114,3 @@ func writeAtomically(path string, v any) error {
 	}
 	return errors.Join(os.Rename(tmp.Name(), path))
 }
-
-func removeAll(dir string) error { return os.RemoveAll(dir) }

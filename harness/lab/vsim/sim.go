@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"math"
+	"os"
 	"sync"
 	"time"
 
@@ -49,7 +50,6 @@ type Sim struct {
 	hosts     map[string]*hostState
 	vms       map[string]*vmState
 	loadUntil map[string]time.Time // io-load announced per site
-	repairSet time.Time
 }
 
 // NewSim builds the inventory and models from the config; nothing listens yet.
@@ -98,7 +98,7 @@ func (s *Sim) Close() {
 	s.hook.Wait()
 	s.model.Remove()
 	if s.inv != nil && s.inv.dir != "" {
-		_ = removeAll(s.inv.dir)
+		_ = os.RemoveAll(s.inv.dir)
 	}
 }
 
