@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -36,6 +35,9 @@ func main() {
 }
 
 func run(configPath string, logger *log.Logger) error {
+	// Caught from the start, so a stop during start-up still cleans up.
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
 	cfg, err := LoadConfig(configPath)
 	if err != nil {
 		return err
@@ -88,8 +90,6 @@ func run(configPath string, logger *log.Logger) error {
 	}
 	logger.Printf("ready: sdk %s, control http://%s", sdk.String(), control.Addr())
 
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
 	sig := <-stop
 	logger.Printf("stopping on %s", sig)
 	return nil
@@ -112,5 +112,5 @@ func writeAtomically(path string, v any) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return errors.Join(os.Rename(tmp.Name(), path))
+	return os.Rename(tmp.Name(), path)
 }
