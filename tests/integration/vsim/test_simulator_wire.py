@@ -458,3 +458,19 @@ def _proc_state(pid: int) -> str:
         return Path(f"/proc/{pid}/status").read_text().lower()
     except FileNotFoundError:
         return "zombie"
+
+
+def test_login_needs_the_configured_password(sim: Simulator) -> None:
+    with pytest.raises(vim.fault.InvalidLogin):
+        SmartConnect(host="127.0.0.1", port=sim.port, user=USERNAME, pwd=sim.password + "x",
+                     sslContext=sim.ssl_context())
+
+
+def test_vm_power_through_vcenter_reaches_the_hook(sim: Simulator, vc: Vcenter) -> None:
+    vm = vc.vm("pg-node-b")
+    WaitForTask(vm.PowerOffVM_Task())
+    assert vm.runtime.powerState == "poweredOff"
+    WaitForTask(vm.PowerOnVM_Task())
+    assert vm.runtime.powerState == "poweredOn"
+    wait_until(lambda: len(sim.hook_calls()) == 2, 5, "two hook calls")
+    assert sim.hook_calls() == ["power-off node-b", "power-on node-b"]
