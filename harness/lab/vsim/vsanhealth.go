@@ -125,8 +125,21 @@ func (o *objectSystem) VsanQueryObjectIdentities(ctx *simulator.Context, req *ty
 	res := &types.VsanObjectIdentityAndHealth{}
 	s := o.sim
 	s.mu.Lock()
+	s.vsan.Advance(s.now())
+	byHealth := map[string]*types.VsanObjectHealth{}
+	var healthOrder []string
 	for _, obj := range s.vsan.Objects {
 		if (len(want) > 0 && !want[obj.UUID]) || (len(kinds) > 0 && !kinds[obj.Type]) {
+			continue
+		}
+		health := s.vsan.ObjectHealth(obj)
+		if byHealth[health] == nil {
+			byHealth[health] = &types.VsanObjectHealth{Health: health}
+			healthOrder = append(healthOrder, health)
+		}
+		byHealth[health].NumObjects++
+		byHealth[health].ObjUuids = append(byHealth[health].ObjUuids, obj.UUID)
+		if req.IncludeObjIdentity != nil && !*req.IncludeObjIdentity {
 			continue
 		}
 		vm := s.inv.VMs[obj.VM]
@@ -136,6 +149,12 @@ func (o *objectSystem) VsanQueryObjectIdentities(ctx *simulator.Context, req *ty
 		})
 	}
 	s.mu.Unlock()
+	if req.IncludeHealth != nil && *req.IncludeHealth {
+		res.Health = &types.VsanObjectOverallHealth{}
+		for _, h := range healthOrder {
+			res.Health.ObjectHealthDetail = append(res.Health.ObjectHealthDetail, *byHealth[h])
+		}
+	}
 	return &methods.VsanQueryObjectIdentitiesBody{Res: &types.VsanQueryObjectIdentitiesResponse{Returnval: res}}
 }
 

@@ -459,3 +459,29 @@ func (m *VsanModel) ObjectsWithComponentsIn(groupUUID string) []*VsanObject {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].VM < out[j].VM })
 	return out
 }
+
+// ObjectHealth names an object's state as vSAN's object health check does
+// (VsanObjectHealthState): healthy, inaccessible, or the kind of reduced availability.
+func (m *VsanModel) ObjectHealth(obj *VsanObject) string {
+	failed, rebuilding, waiting := 0, false, false
+	for _, c := range obj.Components {
+		state := m.State(c)
+		if state == StateActive {
+			continue
+		}
+		failed++
+		rebuilding = rebuilding || c.Rebuild != nil
+		waiting = waiting || (state == StateAbsent && c.Rebuild == nil)
+	}
+	switch {
+	case failed == 0:
+		return "healthy"
+	case failed*2 > len(obj.Components):
+		return "inaccessible"
+	case rebuilding:
+		return "reducedavailabilitywithactiverebuild"
+	case waiting:
+		return "reducedavailabilitywithnorebuilddelaytimer"
+	}
+	return "reducedavailabilitywithnorebuild"
+}

@@ -404,9 +404,17 @@ def test_repair_timer_is_set_through_the_cluster_config_and_repair_can_start_now
 
     sim.control("POST", f"/disks/esx-b1/{device('esx-b1', 1)}", {"fault": "unplug"})
     assert vc.resync().totalObjectsToSync == 0
+    assert _object_health(vc) == {"healthy": 2, "reducedavailabilitywithnorebuilddelaytimer": 2}
     health = vc.vsan["vsan-cluster-health-system"]
     vc.wait_vsan_task(health.VsanHealthRepairClusterObjectsImmediate(cluster=vc.cluster))
-    assert vc.resync().totalObjectsToSync > 0
+    assert vc.resync().totalObjectsToSync == 2
+    assert _object_health(vc) == {"healthy": 2, "reducedavailabilitywithactiverebuild": 2}
+
+
+def _object_health(vc: Vcenter) -> dict[str, int]:
+    result = vc.vsan["vsan-cluster-object-system"].VsanQueryObjectIdentities(
+        cluster=vc.cluster, includeHealth=True, includeObjIdentity=False)
+    return {h.health: h.numObjects for h in result.health.objectHealthDetail}
 
 
 def _govc(sim: Simulator, *args: str) -> str:
