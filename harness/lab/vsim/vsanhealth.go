@@ -126,19 +126,11 @@ func (o *objectSystem) VsanQueryObjectIdentities(ctx *simulator.Context, req *ty
 	s := o.sim
 	s.mu.Lock()
 	s.vsan.Advance(s.now())
-	byHealth := map[string]*types.VsanObjectHealth{}
-	var healthOrder []string
+	overall := objectHealth(s.vsan)
 	for _, obj := range s.vsan.Objects {
 		if (len(want) > 0 && !want[obj.UUID]) || (len(kinds) > 0 && !kinds[obj.Type]) {
 			continue
 		}
-		health := s.vsan.ObjectHealth(obj)
-		if byHealth[health] == nil {
-			byHealth[health] = &types.VsanObjectHealth{Health: health}
-			healthOrder = append(healthOrder, health)
-		}
-		byHealth[health].NumObjects++
-		byHealth[health].ObjUuids = append(byHealth[health].ObjUuids, obj.UUID)
 		if req.IncludeObjIdentity != nil && !*req.IncludeObjIdentity {
 			continue
 		}
@@ -150,12 +142,29 @@ func (o *objectSystem) VsanQueryObjectIdentities(ctx *simulator.Context, req *ty
 	}
 	s.mu.Unlock()
 	if req.IncludeHealth != nil && *req.IncludeHealth {
-		res.Health = &types.VsanObjectOverallHealth{}
-		for _, h := range healthOrder {
-			res.Health.ObjectHealthDetail = append(res.Health.ObjectHealthDetail, *byHealth[h])
-		}
+		res.Health = overall
 	}
 	return &methods.VsanQueryObjectIdentitiesBody{Res: &types.VsanQueryObjectIdentitiesResponse{Returnval: res}}
+}
+
+// objectHealth counts the objects in each VsanObjectHealthState. Callers hold s.mu.
+func objectHealth(m *VsanModel) *types.VsanObjectOverallHealth {
+	byHealth := map[string]*types.VsanObjectHealth{}
+	var order []string
+	for _, obj := range m.Objects {
+		h := m.ObjectHealth(obj)
+		if byHealth[h] == nil {
+			byHealth[h] = &types.VsanObjectHealth{Health: h}
+			order = append(order, h)
+		}
+		byHealth[h].NumObjects++
+		byHealth[h].ObjUuids = append(byHealth[h].ObjUuids, obj.UUID)
+	}
+	out := &types.VsanObjectOverallHealth{}
+	for _, h := range order {
+		out.ObjectHealthDetail = append(out.ObjectHealthDetail, *byHealth[h])
+	}
+	return out
 }
 
 // healthSystem is vsan-cluster-health-system.
@@ -176,10 +185,11 @@ func (h *healthSystem) VsanQueryVcClusterHealthSummary(ctx *simulator.Context, r
 	s := h.sim
 	s.mu.Lock()
 	overall, reasons := s.vsan.Health(s.now())
+	objects := objectHealth(s.vsan)
 	s.mu.Unlock()
 	now := time.Now()
 	summary := types.VsanClusterHealthSummary{
-		Timestamp: &now, OverallHealth: overall, Cluster: &s.inv.Cluster,
+		Timestamp: &now, OverallHealth: overall, Cluster: &s.inv.Cluster, ObjectHealth: objects,
 		OverallHealthDescription: "vSAN cluster health is " + overall,
 	}
 	test := func(id, name, health string) types.VsanClusterHealthTest {

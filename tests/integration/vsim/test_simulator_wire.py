@@ -378,6 +378,9 @@ def test_health_is_green_then_yellow_for_absent_components_then_red_for_a_host_d
     assert vc.resync().totalObjectsToSync == 0  # absent: waits for the repair timer
     sim.control("POST", "/hosts/esx-a2/power", {"state": "off"})
     assert vc.health() == "red"
+    summary = vc.vsan["vsan-cluster-health-system"].VsanQueryVcClusterHealthSummary(cluster=vc.cluster)
+    assert sum(h.numObjects for h in summary.objectHealth.objectHealthDetail) == 4
+    assert any("esx-a2" in t.testName for g in summary.groups for t in g.groupTests)
     with pytest.raises(vmodl.fault.HostNotConnected):
         vc.host("esx-a2").configManager.vsanInternalSystem.QueryVsanObjects(uuids=[])
     sim.control("POST", "/hosts/esx-a2/power", {"state": "on"})
