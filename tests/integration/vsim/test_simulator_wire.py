@@ -485,3 +485,30 @@ def test_vm_power_through_vcenter_reaches_the_hook(sim: Simulator, vc: Vcenter) 
     assert vm.runtime.powerState == "poweredOn"
     wait_until(lambda: len(sim.hook_calls()) == 2, 5, "two hook calls")
     assert sim.hook_calls() == ["power-off node-b", "power-on node-b"]
+
+
+def test_a_transient_disk_error_ends_by_itself(sim: Simulator, vc: Vcenter) -> None:
+    # esx-b1's second capacity device holds pg-node-b's components.
+    sim.control("POST", f"/disks/esx-b1/{device('esx-b1', 2)}", {"fault": "transient", "seconds": 0.5})
+    assert vc.health() == "yellow"
+    wait_until(lambda: vc.health() == "green", 5, "the transient errors to end")
+    states = {(d["host"], d["device"]): d["state"] for d in sim.control("GET", "/state")["disks"]}
+    assert states[("esx-b1", device("esx-b1", 2))] == "healthy"
+
+
+def test_maintenance_with_full_data_evacuation_ends_when_the_host_holds_no_component(
+        sim: Simulator, vc: Vcenter) -> None:
+    host = vc.host("esx-b1")
+    before = sim.control("GET", "/state")
+    held = [c["uuid"] for o in before["objects"] for c in o["components"] if c["host"] == "esx-b1"]
+    assert len(held) == 4  # pg-node-b's two objects and pg-node-a's mirrors
+    spec = vim.host.MaintenanceSpec(vsanMode=vim.vsan.host.DecommissionMode(objectAction="evacuateAllData"))
+    started = time.monotonic()
+    WaitForTask(host.EnterMaintenanceMode_Task(timeout=60, maintenanceSpec=spec))
+    took = time.monotonic() - started
+    assert took >= len(held) * sim.model["component_mb"] / sim.model["resync_rate_mb_s"] - 0.2
+    after = {c["uuid"]: c["host"] for o in sim.control("GET", "/state")["objects"] for c in o["components"]}
+    assert {after[u] for u in held} == {"esx-b2"}  # rebuilt in the same site
+    assert vc.resync().totalObjectsToSync == 0
+    assert host.runtime.inMaintenanceMode is True
+    assert vc.vm("pg-node-b").runtime.host.name == "esx-b2"
