@@ -67,6 +67,10 @@ type ModelConfig struct {
 	IOPauseS        float64 `json:"io_pause_s"`
 	RepairTimerS    int64   `json:"repair_timer_s"`
 	MigrationS      float64 `json:"migration_s"`
+	// StaleWriteMBs is the rate at which writes land on an object while one of
+	// its components is absent: a component that comes back resyncs that much
+	// (capped at component_mb). 0: components come back in sync.
+	StaleWriteMBs float64 `json:"stale_write_mb_s"`
 }
 
 // TLSConfig names the PEM certificate and key served on /sdk and /vsanHealth.
@@ -159,7 +163,7 @@ func (c *Config) Validate() error {
 	}
 	m := c.Model
 	if m.ResyncRateMBs <= 0 || m.ComponentMB <= 0 || m.HARestartDelayS < 0 || m.IOPauseS < 0 ||
-		m.RepairTimerS < 0 || m.MigrationS < 0 {
+		m.RepairTimerS < 0 || m.MigrationS < 0 || m.StaleWriteMBs < 0 {
 		return fmt.Errorf("model: rates and sizes must be positive, delays not negative")
 	}
 	if c.Username == "" || c.PasswordEnv == "" {

@@ -260,3 +260,33 @@ func TestEvacuatingMaintenanceRebuildsEveryComponentOfTheHost(t *testing.T) {
 		}
 	}
 }
+
+func TestAComponentBackFromAbsenceResyncsTheWritesItMissed(t *testing.T) {
+	cfg := testConfig()
+	cfg.Model.StaleWriteMBs = 10
+	clk := &clock{t: time.Unix(1000, 0)}
+	m := NewVsanModel(cfg, clk.now())
+	m.SetHost("esx-b2", false, false, false, clk.now()) // holds no component: nothing to resync
+	m.SetHost("esx-a1", false, false, false, clk.now())
+	clk.advance(5 * time.Second)
+	m.SetHost("esx-b2", true, false, false, clk.now())
+	m.SetHost("esx-a1", true, false, false, clk.now())
+	// esx-a1 holds 4 components (pg-node-a's data, pg-node-b's mirrors): 5 s x 10 MB/s each.
+	if got, want := totalBytes(m, clk.now()), int64(4*5*10*mib); got != want {
+		t.Fatalf("stale bytes %d, want %d", got, want)
+	}
+	for _, o := range m.Syncing(clk.now(), "") {
+		for _, c := range o.Components {
+			if c.Component.Rebuild.Reason != "stale" || c.Component.Rebuild.Host != "esx-a1" {
+				t.Fatalf("stale resync %+v, want in place on esx-a1", c.Component.Rebuild)
+			}
+		}
+	}
+	if h, _ := m.Health(clk.now()); h != "yellow" {
+		t.Fatalf("health %s while resyncing, want yellow", h)
+	}
+	clk.advance(2 * time.Second) // 200 MiB at 100 MB/s
+	if got := totalBytes(m, clk.now()); got != 0 {
+		t.Fatalf("%d bytes left", got)
+	}
+}

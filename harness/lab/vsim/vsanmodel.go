@@ -289,7 +289,8 @@ func (m *VsanModel) Advance(now time.Time) {
 		for _, c := range obj.Components {
 			why := m.failure(c.Host, c.DiskUUID)
 			if why == "" {
-				if c.Rebuild == nil {
+				if c.Rebuild == nil && !c.FailedAt.IsZero() {
+					m.resyncStale(c, now)
 					c.FailedAt = time.Time{}
 				}
 				continue
@@ -338,6 +339,17 @@ func (m *VsanModel) startRebuild(c *Component, reason string) {
 			return
 		}
 	}
+}
+
+// resyncStale queues the in-place resync of a component that is back after
+// missing the writes made meanwhile (model.stale_write_mb_s).
+func (m *VsanModel) resyncStale(c *Component, now time.Time) {
+	size := math.Min(float64(m.cfg.ComponentMB)*mib, now.Sub(c.FailedAt).Seconds()*m.cfg.StaleWriteMBs*mib)
+	if size < 1 {
+		return
+	}
+	c.Rebuild = &Rebuild{Host: c.Host, DiskUUID: c.DiskUUID, Reason: "stale", Total: size, Left: size}
+	m.queue = append(m.queue, c)
 }
 
 func (m *VsanModel) objectOf(c *Component) *VsanObject {
@@ -467,6 +479,7 @@ func (m *VsanModel) ObjectHealth(obj *VsanObject) string {
 	for _, c := range obj.Components {
 		state := m.State(c)
 		if state == StateActive {
+			rebuilding = rebuilding || c.Rebuild != nil // back, resyncing what it missed
 			continue
 		}
 		failed++
@@ -474,7 +487,7 @@ func (m *VsanModel) ObjectHealth(obj *VsanObject) string {
 		waiting = waiting || (state == StateAbsent && c.Rebuild == nil)
 	}
 	switch {
-	case failed == 0:
+	case failed == 0 && !rebuilding:
 		return "healthy"
 	case failed*2 > len(obj.Components):
 		return "inaccessible"

@@ -512,3 +512,23 @@ def test_maintenance_with_full_data_evacuation_ends_when_the_host_holds_no_compo
     assert vc.resync().totalObjectsToSync == 0
     assert host.runtime.inMaintenanceMode is True
     assert vc.vm("pg-node-b").runtime.host.name == "esx-b2"
+
+
+def test_components_back_from_a_host_outage_resync_what_they_missed(tmp_path: Path) -> None:
+    with running_simulator(tmp_path, stale_write_mb_s=200.0, ha_restart_delay_s=30.0) as sim:
+        vc = Vcenter(sim)
+        try:
+            sim.control("POST", "/hosts/esx-b2/power", {"state": "off"})  # esx-b2 holds no component
+            sim.control("POST", "/hosts/esx-a1/power", {"state": "off"})
+            time.sleep(0.5)
+            sim.control("POST", "/hosts/esx-a1/power", {"state": "on"})
+            sim.control("POST", "/hosts/esx-b2/power", {"state": "on"})
+            summary = vc.resync()
+            assert summary.totalObjectsToSync == 4  # every object has a component on esx-a1
+            reasons = {r for o in summary.objects for c in o.components for r in c.reasons}
+            assert reasons == {"stale"}
+            assert summary.totalBytesToSync <= 4 * 200 * MIB * 1.0  # at most ~1 s of writes each
+            wait_until(lambda: vc.resync().totalBytesToSync == 0, 10, "the stale resync to finish")
+            assert vc.health() == "green"
+        finally:
+            Disconnect(vc.si)
