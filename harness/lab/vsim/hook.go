@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"log"
+	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +21,7 @@ const HookTimeout = 60 * time.Second
 // power-on never overtakes the power-off before it. Output is logged.
 type Hook struct {
 	argv []string
+	env  []string
 	log  *log.Logger
 	ctx  context.Context
 	wg   sync.WaitGroup
@@ -26,9 +29,17 @@ type Hook struct {
 	last map[string]chan struct{} // closed when the latest call for that key ends
 }
 
-// NewHook returns a hook that runs argv (nothing if argv is empty) until ctx ends.
-func NewHook(ctx context.Context, argv []string, logger *log.Logger) *Hook {
-	return &Hook{argv: argv, log: logger, ctx: ctx, last: map[string]chan struct{}{}}
+// NewHook returns a hook that runs argv (nothing if argv is empty) until ctx
+// ends, with the simulator's environment minus the variables named in secret.
+func NewHook(ctx context.Context, argv []string, logger *log.Logger, secret ...string) *Hook {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(secret, name) {
+			env = append(env, kv)
+		}
+	}
+	return &Hook{argv: argv, env: env, log: logger, ctx: ctx, last: map[string]chan struct{}{}}
 }
 
 // Run starts `argv... action args...` in the background, after the previous
@@ -60,6 +71,7 @@ func (h *Hook) Run(action string, args ...string) {
 		ctx, cancel := context.WithTimeout(h.ctx, HookTimeout)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Env = h.env
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		cmd.WaitDelay = 2 * time.Second

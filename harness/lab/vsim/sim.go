@@ -66,7 +66,7 @@ func NewSim(cfg *Config, logger *log.Logger) (*Sim, error) {
 		ctx: ctx, cancel: cancel,
 		hosts: map[string]*hostState{}, vms: map[string]*vmState{}, loadUntil: map[string]time.Time{},
 	}
-	s.hook = NewHook(ctx, cfg.Hook, logger)
+	s.hook = NewHook(ctx, cfg.Hook, logger, cfg.PasswordEnv) // the hook never sees the vCenter password
 	client, err := vim25.NewClient(ctx, model.Service)
 	if err != nil {
 		return nil, err

@@ -48,8 +48,12 @@ DEFAULT_MODEL: dict[str, float] = {
     "migration_s": 0.3,
 }
 
-# A script that appends its arguments, one call per line, to the file named first.
-HOOK_SCRIPT = "import sys; open(sys.argv[1], 'a').write(' '.join(sys.argv[2:]) + '\\n')"
+# A script that appends its arguments, one call per line, to the file named first; it refuses to run
+# with the vCenter password in its environment.
+HOOK_SCRIPT = (
+    f"import os, sys; assert {PASSWORD_ENV!r} not in os.environ; "
+    "open(sys.argv[1], 'a').write(' '.join(sys.argv[2:]) + '\\n')"
+)
 
 
 def device(host: str, n: int) -> str:
