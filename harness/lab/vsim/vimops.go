@@ -15,11 +15,12 @@ import (
 func (s *Sim) intercept(ctx *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
 	var h mo.Reference
 	switch m.Name {
-	case "ShutdownHost_Task", "RebootHost_Task", "EnterMaintenanceMode_Task", "ExitMaintenanceMode_Task":
+	case "ShutdownHost_Task", "RebootHost_Task", "EnterMaintenanceMode_Task", "ExitMaintenanceMode_Task",
+		"ReconnectHost_Task":
 		if name := s.hostName(m.This); name != "" {
 			h = &hostOps{Self: m.This, sim: s, name: name}
 		}
-	case "RelocateVM_Task", "PowerOnVM_Task", "PowerOffVM_Task":
+	case "RelocateVM_Task", "MigrateVM_Task", "PowerOnVM_Task", "PowerOffVM_Task":
 		if name := s.vmName(m.This); name != "" {
 			h = &vmOps{Self: m.This, sim: s, name: name}
 		}
@@ -88,6 +89,22 @@ func (o *hostOps) ExitMaintenanceModeTask(ctx *simulator.Context, req *types.Exi
 	return &methods.ExitMaintenanceMode_TaskBody{Res: &types.ExitMaintenanceMode_TaskResponse{Returnval: task}}
 }
 
+// ReconnectHostTask reconnects a host that is up; one without power stays
+// notResponding and the task fails, as vCenter's does.
+func (o *hostOps) ReconnectHostTask(ctx *simulator.Context, req *types.ReconnectHost_Task) soap.HasFault {
+	task := o.sim.longTask(o.Self, o.name, "ReconnectHost_Task", func() types.BaseMethodFault {
+		o.sim.mu.Lock()
+		powered := o.sim.hosts[o.name].powered
+		o.sim.mu.Unlock()
+		if !powered {
+			return &types.HostConnectFault{}
+		}
+		o.sim.setHostRuntime(o.name, types.HostSystemPowerStatePoweredOn, types.HostSystemConnectionStateConnected)
+		return nil
+	})
+	return &methods.ReconnectHost_TaskBody{Res: &types.ReconnectHost_TaskResponse{Returnval: task}}
+}
+
 type vmOps struct {
 	Self types.ManagedObjectReference
 	sim  *Sim
@@ -105,6 +122,17 @@ func (o *vmOps) RelocateVMTask(ctx *simulator.Context, req *types.RelocateVM_Tas
 		return o.sim.migrate(o.name, o.sim.hostName(*req.Spec.Host))
 	})
 	return &methods.RelocateVM_TaskBody{Res: &types.RelocateVM_TaskResponse{Returnval: task}}
+}
+
+// MigrateVMTask is the older migration call: the same move as RelocateVMTask.
+func (o *vmOps) MigrateVMTask(ctx *simulator.Context, req *types.MigrateVM_Task) soap.HasFault {
+	task := o.sim.longTask(o.Self, o.name, "MigrateVM_Task", func() types.BaseMethodFault {
+		if req.Host == nil {
+			return nil
+		}
+		return o.sim.migrate(o.name, o.sim.hostName(*req.Host))
+	})
+	return &methods.MigrateVM_TaskBody{Res: &types.MigrateVM_TaskResponse{Returnval: task}}
 }
 
 // PowerOnVMTask powers a VM on where its host is up and tells the hook.

@@ -253,6 +253,17 @@ def test_graceful_shutdown_powers_vms_off_without_ha_restart(sim: Simulator, vc:
     assert sim.hook_calls() == ["power-off node-b"]
 
 
+def test_a_host_without_power_cannot_be_reconnected(sim: Simulator, vc: Vcenter) -> None:
+    sim.control("POST", "/hosts/esx-b2/power", {"state": "off"})
+    host = vc.host("esx-b2")
+    with pytest.raises(vim.fault.HostConnectFault):
+        WaitForTask(host.ReconnectHost_Task())
+    assert host.runtime.connectionState == "notResponding"
+    sim.control("POST", "/hosts/esx-b2/power", {"state": "on"})
+    WaitForTask(host.ReconnectHost_Task())
+    assert host.runtime.connectionState == "connected"
+
+
 def test_shutdown_without_force_needs_maintenance_mode(vc: Vcenter) -> None:
     with pytest.raises(vim.fault.InvalidState):
         WaitForTask(vc.host("esx-b2").ShutdownHost_Task(force=False))
@@ -275,6 +286,8 @@ def test_maintenance_moves_vms_within_their_site_and_relocation_takes_the_migrat
     WaitForTask(vm.RelocateVM_Task(spec=vim.vm.RelocateSpec(host=host)))
     assert time.monotonic() - started >= sim.model["migration_s"]
     assert vm.runtime.host.name == "esx-b1"
+    WaitForTask(vm.MigrateVM_Task(host=vc.host("esx-b2"), priority="defaultPriority"))
+    assert vm.runtime.host.name == "esx-b2"
     assert vc.health() == "green"
 
 
