@@ -545,3 +545,11 @@ def test_components_back_from_a_host_outage_resync_what_they_missed(tmp_path: Pa
             assert vc.health() == "green"
         finally:
             Disconnect(vc.si)
+
+
+def test_the_vsan_api_answers_clients_of_version10_too(sim: Simulator, vc: Vcenter) -> None:
+    old = vsanapiutils.GetVsanVcMos(vc.si._stub, context=sim.ssl_context(), version="vsan.version.version10")
+    summary = old["vsan-cluster-object-system"].QuerySyncingVsanObjectsSummary(
+        cluster=vc.cluster, syncingObjectFilter=vim.cluster.VsanSyncingObjectFilter(resyncType="all"))
+    assert (summary.totalObjectsToSync, summary.totalBytesToSync) == (0, 0)
+    assert old["vsan-cluster-health-system"].VsanQueryVcClusterHealthSummary(cluster=vc.cluster).overallHealth == "green"
