@@ -1,4 +1,4 @@
-module github.com/harness/lab/vsim
+module harness.example/lab/vsim
 
 go 1.23.0
 
