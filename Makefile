@@ -10,7 +10,8 @@ ALLURE_VERSION := 3.18.0
 OUT ?= $(CURDIR)/out
 
 .PHONY: setup demo test lint clean-lab
-setup: $(STAMPS)/apt $(STAMPS)/venv $(TOOLS)/bin/toxiproxy-server $(STAMPS)/allure-$(ALLURE_VERSION)
+setup: $(STAMPS)/apt $(STAMPS)/venv $(TOOLS)/bin/toxiproxy-server $(STAMPS)/allure-$(ALLURE_VERSION) \
+	$(TOOLS)/bin/harness-vsim $(TOOLS)/bin/govc
 
 $(STAMPS):
 	mkdir -p $(STAMPS)
@@ -35,6 +36,20 @@ $(STAMPS)/allure-$(ALLURE_VERSION): | $(STAMPS)/apt
 	mkdir -p $(TOOLS)/allure
 	npm install --silent --no-audit --no-fund --prefix $(TOOLS)/allure allure@$(ALLURE_VERSION)
 	touch $@
+
+# The vSphere simulator and govc (same Go module, govmomi v0.52.0), built with a
+# Go >= 1.23 that scripts/install-go.sh finds or fetches into $(TOOLS).
+VSIM_SOURCES := $(shell find harness/lab/vsim -name '*.go' -o -name go.mod -o -name go.sum)
+VSIM_GO = cd harness/lab/vsim && GOFLAGS=-modcacherw GOPATH=$(TOOLS)/go GOTOOLCHAIN=local \
+	"$$(HARNESS_TOOLS=$(TOOLS) $(CURDIR)/scripts/install-go.sh)"
+
+$(TOOLS)/bin/harness-vsim: $(VSIM_SOURCES) scripts/install-go.sh | $(STAMPS)/apt
+	mkdir -p $(TOOLS)/bin
+	$(VSIM_GO) build -trimpath -o $@ .
+
+$(TOOLS)/bin/govc: $(VSIM_SOURCES) scripts/install-go.sh | $(STAMPS)/apt
+	mkdir -p $(TOOLS)/bin
+	$(VSIM_GO) build -trimpath -ldflags "-X github.com/vmware/govmomi/cli/flags.BuildVersion=v0.52.0" -o $@ ./cmd/govc
 
 demo: setup
 	$(PY) -m harness demo --out $(OUT)

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+)
+
+// Config is the simulator's configuration file (see harness-vsim -config).
+type Config struct {
+	Datacenter    string      `json:"datacenter"`
+	Cluster       string      `json:"cluster"`
+	Sites         []Site      `json:"sites"`
+	Witness       Witness     `json:"witness"`
+	VMs           []VMConfig  `json:"vms"`
+	Model         ModelConfig `json:"model"`
+	Hook          []string    `json:"hook"`
+	Listen        string      `json:"listen"`
+	ControlListen string      `json:"control_listen"`
+	TLS           *TLSConfig  `json:"tls"`
+	Username      string      `json:"username"`
+	PasswordEnv   string      `json:"password_env"`
+	ReadyFile     string      `json:"ready_file"`
+}
+
+// Site is a vSAN fault domain of the stretched cluster.
+type Site struct {
+	Name      string       `json:"name"`
+	Preferred bool         `json:"preferred"`
+	Hosts     []HostConfig `json:"hosts"`
+}
+
+// HostConfig is an ESXi host of a site.
+type HostConfig struct {
+	Name       string      `json:"name"`
+	DiskGroups []DiskGroup `json:"disk_groups"`
+}
+
+// DiskGroup is one vSAN disk group: a cache device and its capacity devices.
+type DiskGroup struct {
+	Cache    string   `json:"cache"`
+	Capacity []string `json:"capacity"`
+}
+
+// Witness is the witness host, outside the cluster.
+type Witness struct {
+	Name       string      `json:"name"`
+	Site       string      `json:"site"`
+	DiskGroups []DiskGroup `json:"disk_groups"`
+}
+
+// VMConfig is a virtual machine placed on a host; Node names it to the hook.
+type VMConfig struct {
+	Name   string `json:"name"`
+	Host   string `json:"host"`
+	Node   string `json:"node"`
+	DiskGB int    `json:"disk_gb"`
+}
+
+// ModelConfig holds every quantity the simulator models instead of measuring.
+type ModelConfig struct {
+	HARestartDelayS float64 `json:"ha_restart_delay_s"`
+	ResyncRateMBs   float64 `json:"resync_rate_mb_s"`
+	ComponentMB     int64   `json:"component_mb"`
+	IOPauseS        float64 `json:"io_pause_s"`
+	RepairTimerS    int64   `json:"repair_timer_s"`
+	MigrationS      float64 `json:"migration_s"`
+	// StaleWriteMBs is the rate at which writes land on an object while one of
+	// its components is absent: a component that comes back resyncs that much
+	// (capped at component_mb). 0: components come back in sync.
+	StaleWriteMBs float64 `json:"stale_write_mb_s"`
+}
+
+// TLSConfig names the PEM certificate and key served on /sdk and /vsanHealth.
+type TLSConfig struct {
+	Cert string `json:"cert"`
+	Key  string `json:"key"`
+}
+
+// DefaultModel is used for every model field the file leaves out.
+var DefaultModel = ModelConfig{
+	HARestartDelayS: 3, ResyncRateMBs: 40, ComponentMB: 2048,
+	IOPauseS: 3, RepairTimerS: 3600, MigrationS: 2,
+}
+
+// LoadConfig reads, completes and validates a configuration file.
+// Relative TLS paths are taken relative to the file's directory.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &Config{Model: DefaultModel}
+	if err := json.Unmarshal(data, cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if cfg.TLS != nil {
+		dir := filepath.Dir(path)
+		for _, p := range []*string{&cfg.TLS.Cert, &cfg.TLS.Key} {
+			if *p != "" && !filepath.IsAbs(*p) {
+				*p = filepath.Join(dir, *p)
+			}
+		}
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.ControlListen == "" {
+		cfg.ControlListen = "127.0.0.1:0"
+	}
+	if len(cfg.Witness.DiskGroups) == 0 {
+		cfg.Witness.DiskGroups = []DiskGroup{{Cache: "mpx.vmhba1:C0:T1:L0", Capacity: []string{"mpx.vmhba1:C0:T2:L0"}}}
+	}
+	if cfg.Witness.Site == "" {
+		cfg.Witness.Site = "witness"
+	}
+	return cfg, cfg.Validate()
+}
+
+// Validate refuses configurations the simulator cannot model faithfully,
+// and any listen address other than 127.0.0.1.
+func (c *Config) Validate() error {
+	for _, addr := range []string{c.Listen, c.ControlListen} {
+		if err := loopbackOnly(addr); err != nil {
+			return err
+		}
+	}
+	if c.Datacenter == "" || c.Cluster == "" {
+		return fmt.Errorf("datacenter and cluster are required")
+	}
+	if len(c.Sites) != 2 {
+		return fmt.Errorf("a stretched cluster has exactly 2 sites, got %d", len(c.Sites))
+	}
+	hosts := map[string]bool{}
+	for _, s := range c.Sites {
+		if s.Name == "" || len(s.Hosts) == 0 {
+			return fmt.Errorf("site %q needs a name and hosts", s.Name)
+		}
+		for _, h := range s.Hosts {
+			if h.Name == "" || hosts[h.Name] {
+				return fmt.Errorf("host name %q empty or repeated", h.Name)
+			}
+			if len(h.DiskGroups) == 0 {
+				return fmt.Errorf("host %s has no disk group", h.Name)
+			}
+			for _, g := range h.DiskGroups {
+				if g.Cache == "" || len(g.Capacity) == 0 {
+					return fmt.Errorf("host %s: a disk group needs a cache and capacity devices", h.Name)
+				}
+			}
+			hosts[h.Name] = true
+		}
+	}
+	if c.Witness.Name == "" || hosts[c.Witness.Name] {
+		return fmt.Errorf("witness name %q empty or used by a cluster host", c.Witness.Name)
+	}
+	for _, vm := range c.VMs {
+		if vm.Name == "" || !hosts[vm.Host] {
+			return fmt.Errorf("vm %q: unknown host %q", vm.Name, vm.Host)
+		}
+	}
+	m := c.Model
+	if m.ResyncRateMBs <= 0 || m.ComponentMB <= 0 || m.HARestartDelayS < 0 || m.IOPauseS < 0 ||
+		m.RepairTimerS < 0 || m.MigrationS < 0 || m.StaleWriteMBs < 0 {
+		return fmt.Errorf("model: rates and sizes must be positive, delays not negative")
+	}
+	if c.Username == "" || c.PasswordEnv == "" {
+		return fmt.Errorf("username and password_env are required")
+	}
+	if c.ReadyFile == "" {
+		return fmt.Errorf("ready_file is required")
+	}
+	return nil
+}
+
+func loopbackOnly(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if host != "127.0.0.1" {
+		return fmt.Errorf("listen address %q: only 127.0.0.1 is allowed", addr)
+	}
+	return nil
+}
+
+// SiteOf returns the site of a cluster host ("" if unknown).
+func (c *Config) SiteOf(host string) string {
+	for _, s := range c.Sites {
+		for _, h := range s.Hosts {
+			if h.Name == host {
+				return s.Name
+			}
+		}
+	}
+	return ""
+}

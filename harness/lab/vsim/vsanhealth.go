@@ -1,0 +1,319 @@
+package main
+
+import (
+	"time"
+
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/soap"
+	vim "github.com/vmware/govmomi/vim25/types"
+	"github.com/vmware/govmomi/vsan"
+	"github.com/vmware/govmomi/vsan/methods"
+	"github.com/vmware/govmomi/vsan/types"
+)
+
+// vsanRegistry serves the vCenter vSAN management API on /vsanHealth, with
+// the managed object IDs vsanapiutils.GetVsanVcMos uses.
+func (s *Sim) vsanRegistry() *simulator.Registry {
+	r := simulator.NewRegistry()
+	r.Namespace = vsan.Namespace
+	r.Path = vsan.Path
+	r.Put(&objectSystem{Self: vsan.VsanQueryObjectIdentitiesInstance, sim: s})
+	r.Put(&healthSystem{Self: vim.ManagedObjectReference{Type: "VsanVcClusterHealthSystem", Value: "vsan-cluster-health-system"}, sim: s})
+	r.Put(&configSystem{Self: vsan.VsanVcClusterConfigSystemInstance, sim: s})
+	r.Put(&stretchedSystem{Self: vsan.VsanVcStretchedClusterSystem, sim: s})
+	return r
+}
+
+func (s *Sim) wrongCluster(ref vim.ManagedObjectReference) *soap.Fault {
+	if ref == s.inv.Cluster {
+		return nil
+	}
+	return simulator.Fault("not a vSAN cluster: "+ref.Value, &vim.ManagedObjectNotFound{Obj: ref})
+}
+
+// objectSystem is vsan-cluster-object-system.
+type objectSystem struct {
+	Self vim.ManagedObjectReference
+	sim  *Sim
+}
+
+func (o *objectSystem) Reference() vim.ManagedObjectReference { return o.Self }
+
+// syncResult is VsanHostVsanObjectSyncQueryResult with its totals always on
+// the wire (vCenter sends 0, the generated type would omit it).
+type syncResult struct {
+	vim.DynamicData
+	TotalObjectsToSync int64                               `xml:"totalObjectsToSync"`
+	TotalBytesToSync   int64                               `xml:"totalBytesToSync"`
+	TotalRecoveryETA   int64                               `xml:"totalRecoveryETA"`
+	Objects            []types.VsanHostVsanObjectSyncState `xml:"objects,omitempty"`
+}
+
+// QuerySyncingVsanObjectsSummaryResponse carries syncResult under the wire name.
+type QuerySyncingVsanObjectsSummaryResponse struct {
+	Returnval syncResult `xml:"returnval"`
+}
+
+type syncSummaryBody struct {
+	Res    *QuerySyncingVsanObjectsSummaryResponse `xml:"urn:vsan QuerySyncingVsanObjectsSummaryResponse,omitempty"`
+	Fault_ *soap.Fault                             `xml:"http://schemas.xmlsoap.org/soap/envelope/ Fault,omitempty"`
+}
+
+func (b *syncSummaryBody) Fault() *soap.Fault { return b.Fault_ }
+
+// QuerySyncingVsanObjectsSummary reports the resync queue: totals over every
+// object matching the filter, objects[] paginated by offset/numberOfObjects.
+func (o *objectSystem) QuerySyncingVsanObjectsSummary(ctx *simulator.Context, req *types.QuerySyncingVsanObjectsSummary) soap.HasFault {
+	if f := o.sim.wrongCluster(req.Cluster); f != nil {
+		return &syncSummaryBody{Fault_: f}
+	}
+	filter := types.VsanSyncingObjectFilter{}
+	if req.SyncingObjectFilter != nil {
+		filter = *req.SyncingObjectFilter
+	}
+	return &syncSummaryBody{Res: &QuerySyncingVsanObjectsSummaryResponse{Returnval: o.sim.syncSummary(filter)}}
+}
+
+func (s *Sim) syncSummary(filter types.VsanSyncingObjectFilter) syncResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var res syncResult
+	var objs []types.VsanHostVsanObjectSyncState
+	for _, so := range s.vsan.Syncing(s.now(), filter.ResyncStatus) {
+		state := types.VsanHostVsanObjectSyncState{Uuid: so.UUID}
+		for _, sc := range so.Components {
+			c := sc.Component
+			if filter.ResyncType != "" && filter.ResyncType != "all" && filter.ResyncType != c.Rebuild.Reason {
+				continue
+			}
+			state.Components = append(state.Components, types.VsanHostComponentSyncState{
+				Uuid: c.UUID, DiskUuid: c.Rebuild.DiskUUID, HostUuid: s.vsan.Hosts[c.Rebuild.Host].NodeUUID,
+				BytesToSync: sc.BytesToSync, RecoveryETA: sc.ETA, Reasons: []string{c.Rebuild.Reason},
+			})
+			res.TotalBytesToSync += sc.BytesToSync
+			res.TotalRecoveryETA = max(res.TotalRecoveryETA, sc.ETA)
+		}
+		if len(state.Components) > 0 {
+			objs = append(objs, state)
+		}
+	}
+	res.TotalObjectsToSync = int64(len(objs))
+	offset := min(max(filter.Offset, 0), int64(len(objs)))
+	end := int64(len(objs))
+	if filter.NumberOfObjects > 0 {
+		end = min(offset+filter.NumberOfObjects, end)
+	}
+	res.Objects = objs[offset:end]
+	return res
+}
+
+// VsanQueryObjectIdentities maps each object to its VM, type and description.
+func (o *objectSystem) VsanQueryObjectIdentities(ctx *simulator.Context, req *types.VsanQueryObjectIdentities) soap.HasFault {
+	if req.Cluster != nil {
+		if f := o.sim.wrongCluster(*req.Cluster); f != nil {
+			return &methods.VsanQueryObjectIdentitiesBody{Fault_: f}
+		}
+	}
+	want := map[string]bool{}
+	for _, u := range req.ObjUuids {
+		want[u] = true
+	}
+	kinds := map[string]bool{}
+	for _, t := range req.ObjTypes {
+		kinds[t] = true
+	}
+	res := &types.VsanObjectIdentityAndHealth{}
+	s := o.sim
+	s.mu.Lock()
+	s.vsan.Advance(s.now())
+	overall := objectHealth(s.vsan)
+	for _, obj := range s.vsan.Objects {
+		if (len(want) > 0 && !want[obj.UUID]) || (len(kinds) > 0 && !kinds[obj.Type]) {
+			continue
+		}
+		if req.IncludeObjIdentity != nil && !*req.IncludeObjIdentity {
+			continue
+		}
+		vm := s.inv.VMs[obj.VM]
+		res.Identities = append(res.Identities, types.VsanObjectIdentity{
+			Uuid: obj.UUID, Type: obj.Type, Vm: &vm, Description: obj.Description,
+			VmInstanceUuid: stableUUID("vm", obj.VM),
+		})
+	}
+	s.mu.Unlock()
+	if req.IncludeHealth != nil && *req.IncludeHealth {
+		res.Health = overall
+	}
+	return &methods.VsanQueryObjectIdentitiesBody{Res: &types.VsanQueryObjectIdentitiesResponse{Returnval: res}}
+}
+
+// objectHealth counts the objects in each VsanObjectHealthState. Callers hold s.mu.
+func objectHealth(m *VsanModel) *types.VsanObjectOverallHealth {
+	byHealth := map[string]*types.VsanObjectHealth{}
+	var order []string
+	for _, obj := range m.Objects {
+		h := m.ObjectHealth(obj)
+		if byHealth[h] == nil {
+			byHealth[h] = &types.VsanObjectHealth{Health: h}
+			order = append(order, h)
+		}
+		byHealth[h].NumObjects++
+		byHealth[h].ObjUuids = append(byHealth[h].ObjUuids, obj.UUID)
+	}
+	out := &types.VsanObjectOverallHealth{}
+	for _, h := range order {
+		out.ObjectHealthDetail = append(out.ObjectHealthDetail, *byHealth[h])
+	}
+	return out
+}
+
+// healthSystem is vsan-cluster-health-system.
+type healthSystem struct {
+	Self vim.ManagedObjectReference
+	sim  *Sim
+}
+
+func (h *healthSystem) Reference() vim.ManagedObjectReference { return h.Self }
+
+// VsanQueryVcClusterHealthSummary gives overallHealth and one group per area.
+func (h *healthSystem) VsanQueryVcClusterHealthSummary(ctx *simulator.Context, req *types.VsanQueryVcClusterHealthSummary) soap.HasFault {
+	if req.Cluster != nil {
+		if f := h.sim.wrongCluster(*req.Cluster); f != nil {
+			return &methods.VsanQueryVcClusterHealthSummaryBody{Fault_: f}
+		}
+	}
+	s := h.sim
+	s.mu.Lock()
+	overall, reasons := s.vsan.Health(s.now())
+	objects := objectHealth(s.vsan)
+	s.mu.Unlock()
+	now := time.Now()
+	summary := types.VsanClusterHealthSummary{
+		Timestamp: &now, OverallHealth: overall, Cluster: &s.inv.Cluster, ObjectHealth: objects,
+		OverallHealthDescription: "vSAN cluster health is " + overall,
+	}
+	test := func(id, name, health string) types.VsanClusterHealthTest {
+		return types.VsanClusterHealthTest{TestId: id, TestName: name, TestHealth: health, TestShortDescription: name}
+	}
+	summary.Groups = []types.VsanClusterHealthGroup{{
+		GroupId: "com.vmware.vsan.health.test.overall", GroupName: "Overall", GroupHealth: overall,
+		GroupTests: []types.VsanClusterHealthTest{test("com.vmware.vsan.health.test.overall", "vSAN cluster health", overall)},
+	}}
+	for _, r := range reasons {
+		summary.Groups[0].GroupTests = append(summary.Groups[0].GroupTests,
+			test("com.vmware.vsan.health.test.reason", r, overall))
+	}
+	return &methods.VsanQueryVcClusterHealthSummaryBody{Res: &types.VsanQueryVcClusterHealthSummaryResponse{Returnval: summary}}
+}
+
+// VsanHealthRepairClusterObjectsImmediate starts rebuilding every failed
+// component now instead of at the end of the repair timer.
+func (h *healthSystem) VsanHealthRepairClusterObjectsImmediate(ctx *simulator.Context, req *types.VsanHealthRepairClusterObjectsImmediate) soap.HasFault {
+	s := h.sim
+	if f := s.wrongCluster(req.Cluster); f != nil {
+		return &methods.VsanHealthRepairClusterObjectsImmediateBody{Fault_: f}
+	}
+	task := s.longTask(s.inv.Cluster, s.cfg.Cluster, "VsanHealthRepairClusterObjectsImmediate", func() vim.BaseMethodFault {
+		s.mu.Lock()
+		s.vsan.RepairNow(s.now())
+		s.mu.Unlock()
+		s.announceResync()
+		return nil
+	})
+	return &methods.VsanHealthRepairClusterObjectsImmediateBody{
+		Res: &types.VsanHealthRepairClusterObjectsImmediateResponse{Returnval: task}}
+}
+
+// configSystem is vsan-cluster-config-system.
+type configSystem struct {
+	Self vim.ManagedObjectReference
+	sim  *Sim
+}
+
+func (c *configSystem) Reference() vim.ManagedObjectReference { return c.Self }
+
+// VsanClusterGetConfig reports vSAN enabled and extendedConfig.objectRepairTimer.
+func (c *configSystem) VsanClusterGetConfig(ctx *simulator.Context, req *types.VsanClusterGetConfig) soap.HasFault {
+	s := c.sim
+	if f := s.wrongCluster(req.Cluster); f != nil {
+		return &methods.VsanClusterGetConfigBody{Fault_: f}
+	}
+	s.mu.Lock()
+	timer := int64(s.vsan.RepairTimer / time.Second)
+	s.mu.Unlock()
+	info := types.VsanConfigInfoEx{
+		VsanClusterConfigInfo: types.VsanClusterConfigInfo{Enabled: vim.NewBool(true),
+			DefaultConfig: &vim.VsanClusterConfigInfoHostDefaultInfo{Uuid: stableUUID("cluster", s.cfg.Cluster),
+				AutoClaimStorage: vim.NewBool(false)}},
+		ExtendedConfig: &types.VsanExtendedConfig{ObjectRepairTimer: timer},
+	}
+	return &methods.VsanClusterGetConfigBody{Res: &types.VsanClusterGetConfigResponse{Returnval: info}}
+}
+
+// VsanClusterReconfig applies extendedConfig.objectRepairTimer (other parts
+// of the spec are accepted and ignored).
+func (c *configSystem) VsanClusterReconfig(ctx *simulator.Context, req *types.VsanClusterReconfig) soap.HasFault {
+	s := c.sim
+	if f := s.wrongCluster(req.Cluster); f != nil {
+		return &methods.VsanClusterReconfigBody{Fault_: f}
+	}
+	ext := req.VsanReconfigSpec.ExtendedConfig
+	task := s.longTask(s.inv.Cluster, s.cfg.Cluster, "VsanClusterReconfig", func() vim.BaseMethodFault {
+		if ext != nil && ext.ObjectRepairTimer > 0 {
+			s.mu.Lock()
+			s.vsan.Advance(s.now())
+			s.vsan.RepairTimer = time.Duration(ext.ObjectRepairTimer) * time.Second
+			s.vsan.Advance(s.now())
+			s.mu.Unlock()
+			s.log.Printf("vSAN object repair timer set to %d s", ext.ObjectRepairTimer)
+		}
+		return nil
+	})
+	return &methods.VsanClusterReconfigBody{Res: &types.VsanClusterReconfigResponse{Returnval: task}}
+}
+
+// stretchedSystem is vsan-stretched-cluster-system.
+type stretchedSystem struct {
+	Self vim.ManagedObjectReference
+	sim  *Sim
+}
+
+func (t *stretchedSystem) Reference() vim.ManagedObjectReference { return t.Self }
+
+func (s *Sim) preferredSite() string {
+	for _, site := range s.cfg.Sites {
+		if site.Preferred {
+			return site.Name
+		}
+	}
+	return s.cfg.Sites[0].Name
+}
+
+// VSANVcGetWitnessHosts lists the witness host with its preferred fault domain.
+func (t *stretchedSystem) VSANVcGetWitnessHosts(ctx *simulator.Context, req *types.VSANVcGetWitnessHosts) soap.HasFault {
+	s := t.sim
+	if f := s.wrongCluster(req.Cluster); f != nil {
+		return &methods.VSANVcGetWitnessHostsBody{Fault_: f}
+	}
+	ref := s.inv.Hosts[s.cfg.Witness.Name]
+	pref := s.preferredSite()
+	info := types.VimClusterVSANWitnessHostInfo{
+		NodeUuid: s.vsan.Hosts[s.cfg.Witness.Name].NodeUUID, FaultDomainName: s.cfg.Witness.Site,
+		PreferredFdName: pref, PreferredFdUuid: stableUUID("faultdomain", pref), Host: &ref,
+		MetadataMode: vim.NewBool(false),
+	}
+	return &methods.VSANVcGetWitnessHostsBody{Res: &types.VSANVcGetWitnessHostsResponse{
+		Returnval: []types.VimClusterVSANWitnessHostInfo{info}}}
+}
+
+// VSANVcGetPreferredFaultDomain names the preferred site.
+func (t *stretchedSystem) VSANVcGetPreferredFaultDomain(ctx *simulator.Context, req *types.VSANVcGetPreferredFaultDomain) soap.HasFault {
+	s := t.sim
+	if f := s.wrongCluster(req.Cluster); f != nil {
+		return &methods.VSANVcGetPreferredFaultDomainBody{Fault_: f}
+	}
+	pref := s.preferredSite()
+	return &methods.VSANVcGetPreferredFaultDomainBody{Res: &types.VSANVcGetPreferredFaultDomainResponse{
+		Returnval: &types.VimClusterVSANPreferredFaultDomainInfo{
+			PreferredFaultDomainName: pref, PreferredFaultDomainId: stableUUID("faultdomain", pref)}}}
+}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"encoding/json"
+	"sort"
+
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/methods"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+const diskBlocks = 800 << 21 // 800 GiB of 512-byte blocks
+
+// scsiDisk describes a vSAN device as the host's storage stack lists it.
+func scsiDisk(d *VsanDisk) types.HostScsiDisk {
+	return types.HostScsiDisk{
+		ScsiLun: types.ScsiLun{
+			HostDevice:       types.HostDevice{DeviceName: "/vmfs/devices/disks/" + d.Device, DeviceType: "disk"},
+			Key:              "key-vim.host.ScsiDisk-" + d.Device,
+			Uuid:             d.UUID,
+			CanonicalName:    d.Device,
+			DisplayName:      "Local ATA Disk (" + d.Device + ")",
+			LunType:          "disk",
+			Vendor:           "ATA",
+			Model:            "Simulated",
+			OperationalState: []string{"ok"},
+		},
+		Capacity:     types.HostDiskDimensionsLba{BlockSize: 512, Block: diskBlocks},
+		DevicePath:   "/vmfs/devices/disks/" + d.Device,
+		Ssd:          types.NewBool(true),
+		VsanDiskInfo: &types.VsanHostVsanDiskInfo{VsanUuid: d.UUID, FormatVersion: 15},
+	}
+}
+
+// vsanHostConfig is host.config.vsanHostConfig: cluster membership, fault
+// domain (the site) and the disk groups (cache in ssd, capacity in nonSsd).
+func vsanHostConfig(m *VsanModel, host string, ref types.ManagedObjectReference, clusterUUID string) *types.VsanHostConfigInfo {
+	h := m.Hosts[host]
+	var mappings []types.VsanHostDiskMapping
+	for _, id := range m.DiskOrder {
+		d := m.Disks[id]
+		if d.Host != host || !d.Cache {
+			continue
+		}
+		mapping := types.VsanHostDiskMapping{Ssd: scsiDisk(d)}
+		for _, cid := range m.DiskOrder {
+			if c := m.Disks[cid]; c.GroupUUID == d.UUID && !c.Cache {
+				mapping.NonSsd = append(mapping.NonSsd, scsiDisk(c))
+			}
+		}
+		mappings = append(mappings, mapping)
+	}
+	return &types.VsanHostConfigInfo{
+		Enabled:    types.NewBool(true),
+		HostSystem: &ref,
+		ClusterInfo: &types.VsanHostConfigInfoClusterInfo{
+			Uuid: clusterUUID, NodeUuid: h.NodeUUID,
+		},
+		StorageInfo: &types.VsanHostConfigInfoStorageInfo{
+			AutoClaimStorage: types.NewBool(false),
+			DiskMapping:      mappings,
+		},
+		FaultDomainInfo: &types.VsanHostFaultDomainInfo{Name: h.Site},
+	}
+}
+
+// HostVsanSystem is host.configManager.vsanSystem (config only).
+type HostVsanSystem struct {
+	mo.HostVsanSystem
+}
+
+// HostVsanInternalSystem is host.configManager.vsanInternalSystem: the CMMDS
+// view of objects and disks, answered as JSON strings as ESXi does.
+type HostVsanInternalSystem struct {
+	mo.HostVsanInternalSystem
+	sim  *Sim
+	host string
+}
+
+// attachVsanConfig gives each host its vSAN configuration and per-host vSAN systems.
+func (s *Sim) attachVsanConfig() {
+	clusterUUID := stableUUID("cluster", s.cfg.Cluster)
+	for name, ref := range s.inv.Hosts {
+		h := hostObject(s.reg, ref)
+		info := vsanHostConfig(s.vsan, name, ref, clusterUUID)
+		h.Config.VsanHostConfig = info
+		vsys := &HostVsanSystem{}
+		vsys.Self = types.ManagedObjectReference{Type: "HostVsanSystem", Value: "vsanSystem-" + ref.Value}
+		vsys.Config = *info
+		s.reg.Put(vsys)
+		isys := &HostVsanInternalSystem{sim: s, host: name}
+		isys.Self = types.ManagedObjectReference{Type: "HostVsanInternalSystem", Value: "vsanInternalSystem-" + ref.Value}
+		s.reg.Put(isys)
+		h.ConfigManager.VsanSystem = &vsys.Self
+		h.ConfigManager.VsanInternalSystem = &isys.Self
+	}
+}
+
+func (s *HostVsanInternalSystem) notConnected() soap.HasFault {
+	return &methods.QueryVsanObjectsBody{Fault_: simulator.Fault("host "+s.host+" is not responding",
+		&types.HostNotConnected{})}
+}
+
+// QueryVsanObjects returns dom_objects (config tree with componentUuid,
+// componentState, diskUuid), lsom_objects and disk_objects as JSON.
+func (s *HostVsanInternalSystem) QueryVsanObjects(ctx *simulator.Context, req *types.QueryVsanObjects) soap.HasFault {
+	out, up := s.sim.vsanObjectsJSON(s.host, req.Uuids)
+	if !up {
+		return s.notConnected()
+	}
+	return &methods.QueryVsanObjectsBody{Res: &types.QueryVsanObjectsResponse{Returnval: out}}
+}
+
+// QueryPhysicalVsanDisks returns the cluster's vSAN disks keyed by UUID as JSON.
+func (s *HostVsanInternalSystem) QueryPhysicalVsanDisks(ctx *simulator.Context, req *types.QueryPhysicalVsanDisks) soap.HasFault {
+	out, up := s.sim.physicalDisksJSON(s.host, req.Props)
+	if !up {
+		return &methods.QueryPhysicalVsanDisksBody{Fault_: s.notConnected().Fault()}
+	}
+	return &methods.QueryPhysicalVsanDisksBody{Res: &types.QueryPhysicalVsanDisksResponse{Returnval: out}}
+}
+
+func (s *Sim) vsanObjectsJSON(asked string, uuids []string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.vsan
+	m.Advance(s.now())
+	if !m.Hosts[asked].Up {
+		return "", false
+	}
+	want := map[string]bool{}
+	for _, u := range uuids {
+		want[u] = true
+	}
+	dom, lsom, disks := map[string]any{}, map[string]any{}, map[string]any{}
+	for _, obj := range m.Objects {
+		if len(want) > 0 && !want[obj.UUID] {
+			continue
+		}
+		comp := func(c *Component) map[string]any {
+			attrs := map[string]any{"componentState": m.State(c), "capacity": s.cfg.Model.ComponentMB * mib}
+			if c.Rebuild != nil {
+				attrs["bytesToSync"] = int64(c.Rebuild.Left)
+			}
+			lsom[c.UUID] = map[string]any{"uuid": c.UUID, "owner": m.Hosts[c.Host].NodeUUID,
+				"content": map[string]any{"diskUuid": c.DiskUUID, "compositeUuid": obj.UUID}}
+			d := m.Disks[c.DiskUUID]
+			disks[d.UUID] = map[string]any{"uuid": d.UUID, "owner": m.Hosts[d.Host].NodeUUID,
+				"content": map[string]any{"ssdUuid": d.GroupUUID, "devName": d.Device}}
+			return map[string]any{"type": c.Kind, "componentUuid": c.UUID, "diskUuid": c.DiskUUID, "attributes": attrs}
+		}
+		content := map[string]any{
+			"type":       "Configuration",
+			"attributes": map[string]any{"CSN": 1, "addressSpace": s.cfg.Model.ComponentMB * mib},
+			"child-1": map[string]any{"type": "RAID_1", "attributes": map[string]any{},
+				"child-1": comp(obj.Components[0]), "child-2": comp(obj.Components[1])},
+			"child-2": comp(obj.Components[2]),
+		}
+		dom[obj.UUID] = map[string]any{
+			"config": map[string]any{"uuid": obj.UUID, "owner": m.Hosts[obj.OwnerHost].NodeUUID, "content": content},
+			"policy": map[string]any{"hostFailuresToTolerate": 1, "subFailuresToTolerate": 0,
+				"stripeWidth": 1, "forceProvisioning": 0, "proportionalCapacity": 0, "locality": "None"},
+		}
+	}
+	data, _ := json.Marshal(map[string]any{"dom_objects": dom, "lsom_objects": lsom, "disk_objects": disks})
+	return string(data), true
+}
+
+func (s *Sim) physicalDisksJSON(asked string, props []string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.vsan
+	m.Advance(s.now())
+	if !m.Hosts[asked].Up {
+		return "", false
+	}
+	counts := map[string]int{}
+	for _, obj := range m.Objects {
+		for _, c := range obj.Components {
+			counts[c.DiskUUID]++
+		}
+	}
+	out := map[string]map[string]any{}
+	ids := append([]string(nil), m.DiskOrder...)
+	sort.Strings(ids)
+	for _, id := range ids {
+		d := m.Disks[id]
+		flags := 0
+		switch d.Fault {
+		case FaultPermanent:
+			flags = 1 << 4 // FAILED
+		case FaultUnplug, FaultTransient:
+			flags = 1 << 5 // OFFLINE
+		}
+		isSsd := 0
+		if d.Cache {
+			isSsd = 1
+		}
+		all := map[string]any{
+			"uuid": d.UUID, "devName": d.Device, "owner": m.Hosts[d.Host].NodeUUID, "isSsd": isSsd,
+			"ssdUuid": d.GroupUUID, "capacity": int64(diskBlocks) * 512,
+			"capacityUsed": int64(counts[d.UUID]) * s.cfg.Model.ComponentMB * mib, "capacityReserved": 0,
+			"lsom_objects_count": counts[d.UUID], "iops": 20000, "iopsReserved": 0,
+			"disk_health": map[string]any{"healthFlags": flags},
+		}
+		if len(props) > 0 {
+			picked := map[string]any{"uuid": d.UUID}
+			for _, p := range props {
+				if v, ok := all[p]; ok {
+					picked[p] = v
+				}
+			}
+			all = picked
+		}
+		out[d.UUID] = all
+	}
+	data, _ := json.Marshal(out)
+	return string(data), true
+}
