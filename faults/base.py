@@ -7,6 +7,7 @@ stores) and a backend. `plan()` must not contact anything: dry-run prints it.
 from __future__ import annotations
 
 import enum
+import logging
 import re
 import uuid
 from collections.abc import Mapping
@@ -16,12 +17,26 @@ from typing import Any, Protocol, runtime_checkable
 from harness.errors import ConfigError
 
 _INSTANCE = re.compile(r"[0-9a-f]{12}")
+log = logging.getLogger(__name__)
 
 
 class FaultState(enum.Enum):
     IN_EFFECT = "in-effect"
     CLEARED = "cleared"
     UNKNOWN = "unknown"
+
+
+@dataclass
+class UnknownState:
+    """A check that cannot read its target answers UNKNOWN (fail closed) and says why, once per reason."""
+
+    reason: str = ""
+
+    def because(self, spec: FaultSpec, reason: str) -> FaultState:
+        if reason != self.reason:
+            log.warning("%s on %s: state unknown: %s", spec.kind, spec.target, reason)
+            self.reason = reason
+        return FaultState.UNKNOWN
 
 
 def new_instance() -> str:

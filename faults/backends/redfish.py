@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from faults.base import FaultPlan, FaultSpec, FaultState
+from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
 from faults.kinds import Params
 from faults.transports.redfish import RedfishClient, endpoint_named
 from harness.errors import ConfigError, ControlPlaneError, RevertFailedError
@@ -60,7 +60,7 @@ class _PowerOff:
     bmcs: tuple[Bmc, ...]
     power_on_timeout_s: float = POWER_ON_TIMEOUT_S
     power_off_timeout_s: float = POWER_OFF_TIMEOUT_S
-    _unknown: str = field(default="", init=False, repr=False)
+    _unknown: UnknownState = field(default_factory=UnknownState, init=False, repr=False)
 
     @property
     def backend(self) -> str:
@@ -101,8 +101,7 @@ class _PowerOff:
             try:
                 states.append(bmc.client.power_state())
             except (ControlPlaneError, ConfigError) as exc:
-                self._unknown = str(exc)
-                return FaultState.UNKNOWN
+                return self._unknown.because(self.spec, str(exc))
         if all(s == ON for s in states):
             return FaultState.CLEARED
         return FaultState.IN_EFFECT

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.base import FaultPlan, FaultSpec, FaultState
+from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
 from faults.kinds import Params
 from faults.netrules import (
     ROOT_HANDLE,
@@ -132,7 +132,7 @@ class _OnRouter:
     instance: str
     inflight_wait_s: float = field(default=INFLIGHT_WAIT_S, repr=False)
     _unsettled: bool = field(default=False, init=False, repr=False)
-    _unknown: str = field(default="", init=False, repr=False)
+    _unknown: UnknownState = field(default_factory=UnknownState, init=False, repr=False)
 
     @property
     def marker(self) -> str:
@@ -220,10 +220,7 @@ class _OnRouter:
         return state
 
     def _unknown_because(self, reason: str) -> FaultState:
-        if reason != self._unknown:
-            log.warning("%s on %s: state unknown: %s", self.spec.kind, self.spec.target, reason)
-            self._unknown = reason
-        return FaultState.UNKNOWN
+        return self._unknown.because(self.spec, reason)
 
     def revert(self) -> None:
         """Always send the delete; once the fault is positively gone, disarm the switch (recover relies on it)."""

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faults.backends.vsphere import Discovery, DiskGroupSeen, discover, verify
-from faults.base import FaultPlan, FaultSpec, FaultState
+from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
 from faults.kinds import DiskFailureParams, Params
 from faults.transports.shell import Shell
 from faults.transports.vcenter import VCenterSession, sdk, session_for
@@ -417,7 +417,7 @@ class _DeviceFault:
     shell: Shell | None = None
     refusal: str | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
-    _unknown: str = field(default="", init=False, repr=False)
+    _unknown: UnknownState = field(default_factory=UnknownState, init=False, repr=False)
 
     @property
     def host_path(self) -> str:
@@ -497,10 +497,7 @@ class _DeviceFault:
         return FaultState.IN_EFFECT if any(d.health_flags for d in mine) else FaultState.CLEARED
 
     def _unknown_because(self, reason: str) -> FaultState:
-        if reason != self._unknown:
-            log.warning("%s on %s: state unknown: %s", self.spec.kind, self.spec.target, reason)
-            self._unknown = reason
-        return FaultState.UNKNOWN
+        return self._unknown.because(self.spec, reason)
 
     def revert(self) -> None:
         """Send the clear command unless vSAN positively reports the device healthy (then there is nothing to clear)."""

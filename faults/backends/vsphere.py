@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.base import FaultPlan, FaultSpec, FaultState
+from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
 from faults.kinds import MaintenanceParams, MigrationParams, Params
 from faults.transports.vcenter import VCenterSession, VcEvent, sdk, session_for
 from harness.errors import ConfigError, ControlPlaneError, HarnessError
@@ -308,7 +308,7 @@ class _VsphereFault:
     topology: Topology
     session: VCenterSession
     evidence: dict[str, Any] = field(default_factory=dict)
-    _unknown: str = field(default="", init=False, repr=False)
+    _unknown: UnknownState = field(default_factory=UnknownState, init=False, repr=False)
 
     def _plan(self, inject: tuple[str, ...], revert: tuple[str, ...]) -> FaultPlan:
         return FaultPlan(self.spec, f"{BACKEND} {self.session.where}", inject, revert,
@@ -338,10 +338,7 @@ class _VsphereFault:
         raise NotImplementedError
 
     def _unknown_because(self, reason: str) -> FaultState:
-        if reason != self._unknown:
-            log.warning("%s on %s: state unknown: %s", self.spec.kind, self.spec.target, reason)
-            self._unknown = reason
-        return FaultState.UNKNOWN
+        return self._unknown.because(self.spec, reason)
 
     def _host(self, name: str) -> Any:
         return self.session.find("HostSystem", name)
