@@ -145,9 +145,9 @@ def run_demo(args: argparse.Namespace) -> int:
 def run_bound(args: argparse.Namespace, results: Path, tables: Path) -> tuple[int, list[int]]:
     """S1 and S4 on the lab's own faults, S2 and S3 through the production vSphere path on the bound lab."""
     prefix = lab_prefix(args.lab)
-    bound = bind_vsphere(prefix, (SMOKE if args.smoke else DEMO).component_mb)
-    print(f"lab {prefix} bound to its vSphere simulator: {bound.topology}", flush=True)
     try:
+        bound = bind_vsphere(prefix, (SMOKE if args.smoke else DEMO).component_mb)
+        print(f"lab {prefix} bound to its vSphere simulator: {bound.topology}", flush=True)
         first, signals = run_to_end(pytest_command(args, results, tables, suites=LAB_SUITES), REPO)
         if signals:
             return first, signals

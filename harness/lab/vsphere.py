@@ -85,7 +85,11 @@ def model_with(overrides: Mapping[str, float]) -> dict[str, float]:
         raise ConfigError(f"unknown model parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(MODEL))}")
     if any(value < 0 for value in overrides.values()):
         raise ConfigError("model parameters are durations, sizes and rates: none may be negative")
-    return {**MODEL, **overrides}
+    wrong = sorted(name for name, value in overrides.items() if isinstance(MODEL[name], int) and value != int(value))
+    if wrong:
+        raise ConfigError(f"model parameter(s) {', '.join(wrong)} take whole numbers")
+    # the simulator reads whole-number parameters as integers: keep each parameter's own type
+    return {**MODEL, **{name: type(MODEL[name])(value) for name, value in overrides.items()}}
 
 
 def running_model(layout: LabLayout) -> dict[str, float] | None:

@@ -108,3 +108,16 @@ def test_lab_vm_refuses_what_the_lab_does_not_have(argv: list[str]) -> None:
 
 def test_lab_up_takes_vsphere() -> None:
     assert build_parser().parse_args(["lab", "up", "--vsphere", "--prefix", "hvst"]).vsphere
+
+
+def test_a_model_parameter_changed_at_bind_keeps_its_type_and_unknown_ones_are_refused() -> None:
+    from harness.errors import ConfigError
+    from harness.lab.vsphere import MODEL, model_with
+
+    model = model_with({"component_mb": 128.0, "resync_rate_mb_s": 80})
+    assert model["component_mb"] == 128 and isinstance(model["component_mb"], int)  # the simulator reads an integer
+    assert model["resync_rate_mb_s"] == 80.0 and model["ha_restart_delay_s"] == MODEL["ha_restart_delay_s"]
+    with pytest.raises(ConfigError, match=r"unknown model parameter.*component_gb"):
+        model_with({"component_gb": 1})
+    with pytest.raises(ConfigError, match="component_mb take whole numbers"):
+        model_with({"component_mb": 0.5})
