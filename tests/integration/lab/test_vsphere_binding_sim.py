@@ -5,7 +5,8 @@ lab's CA) reads placement, the production redfish backend powers a host off and 
 production SSH transport runs the disk fault script. What is asserted on the lab is what the
 simulator did through its hook: the VM's node killed and started again by HA, I/O paused
 without a failover, resync traffic written on the site's storage. Skipped when the simulator
-is not built (make setup). Prefix `hvsb3` (or HARNESS_TEST_VSPHERE_SIM_PREFIX).
+is not built (make setup), failed instead with HARNESS_REQUIRE_VSIM set. Prefix `hvsb3` (or
+HARNESS_TEST_VSPHERE_SIM_PREFIX).
 """
 
 from __future__ import annotations
@@ -32,15 +33,12 @@ from faults.base import FaultSpec, FaultState
 from faults.transports.ssh import SshShell, endpoint_named
 from harness.lab.controller import CODE_ROOT, Lab
 from harness.lab.layout import LabLayout
-from harness.lab.vsphere import simulator_binary
 from harness.topology.loader import load_topology
 from harness.topology.models import LabSettings, Topology
 from tests.integration.lab.lab_support import make_state_dir
+from tests.support.vsim import require
 
 PREFIX = os.environ.get("HARNESS_TEST_VSPHERE_SIM_PREFIX", "hvsb3")
-
-pytestmark = pytest.mark.skipif(not os.access(simulator_binary(), os.X_OK),
-                                reason=f"the vSphere simulator is not built ({simulator_binary()}; make setup)")
 
 
 @dataclass(frozen=True)
@@ -66,6 +64,7 @@ def _harness(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def bound() -> Iterator[Bound]:
+    require()
     state = make_state_dir(PREFIX)
     lab = Lab(LabLayout.from_settings(LabSettings(prefix=PREFIX, state_dir=str(state))))
     try:

@@ -28,16 +28,15 @@ import pyVim.task
 import pyVmomi
 import vsanapiutils  # type: ignore[import-untyped]
 
-from tests.integration.vsim.simulator import (
+from tests.support.vsim import (
     SITES,
     USERNAME,
     VMS,
     WITNESS,
     Simulator,
     device,
-    govc_binary,
-    missing_binary_reason,
-    running_simulator,
+    require,
+    running,
     simulator_binary,
     wait_until,
 )
@@ -52,7 +51,14 @@ WaitForTask: Any = pyVim.task.WaitForTask
 VSAN_API = "vsan.version.version20"
 MIB = 1 << 20
 
-pytestmark = pytest.mark.skipif(missing_binary_reason() is not None, reason=missing_binary_reason() or "")
+MODEL: dict[str, float] = {
+    "ha_restart_delay_s": 0.5,
+    "resync_rate_mb_s": 400.0,
+    "component_mb": 256,
+    "io_pause_s": 3.0,
+    "repair_timer_s": 3600,
+    "migration_s": 0.3,
+}
 
 
 class Vcenter:
@@ -104,8 +110,8 @@ class Vcenter:
 
 @pytest.fixture
 def sim(tmp_path: Path) -> Iterator[Simulator]:
-    with running_simulator(tmp_path) as running:
-        yield running
+    with running(tmp_path, MODEL) as started:
+        yield started
 
 
 @pytest.fixture
@@ -208,10 +214,10 @@ def test_abrupt_power_loss_restarts_the_vm_on_the_other_host_of_its_site(sim: Si
     host = vc.host("esx-a1")
     lost = time.monotonic()
     _wait_for_update(vc, host, {"runtime.powerState": "poweredOff", "runtime.connectionState": "notResponding"}, 5,
-                     after=lambda: sim.control("POST", "/hosts/esx-a1/power", {"state": "off"}))
+                     after=lambda: sim.post("/hosts/esx-a1/power", {"state": "off"}))
     assert host.runtime.powerState == "poweredOff"
     assert host.runtime.connectionState == "notResponding"
-    assert {h["name"]: h["connection"] for h in sim.control("GET", "/hosts")}["esx-a1"] == "notResponding"
+    assert {h["name"]: h["connection"] for h in sim.get("/hosts")}["esx-a1"] == "notResponding"
     assert vc.health() == "red"
 
     restarted = _wait_for_vm_update(vc, vm, "esx-a2", "poweredOn", timeout=10)
@@ -227,19 +233,19 @@ def test_abrupt_power_loss_restarts_the_vm_on_the_other_host_of_its_site(sim: Si
     assert sim.hook_calls()[:2] == ["power-off node-a", "power-on node-a"]
 
     _wait_for_update(vc, host, {"runtime.powerState": "poweredOn", "runtime.connectionState": "connected"}, 5,
-                     after=lambda: sim.control("POST", "/hosts/esx-a1/power", {"state": "on"}))
+                     after=lambda: sim.post("/hosts/esx-a1/power", {"state": "on"}))
     assert vc.health() != "red"
 
 
 def test_a_vm_whose_site_is_down_returns_when_a_host_of_its_site_powers_on(sim: Simulator, vc: Vcenter) -> None:
-    sim.control("POST", "/hosts/esx-a1/power", {"state": "off"})
-    sim.control("POST", "/hosts/esx-a2/power", {"state": "off"})
+    sim.post("/hosts/esx-a1/power", {"state": "off"})
+    sim.post("/hosts/esx-a2/power", {"state": "off"})
     time.sleep(sim.model["ha_restart_delay_s"] * 2)
     vm = vc.vm("pg-node-a")
     assert vm.runtime.powerState == "poweredOff", "HA must not move the VM to the other site"
     assert vc.events("com.vmware.vc.ha.VmRestartedByHAEvent") == []
 
-    sim.control("POST", "/hosts/esx-a2/power", {"state": "on"})
+    sim.post("/hosts/esx-a2/power", {"state": "on"})
     _wait_for_vm_update(vc, vm, "esx-a2", "poweredOn", timeout=10)
 
 
@@ -254,12 +260,12 @@ def test_graceful_shutdown_powers_vms_off_without_ha_restart(sim: Simulator, vc:
 
 
 def test_a_host_without_power_cannot_be_reconnected(sim: Simulator, vc: Vcenter) -> None:
-    sim.control("POST", "/hosts/esx-b2/power", {"state": "off"})
+    sim.post("/hosts/esx-b2/power", {"state": "off"})
     host = vc.host("esx-b2")
     with pytest.raises(vim.fault.HostConnectFault):
         WaitForTask(host.ReconnectHost_Task())
     assert host.runtime.connectionState == "notResponding"
-    sim.control("POST", "/hosts/esx-b2/power", {"state": "on"})
+    sim.post("/hosts/esx-b2/power", {"state": "on"})
     WaitForTask(host.ReconnectHost_Task())
     assert host.runtime.connectionState == "connected"
 
@@ -341,22 +347,22 @@ def test_objects_are_placed_on_the_vm_host_the_other_site_and_the_witness(vc: Vc
 
 
 def test_a_permanent_disk_error_degrades_its_components(sim: Simulator, vc: Vcenter) -> None:
-    sim.control("POST", f"/disks/esx-a1/{device('esx-a1', 1)}", {"fault": "permanent"})
+    sim.post(f"/disks/esx-a1/{device('esx-a1', 1)}", {"fault": "permanent"})
     placed = _placement(vc, "pg-node-a")
     home = placed["dom_objects"][placed["uuid"]]["config"]["content"]["child-1"]["child-1"]
     assert home["attributes"]["componentState"] in (9, 5)  # DEGRADED, or ACTIVE again once rebuilt
-    state = sim.control("GET", "/state")
+    state = sim.get("/state")
     assert {d["device"]: d["state"] for d in state["disks"] if d["host"] == "esx-a1"}[device("esx-a1", 1)] == "permanent"
 
 
 @pytest.mark.parametrize("rate_mb_s", [256.0, 512.0])
 def test_resync_after_a_disk_error_drains_at_the_modelled_rate_to_zero(tmp_path: Path, rate_mb_s: float) -> None:
-    with running_simulator(tmp_path, resync_rate_mb_s=rate_mb_s, component_mb=512) as sim:
+    with running(tmp_path, {**MODEL, "resync_rate_mb_s": rate_mb_s, "component_mb": 512}) as sim:
         vc = Vcenter(sim)
         try:
             assert vc.resync().totalBytesToSync == 0
             started = time.monotonic()
-            sim.control("POST", f"/disks/esx-a1/{device('esx-a1', 1)}", {"fault": "permanent"})
+            sim.post(f"/disks/esx-a1/{device('esx-a1', 1)}", {"fault": "permanent"})
             first = vc.resync()
             expected_bytes = 2 * 512 * MIB  # pg-node-a's namespace and vdisk components on that device
             assert first.totalObjectsToSync == 2
@@ -386,25 +392,25 @@ def test_resync_after_a_disk_error_drains_at_the_modelled_rate_to_zero(tmp_path:
 def test_health_is_green_then_yellow_for_absent_components_then_red_for_a_host_down(
         sim: Simulator, vc: Vcenter) -> None:
     assert vc.health() == "green"
-    sim.control("POST", f"/disks/esx-b1/{device('esx-b1', 1)}", {"fault": "unplug"})
+    sim.post(f"/disks/esx-b1/{device('esx-b1', 1)}", {"fault": "unplug"})
     assert vc.health() == "yellow"
     assert vc.resync().totalObjectsToSync == 0  # absent: waits for the repair timer
-    sim.control("POST", "/hosts/esx-a2/power", {"state": "off"})
+    sim.post("/hosts/esx-a2/power", {"state": "off"})
     assert vc.health() == "red"
     summary = vc.vsan["vsan-cluster-health-system"].VsanQueryVcClusterHealthSummary(cluster=vc.cluster)
     assert sum(h.numObjects for h in summary.objectHealth.objectHealthDetail) == 4
     assert any("esx-a2" in t.testName for g in summary.groups for t in g.groupTests)
     with pytest.raises(vmodl.fault.HostNotConnected):
         vc.host("esx-a2").configManager.vsanInternalSystem.QueryVsanObjects(uuids=[])
-    sim.control("POST", "/hosts/esx-a2/power", {"state": "on"})
-    sim.control("POST", f"/disks/esx-b1/{device('esx-b1', 1)}", {"fault": "clear"})
+    sim.post("/hosts/esx-a2/power", {"state": "on"})
+    sim.post(f"/disks/esx-b1/{device('esx-b1', 1)}", {"fault": "clear"})
     assert vc.health() == "green"
 
 
 def test_a_cache_device_error_fails_the_disk_group_and_pauses_io_of_its_vms(sim: Simulator, vc: Vcenter) -> None:
-    sim.control("POST", f"/disks/esx-a1/{device('esx-a1', 0)}", {"fault": "permanent"})
+    sim.post(f"/disks/esx-a1/{device('esx-a1', 0)}", {"fault": "permanent"})
     wait_until(lambda: f"io-pause node-a {sim.model['io_pause_s']:g}" in sim.hook_calls(), 5, "io-pause for node-a")
-    state = sim.control("GET", "/state")
+    state = sim.get("/state")
     on_group = [c for o in state["objects"] for c in o["components"] if c["host"] == "esx-a1"]
     assert on_group and all(c["state"] == 9 for c in on_group)  # every component of the group: DEGRADED
     assert vc.resync().totalObjectsToSync > 0
@@ -416,9 +422,9 @@ def test_repair_timer_is_set_through_the_cluster_config_and_repair_can_start_now
     spec = vim.vsan.ReconfigSpec(modify=True, extendedConfig=vim.vsan.VsanExtendedConfig(objectRepairTimer=90))
     vc.wait_vsan_task(config.VsanClusterReconfig(cluster=vc.cluster, vsanReconfigSpec=spec))
     assert config.VsanClusterGetConfig(cluster=vc.cluster).extendedConfig.objectRepairTimer == 90
-    assert sim.control("GET", "/state")["repair_timer_s"] == 90
+    assert sim.get("/state")["repair_timer_s"] == 90
 
-    sim.control("POST", f"/disks/esx-b1/{device('esx-b1', 1)}", {"fault": "unplug"})
+    sim.post(f"/disks/esx-b1/{device('esx-b1', 1)}", {"fault": "unplug"})
     assert vc.resync().totalObjectsToSync == 0
     assert _object_health(vc) == {"healthy": 2, "reducedavailabilitywithnorebuilddelaytimer": 2}
     health = vc.vsan["vsan-cluster-health-system"]
@@ -433,37 +439,26 @@ def _object_health(vc: Vcenter) -> dict[str, int]:
     return {h.health: h.numObjects for h in result.health.objectHealthDetail}
 
 
-def _govc(sim: Simulator, *args: str) -> str:
-    env = {**os.environ, "GOVC_URL": sim.sdk_url, "GOVC_USERNAME": USERNAME, "GOVC_PASSWORD": sim.password,
-           "GOVC_TLS_CA_CERTS": str(sim.ca_file)}
-    env.pop("GOVC_INSECURE", None)
-    done = subprocess.run([str(govc_binary()), *args], env=env, capture_output=True, text=True, timeout=30,
-                          check=False)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-@pytest.mark.skipif(not govc_binary().is_file() and not os.environ.get("HARNESS_REQUIRE_VSIM"),
-                    reason="govc is not built (make setup)")
 def test_govc_reads_the_same_state(sim: Simulator, vc: Vcenter) -> None:
-    assert set(_govc(sim, "ls", "/dc-lab/host/stretched-01").split()) >= {
+    require(govc=True)
+    assert set(sim.govc("ls", "/dc-lab/host/stretched-01").split()) >= {
         f"/dc-lab/host/stretched-01/{h}" for hosts in SITES.values() for h in hosts}
-    sim.control("POST", "/hosts/esx-a1/power", {"state": "off"})
+    sim.post("/hosts/esx-a1/power", {"state": "off"})
     _wait_for_vm_update(vc, vc.vm("pg-node-a"), "esx-a2", "poweredOn", timeout=10)
 
-    info = json.loads(_govc(sim, "host.info", "-json", "/dc-lab/host/stretched-01/esx-a1"))
+    info = json.loads(sim.govc("host.info", "-json", "/dc-lab/host/stretched-01/esx-a1"))
     [host] = info["hostSystems"] if "hostSystems" in info else info["HostSystems"]
     assert host["runtime"]["connectionState"] == "notResponding"
-    vm_info = _govc(sim, "vm.info", "pg-node-a")
+    vm_info = sim.govc("vm.info", "pg-node-a")
     assert "poweredOn" in vm_info and "esx-a2" in vm_info
-    events = _govc(sim, "events", "vm/pg-node-a")
+    events = sim.govc("events", "vm/pg-node-a")
     assert "vSphere HA restarted virtual machine pg-node-a on host esx-a2" in events
 
 
 def test_stops_cleanly_on_sigterm_and_refuses_other_addresses(tmp_path: Path) -> None:
-    with running_simulator(tmp_path / "run") as sim:
+    with running(tmp_path / "run", MODEL) as sim:
         pid = json.loads((tmp_path / "run" / "ready.json").read_text())["pid"]
-        assert sim.control("GET", "/hosts")
+        assert sim.get("/hosts")
         os.kill(pid, signal.SIGTERM)
         wait_until(lambda: not Path(f"/proc/{pid}").exists() or "zombie" in _proc_state(pid), 10, "exit on SIGTERM")
     assert "stopping on terminated" in (tmp_path / "run" / "vsim.log").read_text()
@@ -502,17 +497,17 @@ def test_vm_power_through_vcenter_reaches_the_hook(sim: Simulator, vc: Vcenter) 
 
 def test_a_transient_disk_error_ends_by_itself(sim: Simulator, vc: Vcenter) -> None:
     # esx-b1's second capacity device holds pg-node-b's components.
-    sim.control("POST", f"/disks/esx-b1/{device('esx-b1', 2)}", {"fault": "transient", "seconds": 0.5})
+    sim.post(f"/disks/esx-b1/{device('esx-b1', 2)}", {"fault": "transient", "seconds": 0.5})
     assert vc.health() == "yellow"
     wait_until(lambda: vc.health() == "green", 5, "the transient errors to end")
-    states = {(d["host"], d["device"]): d["state"] for d in sim.control("GET", "/state")["disks"]}
+    states = {(d["host"], d["device"]): d["state"] for d in sim.get("/state")["disks"]}
     assert states[("esx-b1", device("esx-b1", 2))] == "healthy"
 
 
 def test_maintenance_with_full_data_evacuation_ends_when_the_host_holds_no_component(
         sim: Simulator, vc: Vcenter) -> None:
     host = vc.host("esx-b1")
-    before = sim.control("GET", "/state")
+    before = sim.get("/state")
     held = [c["uuid"] for o in before["objects"] for c in o["components"] if c["host"] == "esx-b1"]
     assert len(held) == 4  # pg-node-b's two objects and pg-node-a's mirrors
     spec = vim.host.MaintenanceSpec(vsanMode=vim.vsan.host.DecommissionMode(objectAction="evacuateAllData"))
@@ -520,7 +515,7 @@ def test_maintenance_with_full_data_evacuation_ends_when_the_host_holds_no_compo
     WaitForTask(host.EnterMaintenanceMode_Task(timeout=60, maintenanceSpec=spec))
     took = time.monotonic() - started
     assert took >= len(held) * sim.model["component_mb"] / sim.model["resync_rate_mb_s"] - 0.2
-    after = {c["uuid"]: c["host"] for o in sim.control("GET", "/state")["objects"] for c in o["components"]}
+    after = {c["uuid"]: c["host"] for o in sim.get("/state")["objects"] for c in o["components"]}
     assert {after[u] for u in held} == {"esx-b2"}  # rebuilt in the same site
     assert vc.resync().totalObjectsToSync == 0
     assert host.runtime.inMaintenanceMode is True
@@ -528,14 +523,14 @@ def test_maintenance_with_full_data_evacuation_ends_when_the_host_holds_no_compo
 
 
 def test_components_back_from_a_host_outage_resync_what_they_missed(tmp_path: Path) -> None:
-    with running_simulator(tmp_path, stale_write_mb_s=200.0, ha_restart_delay_s=30.0) as sim:
+    with running(tmp_path, {**MODEL, "stale_write_mb_s": 200.0, "ha_restart_delay_s": 30.0}) as sim:
         vc = Vcenter(sim)
         try:
-            sim.control("POST", "/hosts/esx-b2/power", {"state": "off"})  # esx-b2 holds no component
-            sim.control("POST", "/hosts/esx-a1/power", {"state": "off"})
+            sim.post("/hosts/esx-b2/power", {"state": "off"})  # esx-b2 holds no component
+            sim.post("/hosts/esx-a1/power", {"state": "off"})
             time.sleep(0.5)
-            sim.control("POST", "/hosts/esx-a1/power", {"state": "on"})
-            sim.control("POST", "/hosts/esx-b2/power", {"state": "on"})
+            sim.post("/hosts/esx-a1/power", {"state": "on"})
+            sim.post("/hosts/esx-b2/power", {"state": "on"})
             summary = vc.resync()
             assert summary.totalObjectsToSync == 4  # every object has a component on esx-a1
             reasons = {r for o in summary.objects for c in o.components for r in c.reasons}

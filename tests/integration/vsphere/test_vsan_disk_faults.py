@@ -21,7 +21,7 @@ from faults.transports.shell import CommandResult, LocalShell
 from harness.errors import ControlPlaneError
 from harness.topology.models import Topology
 from tests.integration.vsphere.conftest import MODEL
-from tests.integration.vsphere.simulator import Sim
+from tests.support.vsim import Simulator
 
 SCRIPT = """\
 import argparse, json, os, urllib.request
@@ -41,9 +41,9 @@ urllib.request.urlopen(urllib.request.Request(url, data=body, method="POST"), ti
 class HostShell(LocalShell):
     """The stand-in ESXi shell of one simulated host: commands run here, knowing which host they are on."""
 
-    def __init__(self, sim: Sim, host: str) -> None:
+    def __init__(self, sim: Simulator, host: str) -> None:
         super().__init__()
-        self.prefix = f"VSIM_CONTROL={sim.control} VSIM_HOST={host} "
+        self.prefix = f"VSIM_CONTROL={sim.control_url} VSIM_HOST={host} "
         self.host = host
 
     @property
@@ -54,7 +54,7 @@ class HostShell(LocalShell):
         return super().run(self.prefix + command, input_text=input_text, timeout_s=timeout_s)
 
 
-def with_script(sim: Sim, folder: Path) -> Topology:
+def with_script(sim: Simulator, folder: Path) -> Topology:
     script = folder / "vsanfault.py"
     script.write_text(SCRIPT)
     line = f"python3 {script}"  # a plain-words command line, as the topology requires
@@ -79,7 +79,7 @@ def sample_until_idle(vsan: VsanCluster, timeout_s: float) -> list[tuple[float, 
     raise AssertionError(f"resync still running after {timeout_s:g} s: {samples[-1][1]}")
 
 
-def test_a_capacity_disk_holding_the_vm_fails_resyncs_and_clears(sim: Sim, tmp_path: Path) -> None:
+def test_a_capacity_disk_holding_the_vm_fails_resyncs_and_clears(sim: Simulator, tmp_path: Path) -> None:
     topology = with_script(sim, tmp_path)
     vsan = VsanCluster(topology)
     disks, _ = disk_targets(vsan.vm_placement("pg-node-a"), topology)  # found, not guessed
@@ -112,7 +112,7 @@ def test_a_capacity_disk_holding_the_vm_fails_resyncs_and_clears(sim: Sim, tmp_p
     assert vsan.health().overall in ("green", "yellow")
 
 
-def test_a_disk_group_fails_through_its_cache_device_and_pauses_the_vms_io(sim: Sim, tmp_path: Path) -> None:
+def test_a_disk_group_fails_through_its_cache_device_and_pauses_the_vms_io(sim: Simulator, tmp_path: Path) -> None:
     topology = with_script(sim, tmp_path)
     vsan = VsanCluster(topology)
     _, groups = disk_targets(vsan.vm_placement("pg-node-b"), topology)
@@ -135,7 +135,7 @@ def test_a_disk_group_fails_through_its_cache_device_and_pauses_the_vms_io(sim: 
     assert fault.check() is FaultState.CLEARED
 
 
-def test_an_unplugged_disk_waits_for_the_repair_timer_unless_repaired_now(sim: Sim, tmp_path: Path) -> None:
+def test_an_unplugged_disk_waits_for_the_repair_timer_unless_repaired_now(sim: Simulator, tmp_path: Path) -> None:
     """Absent components are rebuilt only after the object repair timer (60 min by default): a run shorter than it
     shows no resync, which is vSAN working as designed. "Repair objects immediately" starts it at once."""
     topology = with_script(sim, tmp_path)

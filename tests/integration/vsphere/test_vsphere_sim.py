@@ -23,18 +23,18 @@ from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
 from harness.topology.models import TlsPolicy
 from tests.integration.vsphere.conftest import MODEL
-from tests.integration.vsphere.simulator import SITES, VMS, Sim
+from tests.support.vsim import SITES, VMS, Simulator
 
 
-def host_state(sim: Sim, name: str) -> dict[str, str]:
+def host_state(sim: Simulator, name: str) -> dict[str, str]:
     return next(h for h in sim.get("/hosts") if h["name"] == name)
 
 
-def vm_host(sim: Sim, vm: str) -> str:
+def vm_host(sim: Simulator, vm: str) -> str:
     return str(next(v for v in sim.get("/state")["vms"] if v["name"] == vm)["host"])
 
 
-def test_discovery_matches_the_topology(sim: Sim) -> None:
+def test_discovery_matches_the_topology(sim: Simulator) -> None:
     seen = verify(sim.topology())
     assert seen.sites == {site: tuple(sorted(hosts)) for site, hosts in SITES.items()}
     assert (seen.witness, seen.preferred_site, seen.datacenter) == ("vsan-witness-01", "site-a", "dc-lab")
@@ -47,7 +47,7 @@ def test_discovery_matches_the_topology(sim: Sim) -> None:
     assert {vm: sim.govc_vm_host(vm) for vm in VMS} == {vm: host for vm, (host, _) in VMS.items()}
 
 
-def test_a_topology_that_does_not_match_is_refused_listing_every_mismatch(sim: Sim) -> None:
+def test_a_topology_that_does_not_match_is_refused_listing_every_mismatch(sim: Simulator) -> None:
     good = sim.topology()
     raw_sites = [{"name": s.name, "hosts": [h.model_dump(exclude_none=True) for h in s.hosts]} for s in good.sites]
     raw_sites[0]["hosts"][1]["name"] = "esx-a9"
@@ -67,7 +67,7 @@ def test_a_topology_that_does_not_match_is_refused_listing_every_mismatch(sim: S
         assert expected in text
 
 
-def test_maintenance_mode_enters_and_leaves_as_vcenter_reports(sim: Sim) -> None:
+def test_maintenance_mode_enters_and_leaves_as_vcenter_reports(sim: Simulator) -> None:
     topology = sim.topology(allow_list=["host:esx-a2"])
     fault = registry.build(FaultSpec("host-maintenance", "host:esx-a2", {"timeout_s": 60.0}), topology)
     fault.preflight()  # type: ignore[attr-defined]
@@ -86,7 +86,7 @@ def test_maintenance_mode_enters_and_leaves_as_vcenter_reports(sim: Sim) -> None
     wait_recovered(topology, 30)
 
 
-def test_vmotion_moves_the_vm_to_the_other_site_timed_and_back(sim: Sim) -> None:
+def test_vmotion_moves_the_vm_to_the_other_site_timed_and_back(sim: Simulator) -> None:
     topology = sim.topology()
     fault = registry.build(FaultSpec("vm-migrate", "node:bench/node-a"), topology)
     fault.preflight()  # type: ignore[attr-defined]
@@ -103,7 +103,7 @@ def test_vmotion_moves_the_vm_to_the_other_site_timed_and_back(sim: Sim) -> None
     assert evidence["back_migration_s"] >= MODEL["migration_s"] * 0.8
 
 
-def test_vsan_reads_placement_resync_timer_and_health(sim: Sim) -> None:
+def test_vsan_reads_placement_resync_timer_and_health(sim: Simulator) -> None:
     topology = sim.topology()
     vsan = VsanCluster(topology)
     placement = vsan.vm_placement("pg-node-a")
@@ -118,14 +118,14 @@ def test_vsan_reads_placement_resync_timer_and_health(sim: Sim) -> None:
     VsanQuiet(vsan).preflight()
 
 
-def test_server_clock_is_vcenters(sim: Sim) -> None:
+def test_server_clock_is_vcenters(sim: Simulator) -> None:
     session = session_for(sim.topology())
     assert abs(session.server_now() - time.time()) < 5
     assert abs(session.clock_offset()) < 1  # the simulator runs on this machine's clock
 
 
 def test_a_wrong_password_is_a_configuration_error_naming_the_field_not_the_password(
-        sim: Sim, monkeypatch: pytest.MonkeyPatch) -> None:
+        sim: Simulator, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HARNESS_TEST_WRONG_PW", "wrong-password-123")
     topology = sim.topology()
     vcenter = topology.management.vcenter
@@ -137,14 +137,14 @@ def test_a_wrong_password_is_a_configuration_error_naming_the_field_not_the_pass
     assert "wrong-password-123" not in str(caught.value)
 
 
-def test_an_untrusted_certificate_is_refused_pointing_at_the_ca_file(sim: Sim) -> None:
+def test_an_untrusted_certificate_is_refused_pointing_at_the_ca_file(sim: Simulator) -> None:
     vcenter = sim.topology().management.vcenter
     assert vcenter is not None
     with pytest.raises(ConfigError, match=r"certificate not trusted .*give the CA in management\.vcenter\.tls\.ca_file"):
         VCenterSession(vcenter.model_copy(update={"tls": TlsPolicy()}), "vsan.version.version20").si()
 
 
-def test_an_opted_in_host_shutdown_waits_for_a_person_to_power_the_host_on(sim: Sim) -> None:
+def test_an_opted_in_host_shutdown_waits_for_a_person_to_power_the_host_on(sim: Simulator) -> None:
     topology = sim.topology(management={**sim.topology().management.model_dump(exclude_none=True),
                                         "vcenter": {**sim.topology().management.vcenter.model_dump(exclude_none=True),  # type: ignore[union-attr]
                                                     "allow_host_shutdown": True}})
@@ -167,7 +167,7 @@ def test_an_opted_in_host_shutdown_waits_for_a_person_to_power_the_host_on(sim: 
     wait_recovered(topology, 60)
 
 
-def test_ha_restart_is_seen_in_vcenters_events_and_property_updates(sim: Sim) -> None:
+def test_ha_restart_is_seen_in_vcenters_events_and_property_updates(sim: Simulator) -> None:
     """An abrupt power loss (what a BMC's ForceOff does; here the simulator's control API stands in for the BMC):
     vCenter reports the host failure and HA's restart of the VM on the other host of its site, on its own clock."""
     topology = sim.topology()
@@ -197,7 +197,7 @@ def test_ha_restart_is_seen_in_vcenters_events_and_property_updates(sim: Sim) ->
     wait_recovered(topology, 30)
 
 
-def test_the_fault_runner_journals_injects_and_reverts_a_vsphere_fault(sim: Sim, tmp_path: Path) -> None:
+def test_the_fault_runner_journals_injects_and_reverts_a_vsphere_fault(sim: Simulator, tmp_path: Path) -> None:
     """The harness's own runner drives the production fault: preflight, journal, inject, in effect, revert, entry gone."""
     topology = sim.topology(allow_list=["node:bench/node-b"])
     timeline = Timeline()
