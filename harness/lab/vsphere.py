@@ -275,6 +275,9 @@ class VsphereBinding:
         env = env_names(self.lab.layout.prefix)
         exports = {env["vcenter"]: credentials.vcenter_password, env["bmc"]: credentials.bmc_password,
                    env["ssh_key"]: str(self.lab.ssh_key_file)}
+        if self.lab.layout.state_dir != Path(f"/var/lib/resilience-harness/lab-{self.lab.layout.prefix}"):
+            # the topology names the lab by its prefix alone: say where this one keeps its state
+            exports["HARNESS_LAB_DIR"] = str(self.lab.layout.state_dir)
         return Bound(self.topology_file, topology, exports, control_url, time.monotonic() - started)
 
     def _start_simulator(self, binary: Path, credentials: Credentials) -> tuple[str, str]:

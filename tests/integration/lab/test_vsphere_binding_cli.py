@@ -140,10 +140,12 @@ def topology(up: Up, monkeypatch: pytest.MonkeyPatch) -> Topology:
 def test_lab_up_vsphere_prints_the_topology_and_the_variables_it_references(up: Up, topology: Topology) -> None:
     assert topology.kind == "vsphere" and topology.lab is not None and topology.lab.prefix == PREFIX
     referenced = {ref.env for _, ref in topology.secret_refs()}
-    assert referenced == set(up.exports)
+    # and where this lab keeps its state, since it is not the default for its prefix (the topology names the prefix)
+    assert referenced | {"HARNESS_LAB_DIR"} == set(up.exports)
+    assert up.exports["HARNESS_LAB_DIR"] == str(up.lab.layout.state_dir)
     text = up.topology_file.read_text()
     for name, value in up.exports.items():
-        if not name.endswith("_SSH_KEY"):
+        if not name.endswith("_SSH_KEY") and name != "HARNESS_LAB_DIR":
             assert value not in text, f"{name}'s value is in the topology"
     credentials = up.topology_file.parent / "credentials.json"
     assert credentials.stat().st_mode & 0o777 == 0o600

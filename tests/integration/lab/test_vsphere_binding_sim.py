@@ -31,8 +31,11 @@ from faults import registry
 from faults.backends.redfish import HostPowerOff
 from faults.base import FaultSpec, FaultState
 from faults.transports.ssh import SshShell, endpoint_named
-from harness.lab.controller import CODE_ROOT, Lab
+from harness.clusters import cluster_for
+from harness.history import EventKind
+from harness.lab.controller import CODE_ROOT, PRIMARY_STATES, Lab
 from harness.lab.layout import LabLayout
+from harness.paths import tools_dir
 from harness.topology.loader import load_topology
 from harness.topology.models import LabSettings, Topology
 from tests.integration.lab.lab_support import make_state_dir
@@ -128,6 +131,65 @@ def test_host_power_off_by_bmc_kills_the_node_and_ha_restarts_it_in_its_site(bou
     assert [h for h in bound.hooks() if h.startswith("power-")][:2] == ["power-off node-b", "power-on node-b"]
 
 
+def _govc(bound: Bound, *args: str) -> Any:
+    """govc (govmomi v0.52.0's CLI, a client we did not write) reading the bound lab's vCenter."""
+    vcenter = bound.topology.management.vcenter
+    assert vcenter is not None and vcenter.tls.ca_file
+    env = {"GOVC_URL": f"https://{vcenter.address}:{vcenter.port}/sdk", "GOVC_USERNAME": vcenter.credential.username,
+           "GOVC_PASSWORD": os.environ[str(vcenter.credential.password.env)],
+           "GOVC_TLS_CA_CERTS": vcenter.tls.ca_file, "PATH": "/usr/bin:/bin"}
+    command, *rest = args
+    done = subprocess.run([str(tools_dir() / "bin" / "govc"), command, "-json", *rest], capture_output=True, text=True,
+                          env=env, timeout=30, check=True)
+    return json.loads(done.stdout)
+
+
+def _govc_host_state(bound: Bound, host: str) -> str:
+    found = _govc(bound, "host.info", host)
+    systems = found.get("hostSystems") or found.get("HostSystems")
+    return str(systems[0]["runtime"]["connectionState"])
+
+
+def test_the_primarys_host_loses_power_and_the_lab_fails_over_as_vcenter_and_govc_report(bound: Bound) -> None:
+    """Production path only (the cluster view, the registry's Redfish fault): the primary's host loses power.
+
+    On the lab the node's processes are gone and pg_auto_failover promotes the other node; the
+    cluster view reports that failover with vSphere HA's host failure and VM restart on one
+    clock; govc sees the host not responding and the VM restarted on the other host of its site.
+    """
+    lab = bound.lab
+    lab.wait_healthy(60)
+    cluster = cluster_for(bound.topology)
+    cluster.preflight()
+    primary, standby = cluster.primary_node(), cluster.standby_node()
+    host = cluster.host_of(primary)
+    since_wall = time.time() + cluster.clock_offset() - 1.0
+    fault = registry.build(FaultSpec("host-power-off", f"host:{host}"), bound.topology)
+    fault.preflight()
+    fault.inject()
+    try:
+        _until(lambda: not lab.node_pids(primary), 15)  # the node's processes are gone
+        _until(lambda: standby in {n.name for n in lab.nodes() if n.reportedstate in PRIMARY_STATES}, 60)  # promoted
+        assert _govc_host_state(bound, host) != "connected"
+        _until(lambda: cluster.host_of(primary) != host, 30)  # vSphere HA restarted its VM ...
+        moved_to = cluster.host_of(primary)
+        assert bound.topology.site_of(moved_to).name == bound.topology.site_of(host).name  # ... in its own site
+        vm = next(n.vm for n in bound.topology.databases[0].nodes if n.name == primary)
+        assert _govc(bound, "vm.info", str(vm))["virtualMachines"][0]["runtime"]["powerState"] == "poweredOn"
+        events = cluster.ha_events(since_wall, primary)
+        kinds = [e.kind for e in events]
+        assert {EventKind.DETECTED, EventKind.PROMOTED, EventKind.HOST_FAILED, EventKind.VM_RESTARTED} <= set(kinds)
+        promoted = next(e for e in events if e.kind is EventKind.PROMOTED)
+        failed = next(e for e in events if e.kind is EventKind.HOST_FAILED)
+        assert promoted.attrs["node"] == standby and failed.attrs["host"] == host
+        assert kinds.index(EventKind.HOST_FAILED) < kinds.index(EventKind.VM_RESTARTED)
+    finally:
+        fault.revert()
+    assert fault.check() is FaultState.CLEARED
+    cluster.wait_healthy(120)
+    assert _govc_host_state(bound, host) == "connected"
+
+
 def test_disk_group_fault_over_esxi_ssh_pauses_io_without_failover_and_resync_writes(bound: Bound) -> None:
     lab = bound.lab
     lab.wait_healthy(60)
@@ -149,3 +211,4 @@ def test_disk_group_fault_over_esxi_ssh_pauses_io_without_failover_and_resync_wr
     finally:
         shell.check(commands.clear.replace("@DEVICE@", cache))
         shell.close()
+

@@ -229,7 +229,7 @@ def test_abrupt_power_loss_restarts_the_vm_on_the_other_host_of_its_site(sim: Si
     [ha] = vc.events("com.vmware.vc.ha.VmRestartedByHAEvent")
     assert isinstance(ha, vim.event.EventEx)
     assert (ha.vm.name, ha.host.name, ha.computeResource.name) == ("pg-node-a", "esx-a2", "stretched-01")
-    wait_until(lambda: "power-on node-a" in sim.hook_calls(), 5, "the hook to start node-a")
+    wait_until(lambda: "power-on node-a" in sim.hook_calls(), 20, "the hook to start node-a")
     assert sim.hook_calls()[:2] == ["power-off node-a", "power-on node-a"]
 
     _wait_for_update(vc, host, {"runtime.powerState": "poweredOn", "runtime.connectionState": "connected"}, 5,
@@ -409,7 +409,7 @@ def test_health_is_green_then_yellow_for_absent_components_then_red_for_a_host_d
 
 def test_a_cache_device_error_fails_the_disk_group_and_pauses_io_of_its_vms(sim: Simulator, vc: Vcenter) -> None:
     sim.post(f"/disks/esx-a1/{device('esx-a1', 0)}", {"fault": "permanent"})
-    wait_until(lambda: f"io-pause node-a {sim.model['io_pause_s']:g}" in sim.hook_calls(), 5, "io-pause for node-a")
+    wait_until(lambda: f"io-pause node-a {sim.model['io_pause_s']:g}" in sim.hook_calls(), 20, "io-pause for node-a")
     state = sim.get("/state")
     on_group = [c for o in state["objects"] for c in o["components"] if c["host"] == "esx-a1"]
     assert on_group and all(c["state"] == 9 for c in on_group)  # every component of the group: DEGRADED
@@ -491,7 +491,7 @@ def test_vm_power_through_vcenter_reaches_the_hook(sim: Simulator, vc: Vcenter) 
     assert vm.runtime.powerState == "poweredOff"
     WaitForTask(vm.PowerOnVM_Task())
     assert vm.runtime.powerState == "poweredOn"
-    wait_until(lambda: len(sim.hook_calls()) == 2, 5, "two hook calls")
+    wait_until(lambda: len(sim.hook_calls()) == 2, 20, "two hook calls")
     assert sim.hook_calls() == ["power-off node-b", "power-on node-b"]
 
 
