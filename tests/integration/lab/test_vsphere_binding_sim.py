@@ -1,8 +1,8 @@
 """The bound lab with the real simulator (`harness-vsim` in the tools directory), through production clients only.
 
 `python -m harness lab up --vsphere` as a user runs it; then pyVmomi (TLS verified against the
-lab's CA) reads placement, the production redfish backend powers a host off and on, and the
-production SSH transport runs the disk fault script. What is asserted on the lab is what the
+lab's CA) reads placement, a host loses power through each path (its BMC; vCenter's opted-in
+shutdown), and the production SSH transport runs the disk fault script. What is asserted on the lab is what the
 simulator did through its hook: the VM's node killed and started again by HA, I/O paused
 without a failover, resync traffic written on the site's storage. Skipped when the simulator
 is not built (make setup), failed instead with HARNESS_REQUIRE_VSIM set. Prefix `hvsb3` (or
@@ -18,6 +18,7 @@ import shutil
 import ssl
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -31,12 +32,13 @@ from faults import registry
 from faults.backends.redfish import HostPowerOff
 from faults.base import FaultSpec, FaultState
 from faults.transports.ssh import SshShell, endpoint_named
+from faults.transports.vcenter import session_for
 from harness.clusters import cluster_for
 from harness.history import EventKind
 from harness.lab.controller import CODE_ROOT, PRIMARY_STATES, Lab
 from harness.lab.layout import LabLayout
 from harness.paths import tools_dir
-from harness.topology.loader import load_topology
+from harness.topology.loader import load_topology, parse_topology
 from harness.topology.models import LabSettings, Topology
 from tests.integration.lab.lab_support import make_state_dir
 from tests.support.vsim import require
@@ -186,6 +188,54 @@ def test_the_primarys_host_loses_power_and_the_lab_fails_over_as_vcenter_and_gov
     finally:
         fault.revert()
     assert fault.check() is FaultState.CLEARED
+    cluster.wait_healthy(120)
+    assert _govc_host_state(bound, host) == "connected"
+
+
+def _opted_in_without_bmc(topology: Topology, host: str) -> Topology:
+    """The bound topology as for a host without a BMC, with vCenter's host shutdown opted in."""
+    doc = topology.model_dump(mode="json", exclude_none=True)
+    doc["lab"] = {"prefix": PREFIX}
+    doc["management"]["vcenter"]["allow_host_shutdown"] = True
+    for site in doc["sites"]:
+        for entry in site["hosts"]:
+            if entry["name"] == host:
+                entry.pop("bmc")
+    return parse_topology(doc, "opted-in")
+
+
+def test_an_opted_in_host_shutdown_stops_the_node_and_nothing_restarts_it_until_a_person_does(bound: Bound) -> None:
+    """vCenter's path for a host without a BMC, opted in: a graceful shutdown, so the node stops and vSphere HA
+    restarts nothing; the revert waits until a person powers the host on (here through its BMC), and the VM
+    comes back when someone starts it (here through vCenter)."""
+    lab = bound.lab
+    lab.wait_healthy(60)
+    cluster = cluster_for(bound.topology)
+    standby = cluster.standby_node()
+    host = cluster.host_of(standby)
+    vm = str(next(n.vm for n in bound.topology.databases[0].nodes if n.name == standby))
+    topology = _opted_in_without_bmc(bound.topology, host)
+    spec = FaultSpec("host-power-off", f"host:{host}")
+    assert registry.resolve(spec, topology).platform == "vsphere"
+    fault = registry.build(spec, topology)
+    since_wall = time.time() + cluster.clock_offset() - 1.0
+    fault.preflight()  # type: ignore[attr-defined]
+    fault.inject()
+    _until(lambda: not lab.node_pids(standby), 15)
+    assert _govc_host_state(bound, host) != "connected"
+    time.sleep(5.0)  # longer than the modelled HA restart delay: HA does not restart VMs of a host shut down
+    assert _govc(bound, "vm.info", vm)["virtualMachines"][0]["runtime"]["powerState"] == "poweredOff"
+    assert not lab.node_alive(standby)
+    assert EventKind.VM_RESTARTED not in {e.kind for e in cluster.ha_events(since_wall, cluster.primary_node())}
+    person = registry.build(spec, bound.topology)  # the host's BMC: its revert is "power on"
+    threading.Timer(1.0, person.revert).start()
+    fault.reconnect_wait_s = 60  # type: ignore[attr-defined]
+    fault.revert()  # returns once the host answers again
+    assert fault.check() is FaultState.CLEARED
+    session = session_for(topology)
+    task = session.call("powering the VM on", lambda: session.find("VirtualMachine", vm).PowerOnVM_Task())
+    session.wait_task(task, f"{vm} to power on", 30)
+    _until(lambda: lab.node_alive(standby), 30)
     cluster.wait_healthy(120)
     assert _govc_host_state(bound, host) == "connected"
 
