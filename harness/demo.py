@@ -37,7 +37,7 @@ class DemoWindows:
 
 
 DEMO = DemoWindows(baseline_s=12, observe_s=15, settle_s=10, step_s=12, warmup_s=3, rtt_steps="0,2,4,8",
-                   steady_window_s=8, component_mb=512)
+                   steady_window_s=8, component_mb=256)
 SMOKE = DemoWindows(baseline_s=5, observe_s=6, settle_s=4, step_s=4, warmup_s=1, rtt_steps="0,4", steady_window_s=3,
                     component_mb=128)
 
