@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,9 +23,7 @@ import pytest
 from faults import registry
 from faults.base import FaultSpec, FaultState
 from harness.lab.controller import Lab
-from harness.lab.layout import LabLayout
-from harness.topology.models import LabSettings
-from tests.integration.lab.lab_support import make_state_dir
+from tests.integration.lab.lab_support import own_lab
 
 PREFIX = "hgd1"
 ROOT = Path(__file__).resolve().parents[3]
@@ -44,15 +41,8 @@ def test_site_a_fails(inject):
 
 @pytest.fixture(scope="module")
 def guarded_lab() -> Iterator[Lab]:
-    lab_state = make_state_dir(PREFIX)
-    lab = Lab(LabLayout.from_settings(LabSettings(prefix=PREFIX, state_dir=str(lab_state))))
-    try:
-        took = lab.up()
-        print(f"\nlab {PREFIX} up in {took:.1f} s")
-        yield lab
-    finally:
-        lab.down()
-        shutil.rmtree(lab_state, ignore_errors=True)
+    with own_lab(PREFIX) as built:
+        yield built
 
 
 def start_run(lab: Lab, tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:

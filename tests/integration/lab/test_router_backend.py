@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -28,12 +27,12 @@ from harness.history.timeline import Timeline
 from harness.lab import shell
 from harness.lab.controller import Lab
 from harness.lab.latency import kernel_has_netem
-from harness.lab.layout import PG_PORT, LabLayout, Member
+from harness.lab.layout import PG_PORT, Member
 from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
 from harness.topology.credentials import SecretRef
-from harness.topology.models import LabSettings, Topology
-from tests.integration.lab.lab_support import make_state_dir
+from harness.topology.models import Topology
+from tests.integration.lab.lab_support import own_lab
 
 PREFIX = os.environ.get("HARNESS_TEST_ROUTER_LAB_PREFIX", "hrtw1")
 KEY_ENV = "HARNESS_TEST_ROUTER_KEY"
@@ -44,15 +43,8 @@ OPERATOR_QOS = ["root", "handle", "1:", "htb", "default", "30"]
 # -- this module's own lab (overrides conftest's session-wide one) ------------------------------
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:
-    state = make_state_dir(PREFIX)
-    built = Lab(LabLayout.from_settings(LabSettings(prefix=PREFIX, state_dir=str(state))))
-    try:
-        took = built.up()  # inside the try: a lab that came up halfway is taken down too
-        print(f"\nlab {PREFIX} up in {took:.1f} s")
+    with own_lab(PREFIX) as built:
         yield built
-    finally:
-        built.down()
-        shutil.rmtree(state, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -34,10 +33,9 @@ from faults.transports.ssh import endpoint_named as ssh_endpoint_named
 from harness import procs
 from harness.errors import ControlPlaneError
 from harness.lab.controller import IO_PAUSE_MAX_S, Lab
-from harness.lab.layout import LabLayout
 from harness.lab.vsphere import Bound, VsphereBinding, hook_command
-from harness.topology.models import LabSettings, Topology
-from tests.integration.lab.lab_support import make_state_dir
+from harness.topology.models import Topology
+from tests.integration.lab.lab_support import own_lab
 
 PREFIX = os.environ.get("HARNESS_TEST_VSPHERE_LAB_PREFIX", "hvsb1")
 
@@ -89,15 +87,8 @@ class StandIn:
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:
-    state = make_state_dir(PREFIX)
-    built = Lab(LabLayout.from_settings(LabSettings(prefix=PREFIX, state_dir=str(state))))
-    try:
-        took = built.up()
-        print(f"\nlab {PREFIX} up in {took:.1f} s")
+    with own_lab(PREFIX) as built:
         yield built
-    finally:
-        built.down()
-        shutil.rmtree(state, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
