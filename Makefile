@@ -55,6 +55,7 @@ demo: setup
 	$(PY) -m harness demo --out $(OUT)
 
 test: setup
+	$(VSIM_GO) test -count=1 ./...
 	$(VENV)/bin/tox -q -e tests
 
 lint: setup

@@ -122,7 +122,9 @@ func (s *HostVsanInternalSystem) QueryPhysicalVsanDisks(ctx *simulator.Context, 
 	return &methods.QueryPhysicalVsanDisksBody{Res: &types.QueryPhysicalVsanDisksResponse{Returnval: out}}
 }
 
-func (s *Sim) vsanObjectsJSON(asked string, uuids []string) (string, bool) {
+// onUpHost runs read on the vSAN model, advanced to now, if host `asked` is up: a host's
+// internal system answers only while the host runs.
+func (s *Sim) onUpHost(asked string, read func(m *VsanModel) string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.vsan
@@ -130,6 +132,14 @@ func (s *Sim) vsanObjectsJSON(asked string, uuids []string) (string, bool) {
 	if !m.Hosts[asked].Up {
 		return "", false
 	}
+	return read(m), true
+}
+
+func (s *Sim) vsanObjectsJSON(asked string, uuids []string) (string, bool) {
+	return s.onUpHost(asked, func(m *VsanModel) string { return s.objectsJSON(m, uuids) })
+}
+
+func (s *Sim) objectsJSON(m *VsanModel, uuids []string) string {
 	want := map[string]bool{}
 	for _, u := range uuids {
 		want[u] = true
@@ -165,17 +175,14 @@ func (s *Sim) vsanObjectsJSON(asked string, uuids []string) (string, bool) {
 		}
 	}
 	data, _ := json.Marshal(map[string]any{"dom_objects": dom, "lsom_objects": lsom, "disk_objects": disks})
-	return string(data), true
+	return string(data)
 }
 
 func (s *Sim) physicalDisksJSON(asked string, props []string) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := s.vsan
-	m.Advance(s.now())
-	if !m.Hosts[asked].Up {
-		return "", false
-	}
+	return s.onUpHost(asked, func(m *VsanModel) string { return s.disksJSON(m, props) })
+}
+
+func (s *Sim) disksJSON(m *VsanModel, props []string) string {
 	counts := map[string]int{}
 	for _, obj := range m.Objects {
 		for _, c := range obj.Components {
@@ -217,5 +224,5 @@ func (s *Sim) physicalDisksJSON(asked string, props []string) (string, bool) {
 		out[d.UUID] = all
 	}
 	data, _ := json.Marshal(out)
-	return string(data), true
+	return string(data)
 }
