@@ -129,7 +129,8 @@ class Simulator:
     def govc(self, *args: str) -> str:
         """govc (govmomi, a client we did not write) against this simulator, TLS verified; its output."""
         env = {**os.environ, "GOVC_URL": self.sdk_url, "GOVC_USERNAME": self.username,
-               "GOVC_PASSWORD": self.password, "GOVC_TLS_CA_CERTS": str(self.ca_file)}
+               "GOVC_PASSWORD": self.password, "GOVC_TLS_CA_CERTS": str(self.ca_file), "GOVC_PERSIST_SESSION": "false",
+               "GOVMOMI_HOME": str(self.ca_file.parent / "govmomi")}
         env.pop("GOVC_INSECURE", None)
         done = subprocess.run([str(govc_binary()), *args], env=env, capture_output=True, text=True, timeout=30,
                               check=False)

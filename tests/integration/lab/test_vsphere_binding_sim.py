@@ -139,7 +139,8 @@ def _govc(bound: Bound, *args: str) -> Any:
     assert vcenter is not None and vcenter.tls.ca_file
     env = {"GOVC_URL": f"https://{vcenter.address}:{vcenter.port}/sdk", "GOVC_USERNAME": vcenter.credential.username,
            "GOVC_PASSWORD": os.environ[str(vcenter.credential.password.env)],
-           "GOVC_TLS_CA_CERTS": vcenter.tls.ca_file, "PATH": "/usr/bin:/bin"}
+           "GOVC_TLS_CA_CERTS": vcenter.tls.ca_file, "GOVC_PERSIST_SESSION": "false",
+           "GOVMOMI_HOME": str(bound.lab.layout.state_dir / "govmomi"), "PATH": "/usr/bin:/bin"}
     command, *rest = args
     done = subprocess.run([str(tools_dir() / "bin" / "govc"), command, "-json", *rest], capture_output=True, text=True,
                           env=env, timeout=30, check=True)
