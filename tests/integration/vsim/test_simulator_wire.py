@@ -1,4 +1,4 @@
-"""harness-vsim speaks vCenter's wire: every call the vSphere backends make parses in pyVmomi 9.1.1.0
+"""harness-vsim speaks vCenter's wire: every call the vSphere backends make parses in pyVmomi 9.1.1
 (vSAN SDK, vsan.version.version20) and reports what the model did.
 
 What a real vCenter returns is documented in the vSphere Web Services API reference (HostSystem,
