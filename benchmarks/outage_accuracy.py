@@ -35,13 +35,13 @@ from harness.history.series import TransactionSeries
 from harness.history.timeline import Timeline
 from harness.lab.controller import Lab
 from harness.lab.layout import LabLayout
+from harness.odbc.settings import ConnectionSettings
 from harness.safety.signals import sigterm_raises
 from harness.topology.models import LabSettings
 from tests.support.oltp_local import start_bench
 from workloads.oltp import DriverConfig, OltpDriver, prepare_schema
 from workloads.oltp.dialect import Dialect
 from workloads.oltp.schema import Scale
-from workloads.oltp.settings import ConnectionSettings
 
 SCALE = Scale(branches=10, accounts_per_branch=10_000)
 

@@ -72,6 +72,17 @@ class MigrationParams(Params):
                                 description="destination host; default: a host of another site")
 
 
+class RoleMoveParams(Params):
+    """Where the role goes and how. A forced AG failover (FORCE_FAILOVER_ALLOW_DATA_LOSS) can lose
+    acknowledged commits, so it is never a default: the mode must say so in those words."""
+
+    to_node: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$",
+                                description="the node to move the role to; default: a synchronized node of another site")
+    mode: Literal["planned", "forced-allow-data-loss"] = Field(
+        default="planned", description="'forced-allow-data-loss': an AG's FORCE_FAILOVER_ALLOW_DATA_LOSS, which can "
+                                       "lose acknowledged commits (only ever when asked for by this name)")
+
+
 @dataclass(frozen=True)
 class FaultKind:
     name: str
@@ -100,7 +111,7 @@ KINDS: dict[str, FaultKind] = {k.name: k for k in (
     FaultKind("link-partition", TargetKind.LINK, PartitionParams, False, "an inter-site link drops traffic"),
     FaultKind("latency", TargetKind.LINK, LatencyParams, False, "an inter-site link gets added RTT"),
     FaultKind("role-switchover", TargetKind.DATABASE, NoParams, True, "planned move of the primary role"),
-    FaultKind("role-move", TargetKind.DATABASE, NoParams, True, "planned move of the AG / FCI role"),
+    FaultKind("role-move", TargetKind.DATABASE, RoleMoveParams, True, "planned move of the AG / FCI role"),
     FaultKind("storage-loss", TargetKind.NODE, StorageLossParams, False, "a replica's storage is lost and rebuilt"),
     FaultKind("disk-failure", TargetKind.DISK, DiskFailureParams, False, "one vSAN device fails"),
     FaultKind("disk-group-failure", TargetKind.DISK_GROUP, NoParams, False, "a vSAN disk group's cache device fails"),

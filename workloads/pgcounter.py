@@ -35,11 +35,11 @@ from harness.errors import ConfigError
 from harness.history import EventKind
 from harness.history.series import TransactionSeries
 from harness.history.timeline import Timeline
+from harness.odbc.settings import ConnectionSettings
 from workloads.base import StopReport, Workload
 from workloads.oltp.connect import close_quietly, connect
 from workloads.oltp.dialect import PostgresDialect
 from workloads.oltp.gaps import CommitGapDetector
-from workloads.oltp.settings import ConnectionSettings
 
 log = logging.getLogger(__name__)
 

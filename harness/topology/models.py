@@ -162,12 +162,25 @@ class Router(_Model):
     links: list[Link] = []
 
 
+SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}(?:\\[A-Za-z0-9_$-]{1,16})?")
+ServerName = Annotated[str, AfterValidator(_matching(SERVER_NAME, "a SQL Server name: HOST or HOST\\INSTANCE"))]
+
+
 class DatabaseNode(_Model):
-    name: Name
+    name: Name = Field(description="the node's name; for SQL Server, its WSFC node (computer) name")
     host: Name | None = Field(default=None, description="host (or VM host) it runs on, if known")
     vm: Name | None = Field(default=None, description="the vSphere VM the node runs in (vSphere topologies)")
-    address: Address | None = None
+    address: Address | None = Field(default=None, description="the node's own address (SQL Server: the "
+                                                              "replica's instance, reached without the listener)")
     port: Port | None = None
+    replica: ServerName | None = Field(default=None, description="SQL Server: the instance as the AG names it "
+                                                                 "(replica_server_name); default: the node name")
+    winrm: Name | None = Field(default=None, description="SQL Server: the winrm endpoint on this node, tried "
+                                                         "when the database's own winrm endpoint does not answer")
+
+    @property
+    def replica_name(self) -> str:
+        return self.replica or self.name
 
 
 class Database(_Model):
@@ -177,11 +190,18 @@ class Database(_Model):
     port: Port = 1433
     database: Name
     credential: CredentialRef | None = None
-    odbc_driver: Display | None = None
+    odbc_driver: Literal["ODBC Driver 18 for SQL Server", "FreeTDS"] | None = Field(
+        default=None, description="SQL Server: the ODBC driver (default: ODBC Driver 18 for SQL Server)")
+    encrypt: bool = Field(default=True, strict=True, description="SQL Server: Encrypt=yes")
+    trust_server_certificate: bool = Field(default=False, strict=True,
+                                           description="SQL Server: accept a certificate no CA vouches for")
+    login_timeout_s: int = Field(default=5, strict=True, ge=1, le=120)
+    query_timeout_s: float = Field(default=10.0, gt=0, le=600)
     nodes: list[DatabaseNode] = []
     winrm: Name | None = Field(default=None, description="winrm endpoint used for cluster operations")
-    ag_name: Name | None = None
-    role_name: Display | None = None
+    ag_name: Name | None = Field(default=None, description="sqlserver-ag: the availability group's name")
+    role_name: Display | None = Field(default=None, description="sqlserver-fci: the WSFC role (cluster group) "
+                                                                "of the instance, e.g. 'SQL Server (MSSQLSERVER)'")
     database_is_scratch: bool = Field(
         default=False, strict=True,
         description="the database is a fresh one for the harness: it may create its tables there "
@@ -508,6 +528,8 @@ def _references_resolve(topology: Topology, problems: list[str]) -> None:
         for ni, node in enumerate(db.nodes):
             if node.host and node.host not in host_names:
                 problems.append(f"databases[{di}].nodes[{ni}].host: no host named {shown(node.host)}")
+            if node.winrm and node.winrm not in winrm:
+                problems.append(f"databases[{di}].nodes[{ni}].winrm: no winrm endpoint named {shown(node.winrm)}")
 
 
 def _networks_spare_management(topology: Topology, problems: list[str]) -> None:

@@ -4,14 +4,14 @@ Entry points: `OltpDriver` (a `workloads.base.Workload`: start / stop / verify),
 `PostgresDialect` and `TSqlDialect`, the mixes `TPCB` and `TPCE_LIKE`.
 """
 
+from harness.odbc.errors import ErrorClass, ErrorInfo, classify
+from harness.odbc.settings import ConnectionSettings, Credentials, Endpoint
 from workloads.base import LedgerReport, StopReport
 from workloads.oltp.dialect import Dialect, PostgresDialect, TSqlDialect
 from workloads.oltp.driver import DriverConfig, OltpDriver, OltpStopReport
-from workloads.oltp.errors import ErrorClass, ErrorInfo, classify
 from workloads.oltp.ledger import LedgerBook
 from workloads.oltp.mix import MIXES, TPCB, TPCE_LIKE, Mix
 from workloads.oltp.schema import prepare_schema
-from workloads.oltp.settings import ConnectionSettings, Credentials, Endpoint
 
 __all__ = [
     "MIXES", "TPCB", "TPCE_LIKE", "ConnectionSettings", "Credentials", "Dialect", "DriverConfig", "Endpoint",

@@ -7,8 +7,8 @@ from typing import Any
 
 import pyodbc
 
+from harness.odbc.settings import ConnectionSettings
 from workloads.oltp.dialect import Dialect
-from workloads.oltp.settings import ConnectionSettings
 
 
 def connect(dialect: Dialect, settings: ConnectionSettings) -> Any:

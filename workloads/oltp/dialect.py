@@ -17,40 +17,22 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from harness.errors import ConfigError
-from workloads.oltp.bounded import BoundedConnection
-from workloads.oltp.errors import ErrorClass
-from workloads.oltp.settings import ConnectionSettings
+from harness.odbc import sqlserver
+from harness.odbc.bounded import BoundedConnection
+from harness.odbc.errors import ErrorClass
+from harness.odbc.grammar import REDACTED, odbc_braced, odbc_value, refuse_nul, refuse_nul_in, with_password
+from harness.odbc.settings import ConnectionSettings
 
-REDACTED = "***"
 # what one entry of a libpq host list may be: a name, an IPv4/IPv6 address (with zone), a socket directory
 _LIBPQ_HOST = re.compile(r"[A-Za-z0-9._:%/-]+")
 
 
-def _refuse_nul(value: str, what: str) -> str:
-    if "\x00" in value:
-        raise ConfigError(f"{what} contains a NUL character, which no connection string can carry")
-    return value
-
-
-def odbc_value(value: str, what: str = "a connection-string value") -> str:
-    """An ODBC attribute value, brace-quoted (with `}` doubled) when it holds a separator or brace."""
-    _refuse_nul(value, what)
-    if any(c in value for c in ";{}=") or value != value.strip():
-        return odbc_braced(value, what)
-    return value
-
-
-def odbc_braced(value: str, what: str = "a connection-string value") -> str:
-    """An ODBC attribute value always in braces, `}` doubled (psqlODBC, FreeTDS and Driver 18 read `}}` as `}`)."""
-    return "{" + _refuse_nul(value, what).replace("}", "}}") + "}"
-
-
 def libpq_quoted(value: str, what: str = "a libpq option") -> str:
     """A libpq conninfo value in single quotes, `\\` and `'` backslash-escaped (PQconninfoParse's rules)."""
-    return "'" + _refuse_nul(value, what).replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return "'" + refuse_nul(value, what).replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def libpq_host(host: str) -> str:
@@ -59,10 +41,6 @@ def libpq_host(host: str) -> str:
         raise ConfigError(f"endpoint host {host!r} is not a host name, address or socket directory "
                           "(libpq host lists cannot carry spaces, '=', ',', quotes, backslashes or braces)")
     return host
-
-
-def render(pairs: Sequence[tuple[str, str]]) -> str:
-    return ";".join(f"{key}={value}" for key, value in pairs)
 
 
 @dataclass(frozen=True)
@@ -107,15 +85,8 @@ class Dialect(ABC):
         return self._with_password(settings, REDACTED)
 
     def _with_password(self, settings: ConnectionSettings, shown: str | None) -> str:
-        for what, value in _texts(settings):
-            _refuse_nul(value, what)
-        pairs = self.connection_pairs(settings)
-        secret = settings.credentials.password
-        if secret is not None:
-            after_user = next(i for i, (key, _) in enumerate(pairs) if key.lower() == "uid") + 1
-            value = shown if shown is not None else odbc_value(secret.reveal(), "the password")
-            pairs.insert(after_user, (self.password_key, value))
-        return render(pairs)
+        refuse_nul_in(settings)
+        return with_password(self.connection_pairs(settings), self.password_key, settings, shown)
 
     @abstractmethod
     def session_setup(self, settings: ConnectionSettings) -> list[str]:
@@ -145,14 +116,6 @@ def _name_list(names: Sequence[str]) -> str:
     if not names or not all(n.isidentifier() and n.isascii() for n in names):
         raise ValueError(f"not plain table names: {names!r}")
     return ", ".join(f"('{n}')" for n in names)
-
-
-def _texts(settings: ConnectionSettings) -> list[tuple[str, str]]:
-    """Every free-text value of the settings, named for an error message."""
-    secret = settings.credentials.password
-    return [*(("an endpoint host", e.host) for e in settings.endpoints), ("the database name", settings.database),
-            ("the user name", settings.credentials.username), ("the application name", settings.application_name),
-            *([("the password", secret.reveal())] if secret is not None else [])]
 
 
 class PostgresDialect(Dialect):
@@ -223,44 +186,14 @@ class TSqlDialect(Dialect):
         insert_history_and_ledger="INSERT INTO ledger (id) VALUES (?); "
         "INSERT INTO history (tid, bid, aid, delta, mtime) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
     )
-    native_classes = {
-        976: ErrorClass.NOT_PRIMARY,  # AG database not accessible on this replica
-        978: ErrorClass.NOT_PRIMARY,  # read-intent only replica
-        983: ErrorClass.NOT_PRIMARY,  # replica neither PRIMARY nor SECONDARY (resolving)
-        4060: ErrorClass.NOT_PRIMARY,  # cannot open database (not online on this node yet)
-        3906: ErrorClass.NOT_PRIMARY,  # database is read-only
-        1205: ErrorClass.DEADLOCK_RETRY,  # deadlock victim
-        3960: ErrorClass.DEADLOCK_RETRY,  # snapshot isolation update conflict
-        1222: ErrorClass.TIMEOUT,  # lock request timeout
-        10053: ErrorClass.CONNECTION_LOST,
-        10054: ErrorClass.CONNECTION_LOST,  # connection reset by peer
-        10060: ErrorClass.CONNECTION_LOST,
-        10061: ErrorClass.CONNECTION_LOST,  # connection refused
-        233: ErrorClass.CONNECTION_LOST,  # no process on the other end of the pipe
-        64: ErrorClass.CONNECTION_LOST,  # specified network name no longer available
-    }
+    native_classes = sqlserver.NATIVE_CLASSES
 
-    def __init__(self, driver: Literal["odbc18", "freetds"] = "odbc18", tds_version: str = "7.4") -> None:
+    def __init__(self, driver: sqlserver.Driver = "odbc18", tds_version: str = "7.4") -> None:
         self.driver = driver
         self.tds_version = tds_version
 
     def connection_pairs(self, settings: ConnectionSettings) -> list[tuple[str, str]]:
-        if len(settings.endpoints) != 1:
-            raise ValueError("SQL Server takes one endpoint (the AG listener or FCI network name)")
-        endpoint = settings.endpoints[0]
-        database, user = odbc_value(settings.database), odbc_value(settings.credentials.username)
-        if self.driver == "freetds":
-            return [("DRIVER", "{FreeTDS}"), ("SERVER", odbc_value(endpoint.host)), ("DATABASE", database), ("UID", user),
-                    ("PORT", str(int(endpoint.port))), ("TDS_Version", odbc_value(self.tds_version)),
-                    ("Encryption", "require" if settings.encrypt else "off"), ("ClientCharset", "UTF-8"),
-                    ("APP", odbc_value(settings.application_name))]
-        yes_no = {True: "yes", False: "no"}
-        server = odbc_value(f"tcp:{endpoint.host},{int(endpoint.port)}")
-        return [("DRIVER", "{ODBC Driver 18 for SQL Server}"), ("SERVER", server), ("DATABASE", database), ("UID", user),
-                ("MultiSubnetFailover", "Yes"),
-                ("Encrypt", yes_no[settings.encrypt]),
-                ("TrustServerCertificate", yes_no[settings.trust_server_certificate]),
-                ("APP", odbc_value(settings.application_name))]
+        return sqlserver.connection_pairs(settings, self.driver, self.tds_version)
 
     def session_setup(self, settings: ConnectionSettings) -> list[str]:
         return ["SET NOCOUNT ON", "SET XACT_ABORT ON", f"SET LOCK_TIMEOUT {math.ceil(settings.statement_timeout_s * 1000)}"]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from harness.history import EventKind
 from harness.history.series import TransactionSeries
 from harness.history.timeline import Timeline
+from harness.odbc.settings import ConnectionSettings
 from workloads.base import LedgerReport, StopReport, Workload
 from workloads.oltp.connect import close_quietly, connect
 from workloads.oltp.dialect import Dialect
@@ -17,7 +18,6 @@ from workloads.oltp.gaps import CommitGapDetector
 from workloads.oltp.ledger import SEQ_BITS, verify
 from workloads.oltp.mix import TPCB, Mix
 from workloads.oltp.schema import Scale
-from workloads.oltp.settings import ConnectionSettings
 from workloads.oltp.user import Shared, VirtualUser
 
 log = logging.getLogger(__name__)

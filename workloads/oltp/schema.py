@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from harness.errors import ConfigError
+from harness.odbc.settings import ConnectionSettings
 from workloads.oltp.connect import close_quietly, connect
 from workloads.oltp.dialect import Dialect
-from workloads.oltp.settings import ConnectionSettings
 
 LOAD_TIMEOUT_S = 3600.0  # loading a large scale takes longer than a workload statement may
 TABLES = ("history", "ledger", "accounts", "tellers", "branches")

@@ -13,14 +13,14 @@ from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_ty
 
 from harness.history.series import TransactionSeries
 from harness.history.timeline import Timeline
+from harness.odbc.errors import ErrorClass, ErrorInfo, classify
+from harness.odbc.settings import ConnectionSettings
 from workloads.oltp.connect import close_quietly, connect
 from workloads.oltp.dialect import Dialect
-from workloads.oltp.errors import ErrorClass, ErrorInfo, classify
 from workloads.oltp.gaps import CommitGapDetector
 from workloads.oltp.ledger import LedgerBook
 from workloads.oltp.mix import Mix
 from workloads.oltp.schema import Scale
-from workloads.oltp.settings import ConnectionSettings
 
 log = logging.getLogger(__name__)
 
