@@ -46,6 +46,12 @@ class EventKind(enum.StrEnum):
     """The HA manager noticed the failure. attrs: description, node, and the manager's own fields."""
     PROMOTED = "promoted"
     """Another node became primary. attrs: description, node."""
+    DATABASES_ONLINE = "databases-online"
+    """Every database of the role is online on the new primary (SQL Server: each AG database changed
+    role, error 1480 in AlwaysOn_health). attrs: description, node, databases."""
+    LISTENER_ONLINE = "listener-online"
+    """The role's client access point is online again (WSFC brought the AG's or FCI's role online,
+    its listener / network name with it). attrs: description, role, node."""
     HOST_FAILED = "host-failed"
     """vSphere HA declared a host failed (DasHostFailedEvent). attrs: description, host."""
     VM_RESTARTED = "vm-restarted"
