@@ -43,6 +43,8 @@ BACKENDS: dict[tuple[str, str], str] = {
     ("vm-migrate", "vsphere"): "faults.backends.vsphere:VmMigrate",
     ("disk-failure", "vsan"): "faults.backends.vsan:DiskFailure",
     ("disk-group-failure", "vsan"): "faults.backends.vsan:DiskGroupFailure",
+    ("role-move", "sqlserver"): "faults.backends.sqlserver:AgFailover",
+    ("role-move", "wsfc"): "faults.backends.wsfc:FciRoleMove",
 }
 
 # The optional extra that brings a platform's SDK, named when its import fails.

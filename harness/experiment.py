@@ -22,7 +22,7 @@ from harness.analysis.impact import Impact, impact
 from harness.analysis.phases import FailoverPhases, failover_phases
 from harness.analysis.resync import ResyncPoint, completed_at, progress
 from harness.analysis.steady import SteadyBand
-from harness.clusters import Cluster
+from harness.clusters import Cluster, FailoverForecast, Forecasting
 from harness.errors import HarnessError
 from harness.history import EventKind
 from harness.history.series import MetricSeries, TransactionSeries
@@ -66,6 +66,7 @@ class Findings:
     phases: FailoverPhases
     resync: list[ResyncPoint]
     resync_done_t: float | None
+    forecast: FailoverForecast | None = None  # what the cluster predicted before the fault
 
 
 @dataclass
@@ -199,6 +200,7 @@ class Experiment:
         baseline_tps = _mean_tps(self.series, self.timeline.now() - self.windows.baseline_s, self.timeline.now())
         primary_before = self.cluster.primary_node()
         spec = choose(self.cluster)
+        forecast = self._forecast()
         offset = self.cluster.clock_offset()
         since_wall = time.time() + offset - 1.0
         observe = observe_s if observe_s is not None else self.windows.observe_s
@@ -225,7 +227,18 @@ class Experiment:
                           band=SteadyBand(sustain_s=self.windows.steady_window_s)),
             phases=phases,
             resync=progress(samples, reported_eta=reported_eta), resync_done_t=completed_at(samples),
+            forecast=forecast,
         )
+
+    def _forecast(self) -> FailoverForecast | None:
+        """The cluster's own prediction, if it makes one; a forecast that cannot be read is only missing."""
+        if not isinstance(self.cluster, Forecasting):
+            return None
+        try:
+            return self.cluster.failover_forecast()
+        except HarnessError as exc:
+            self.progress.write(f"[note] no failover forecast from {self.cluster.name}: {exc}\n")
+            return None
 
 
 def _mean_tps(series: TransactionSeries, start: float, end: float) -> float:

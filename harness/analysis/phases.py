@@ -1,7 +1,8 @@
 """Failover phases, from the client's and the HA manager's side of the same timeline.
 
 fault in effect → last successful commit → first error → failure detected (HA manager) →
-new primary promoted → first successful commit → new steady state. Server-side events are
+new primary promoted (role change) → [databases online → listener online, where the cluster
+reports them: SQL Server] → first successful commit → new steady state. Server-side events are
 put on the timeline already aligned (see `align`); the client side comes from the workload's
 `commit-gap` events, which carry exact commit times rather than per-second buckets.
 """
@@ -22,6 +23,8 @@ class FailoverPhases:
     detected: float | None
     promoted: float | None
     first_commit: float | None
+    databases_online: float | None = None
+    listener_online: float | None = None
 
     @property
     def detect_s(self) -> float | None:
@@ -30,6 +33,17 @@ class FailoverPhases:
     @property
     def promote_s(self) -> float | None:
         return _span(self.detected, self.promoted)
+
+    @property
+    def databases_online_s(self) -> float | None:
+        """Role change done until every database is online on the new primary (redo caught up)."""
+        return _span(self.promoted, self.databases_online)
+
+    @property
+    def listener_s(self) -> float | None:
+        """Databases online (or, without that event, the role change) until the listener is online."""
+        return _span(self.databases_online if self.databases_online is not None else self.promoted,
+                     self.listener_online)
 
     @property
     def first_commit_after_promote_s(self) -> float | None:
@@ -69,6 +83,8 @@ def failover_phases(timeline: Timeline, in_effect: float) -> FailoverPhases:
     first_error = gap.attrs.get("first_error") if gap else None
     detected = timeline.first(EventKind.DETECTED, after=in_effect - 1.0)
     promoted = timeline.first(EventKind.PROMOTED, after=in_effect - 1.0)
+    databases_online = timeline.first(EventKind.DATABASES_ONLINE, after=in_effect - 1.0)
+    listener_online = timeline.first(EventKind.LISTENER_ONLINE, after=in_effect - 1.0)
     return FailoverPhases(
         in_effect=in_effect,
         last_commit=last_commit,
@@ -76,4 +92,6 @@ def failover_phases(timeline: Timeline, in_effect: float) -> FailoverPhases:
         detected=detected.t if detected else None,
         promoted=promoted.t if promoted else None,
         first_commit=first_commit,
+        databases_online=databases_online.t if databases_online else None,
+        listener_online=listener_online.t if listener_online else None,
     )

@@ -75,6 +75,29 @@ class StoragePlacement(Protocol):
         """The devices holding components of `node`'s data, found on the live cluster, never guessed."""
 
 
+@dataclass(frozen=True)
+class FailoverForecast:
+    """What the cluster's own settings and queues predict for a failover, read before the fault.
+
+    The report prints it next to what was measured: the detection settings beside the measured
+    detection time, the redo-queue RTO and log-send-queue RPO estimates beside the measured RTO
+    and lost commits.
+    """
+
+    detection: str  # the settings as the cluster states them
+    detection_s: float | None  # the detection time they imply
+    rto_s: float | None  # redo queue / redo rate of the failover target
+    rpo_kb: float | None  # log not yet sent to the failover target
+    basis: str  # where each figure came from
+
+
+@runtime_checkable
+class Forecasting(Protocol):
+    """A cluster that can predict its failover from its settings and replication queues (SQL Server)."""
+
+    def failover_forecast(self) -> FailoverForecast | None: ...
+
+
 @runtime_checkable
 class Provisioned(Protocol):
     """A cluster the harness itself brings up and down (the embedded lab)."""

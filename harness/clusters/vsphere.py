@@ -3,8 +3,9 @@
 vCenter says where each database VM runs, what vSphere HA did and whether the hosts are back;
 vSAN says where the VM's data lives, what is resynchronising and whether health allows a run.
 Who is primary, the commits and the database's own failover events come from the database
-part, chosen by `databases[].kind`: PostgreSQL with pg_auto_failover on the embedded lab bound
-to its simulator here; the SQL Server AG and FCI parts plug in the same way.
+part, chosen by `databases[].kind`: an Always On availability group or a failover cluster
+instance (`harness.clusters.sqlserver`), or PostgreSQL with pg_auto_failover on the embedded
+lab bound to its simulator.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from faults.backends import vsphere
 from faults.backends.vsan import VsanCluster, VsanQuiet
 from faults.transports.vcenter import VCenterSession
-from harness.clusters import Cluster, DataDevice, Provisioned, ResyncSample
+from harness.clusters import Cluster, DataDevice, FailoverForecast, Forecasting, Provisioned, ResyncSample
 from harness.errors import ConfigError, HarnessError
 from harness.history.server import ServerEvent, measure_offset
 from harness.topology.models import DatabaseNode, Topology
@@ -34,8 +35,22 @@ def _postgres_on_the_lab(topology: Topology) -> Cluster:
     return LabCluster.from_topology(topology)
 
 
-# databases[].kind -> how its part is built from the topology.
-DATABASE_PARTS: dict[str, Callable[[Topology], Cluster]] = {"postgres": _postgres_on_the_lab}
+def _availability_group(topology: Topology) -> Cluster:
+    from harness.clusters.sqlserver import AvailabilityGroupCluster
+    return AvailabilityGroupCluster.from_topology(topology)
+
+
+def _failover_cluster_instance(topology: Topology) -> Cluster:
+    from harness.clusters.sqlserver import FailoverInstanceCluster
+    return FailoverInstanceCluster.from_topology(topology)
+
+
+# databases[].kind -> how its part is built from the topology (its SDK imported only when chosen).
+DATABASE_PARTS: dict[str, Callable[[Topology], Cluster]] = {
+    "postgres": _postgres_on_the_lab,
+    "sqlserver-ag": _availability_group,
+    "sqlserver-fci": _failover_cluster_instance,
+}
 
 
 
@@ -147,6 +162,9 @@ class VsphereCluster:
 
     def connection(self) -> tuple[Dialect, ConnectionSettings]:
         return self.database.connection()
+
+    def failover_forecast(self) -> FailoverForecast | None:
+        return self.database.failover_forecast() if isinstance(self.database, Forecasting) else None
 
     def describe(self) -> Mapping[str, str]:
         about: Any = self.session.call("reading vCenter's version", lambda: self.session.content().about)

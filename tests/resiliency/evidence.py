@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.analysis.resync import mean_rate_bps
+from harness.clusters import FailoverForecast
 from harness.experiment import Findings
 from reports.scenario_tables import ComponentFailure
 
@@ -33,3 +34,14 @@ def fmt(value: float | None, unit: str = "", digits: int = 1) -> str:
 
 def fmt_lost(lost: int | None) -> str:
     return "n/a (no ledger)" if lost is None else str(lost)
+
+
+def forecast_beside_measured(forecast: FailoverForecast | None, detect_s: float | None,
+                             client_rto_s: float | None) -> dict[str, str]:
+    """The cluster's own prediction next to the measurement, for a cluster that makes one (SQL Server)."""
+    if forecast is None:
+        return {}
+    return {"detection settings": forecast.detection,
+            "detect: forecast / measured": f"{fmt(forecast.detection_s, ' s')} / {fmt(detect_s, ' s')}",
+            "RTO: redo estimate / client measured": f"{fmt(forecast.rto_s, ' s')} / {fmt(client_rto_s, ' s')}",
+            "RPO: log send queue before the fault": fmt(forecast.rpo_kb, " KB", 0)}

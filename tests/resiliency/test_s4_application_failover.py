@@ -15,7 +15,7 @@ from harness.safety.run import HarnessSession
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from reports.scenario_tables import FailoverPhases, s4_failover_table
-from tests.resiliency.evidence import fmt, fmt_lost
+from tests.resiliency.evidence import fmt, fmt_lost, forecast_beside_measured
 
 UNPLANNED = ScenarioFault("unplanned: the active node's host fails", Role.PRIMARY_HOST,
                           {"lab": "host-crash", "vsphere": "host-power-off"})
@@ -37,12 +37,14 @@ def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
     table = s4_failover_table([FailoverPhases(
         kind=fault.label, detect_s=phases.detect_s, promote_s=phases.promote_s,
         first_commit_s=phases.first_commit_after_promote_s, total_s=phases.total_s,
-        client_reconnect_s=phases.client_rto_s, lost_commits=lost)],
+        client_reconnect_s=phases.client_rto_s, lost_commits=lost,
+        databases_online_s=phases.databases_online_s, listener_s=phases.listener_s)],
         max_total_s=topology.slo.failover_max_s, max_lost_commits=topology.slo.lost_commits_max)
     scenario_report.record("S4", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
                            title=f"S4 {fault.label}", table=table, table_name=f"s4-{findings.spec.kind}",
                            numbers={"failover": fmt(phases.total_s, " s"), "client RTO": fmt(phases.client_rto_s, " s"),
-                                    "lost": fmt_lost(lost), "new primary": findings.primary_after})
+                                    "lost": fmt_lost(lost), "new primary": findings.primary_after,
+                                    **forecast_beside_measured(findings.forecast, phases.detect_s, phases.client_rto_s)})
     limit = topology.slo.planned_failover_max_s if fault is PLANNED else topology.slo.failover_max_s
     assert_verdicts([
         Verdict("failover duration (in effect to first commit)", phases.total_s, "<=", limit, " s"),

@@ -21,6 +21,7 @@ from harness.topology.models import LabSettings, Topology
 from harness.topology.targets import Target, TargetKind
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "stretched-2plus2.yaml"
+FCI_EXAMPLE = EXAMPLE.with_name("stretched-fci.yaml")
 PARAMS = {"latency": {"rtt_ms": 4.0}}
 
 
@@ -33,6 +34,11 @@ def example(without_bmc: str = "esx-b1") -> Topology:
                 del entry["bmc"]
     doc["processes"] = [{"name": "victim", "pidfile": "/nonexistent/victim.pid"}]
     return parse_topology(doc, str(EXAMPLE))
+
+
+def fci_example() -> Topology:
+    """The shipped FCI example: its database role is a WSFC role."""
+    return parse_topology(yaml.safe_load(FCI_EXAMPLE.read_text()), str(FCI_EXAMPLE))
 
 
 def lab() -> Topology:
@@ -50,7 +56,7 @@ def spec_for(kind: str, platform: str, topology: Topology) -> FaultSpec | None:
 
 @pytest.mark.parametrize(("kind", "platform"), sorted(registry.BACKENDS))
 def test_every_registered_pair_builds_and_plans_without_contacting_anything(kind: str, platform: str) -> None:
-    topology = lab() if platform == "lab" else example()
+    topology = lab() if platform == "lab" else fci_example() if platform == "wsfc" else example()
     spec = spec_for(kind, platform, topology)
     assert spec is not None, f"no target in the {topology.name} topology is served by {platform} for {kind}"
     assert registry.resolve(spec, topology).platform == platform
@@ -73,11 +79,13 @@ def test_the_platform_follows_the_target() -> None:
                   "disk:esx-b2/naa.5000c500b2b2b201": "vsan", "database:sql-ag-01": "sqlserver",
                   "host:esx-a1": "redfish",  # it has a BMC
                   "host:esx-b1": "vsphere"}
+    # an FCI's role is a WSFC role (Move-ClusterGroup); an AG's is moved with T-SQL, never with cluster cmdlets
+    assert registry.resolve(FaultSpec("role-move", "database:sql-fci-01"), fci_example()).platform == "wsfc"
 
 
 def test_a_kind_without_a_backend_here_is_a_clear_error_not_a_crash() -> None:
-    with pytest.raises(registry.NoBackendError, match="role-move on database:sql-ag-01: no sqlserver backend"):
-        registry.build(FaultSpec("role-move", "database:sql-ag-01"), example())
+    with pytest.raises(registry.NoBackendError, match="storage-loss on node:sql-ag-01/sql02: no sqlserver backend"):
+        registry.build(FaultSpec("storage-loss", "node:sql-ag-01/sql02"), example())
 
 
 def test_params_are_validated_once_with_the_field_named() -> None:

@@ -47,6 +47,8 @@ FIELDS = [
     "databases[0].nodes[0].name",
     "databases[0].nodes[0].host",
     "databases[0].nodes[0].address",
+    "databases[0].nodes[0].replica",
+    "databases[0].nodes[0].winrm",
     "management.vcenter.address",
     "management.vcenter.datacenter",
     "management.vcenter.cluster",
