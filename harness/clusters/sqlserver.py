@@ -107,7 +107,7 @@ class _SqlServerPart:
 
     def node(self, name: str) -> DatabaseNode:
         for node in self.database.nodes:
-            if name in (node.name, node.replica_name):
+            if name.casefold() in (node.name.casefold(), node.replica_name.casefold()):
                 return node
         raise HarnessError(f"{name!r} is not a node of databases[{self.index}] ({self.database.name})")
 

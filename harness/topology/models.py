@@ -287,6 +287,9 @@ class WinRmEndpoint(_Model):
     name: Name
     address: Address
     port: Port = 5986
+    scheme: Literal["https", "http"] = Field(
+        default="https", description="http only for a listener on this machine (a tunnel): the transport "
+                                     "refuses plain http to any other address")
     transport: Literal["ntlm", "kerberos", "credssp", "basic"] = "ntlm"
     credential: CredentialRef
     tls: TlsPolicy = TlsPolicy()

@@ -99,3 +99,43 @@ def test_plan_command_prints_without_contacting_anything():
                             timeout=60)
     assert result.returncode == 4  # bad input (README exit codes)
     assert "target 'host:esx-a1' is a host; this fault acts on a process" in result.stderr
+
+
+def dry_run_suites(topology: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/resiliency",
+                           "--topology", topology, "--dry-run"], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+
+
+def plan_of(output: str, header: str) -> str:
+    """The lines of one planned fault: its header line and the indented lines under it."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith(header))
+    block = [lines[start]]
+    for line in lines[start + 1:]:
+        if not line.startswith("    "):
+            break
+        block.append(line)
+    return "\n".join(block)
+
+
+def test_the_suites_plan_an_availability_group_failover_with_the_exact_t_sql_and_its_replica():
+    result = dry_run_suites("examples/stretched-2plus2.yaml")
+    assert result.returncode == 0, result.stdout + result.stderr
+    plan = plan_of(result.stdout, "role-move on database:sql-ag-01 via sqlserver")
+    assert "ALTER AVAILABILITY GROUP [AG01] FAILOVER;" in plan, plan
+    assert "FORCE_FAILOVER_ALLOW_DATA_LOSS" not in plan, "a planned role move never forces"
+    assert "sql02" in plan and "sql02.example.net" in plan, "sent to the secondary in the other site, by its own address"
+    assert "databases[0].credential.password" in plan
+    assert "no backend" not in result.stdout
+
+
+def test_the_suites_plan_a_failover_cluster_instance_role_move_with_the_exact_powershell():
+    result = dry_run_suites("examples/stretched-fci.yaml")
+    assert result.returncode == 0, result.stdout + result.stderr
+    plan = plan_of(result.stdout, "role-move on database:sql-fci-01 via wsfc")
+    assert "Move-ClusterGroup" in plan and "SQL Server (MSSQLSERVER)" in plan and "-Wait" in plan, plan
+    assert "fci02" in plan
+    assert "management.winrm[0].credential.password" in plan
+    assert "host-power-off on host:esx-a1 via redfish" in result.stdout  # S4 unplanned: the active node's host
+    assert "no backend" not in result.stdout

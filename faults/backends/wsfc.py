@@ -1,0 +1,402 @@
+"""A Windows Server failover cluster through PowerShell's FailoverClusters module, and the FCI role move.
+
+Queries (Get-ClusterGroup, Get-ClusterNode, Get-ClusterResource, Get-ClusterQuorum,
+Get-ClusterOwnerNode, Get-Cluster and Get-ClusterParameter, the FailoverClustering
+Operational event log) emit JSON with every enum as its string (`"$($_.State)"`), so what is
+parsed here is what the cmdlet printed, whatever the .NET enum's number. Calls go to the
+database's winrm endpoint and, when it does not answer (its node may be the one that failed),
+to each node's in turn; an error PowerShell itself reports is not retried elsewhere.
+
+`FciRoleMove` (role-move on a sqlserver-fci database) runs `Move-ClusterGroup -Name ROLE -Node
+NODE -Wait SECONDS`: planned, nothing to undo, in effect once the role is Online on another
+node. An availability group's role is never moved here: WSFC does not know whether its
+secondaries are synchronized (Microsoft: use ALTER AVAILABILITY GROUP), so a group holding a
+resource of type 'SQL Server Availability Group' is refused.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
+from faults.kinds import Params, RoleMoveParams
+from faults.transports.winrm import EndpointUnreachable, WinRmSession, winrm_endpoint
+from harness.errors import ConfigError, ControlPlaneError, HarnessError
+from harness.topology.models import Database, Topology
+from harness.topology.targets import Target
+
+log = logging.getLogger(__name__)
+
+BACKEND = "wsfc"
+AG_RESOURCE_TYPE = "SQL Server Availability Group"
+MOVE_WAIT_S = 120
+QUERY_TIMEOUT_S = 60.0
+EVENT_LOG = "Microsoft-Windows-FailoverClustering/Operational"
+# 1135 node removed from membership, 1069 resource failed, 1177 quorum lost, 1641 role moving,
+# 1201 role online, 1205 role failed to come online
+EVENT_IDS = (1135, 1069, 1177, 1641, 1201, 1205)
+JSON = "ConvertTo-Json -Compress -Depth 4"
+
+
+def ps_quoted(value: str) -> str:
+    """A PowerShell single-quoted literal: nothing inside is expanded; `'` is doubled."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+@dataclass(frozen=True)
+class ClusterGroup:
+    name: str
+    owner_node: str
+    state: str  # Online, Offline, Failed, PartialOnline, Pending
+
+
+@dataclass(frozen=True)
+class ClusterNode:
+    name: str
+    state: str  # Up, Down, Paused, Joining
+
+
+@dataclass(frozen=True)
+class ClusterResource:
+    name: str
+    group: str
+    resource_type: str
+    state: str
+    owner_node: str
+
+
+@dataclass(frozen=True)
+class Quorum:
+    quorum_type: str
+    resource: str | None
+
+
+@dataclass(frozen=True)
+class DetectionSettings:
+    """How fast the cluster declares a node or an instance gone (Microsoft's failover detection settings)."""
+
+    same_subnet_delay_ms: int
+    same_subnet_threshold: int
+    cross_subnet_delay_ms: int
+    cross_subnet_threshold: int
+    lease_timeout_ms: int | None  # AG resource: the lease between the instance and the cluster
+    health_check_timeout_ms: int | None  # sp_server_diagnostics answer deadline
+    failure_condition_level: int | None
+
+    def describe(self) -> str:
+        parts = [f"SameSubnetDelay {self.same_subnet_delay_ms} ms x {self.same_subnet_threshold}",
+                 f"CrossSubnetDelay {self.cross_subnet_delay_ms} ms x {self.cross_subnet_threshold}"]
+        if self.lease_timeout_ms is not None:
+            parts.append(f"LeaseTimeout {self.lease_timeout_ms} ms")
+        if self.health_check_timeout_ms is not None:
+            parts.append(f"HealthCheckTimeout {self.health_check_timeout_ms} ms")
+        if self.failure_condition_level is not None:
+            parts.append(f"FailureConditionLevel {self.failure_condition_level}")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class ClusterEvent:
+    wall: float  # UTC epoch seconds, the node's clock
+    event_id: int
+    message: str
+    role: str | None
+    node: str | None
+
+
+# -- the scripts, one per question (dry-run prints them; the contract tests key on them) -------
+GROUPS = ("Get-ClusterGroup | ForEach-Object { [pscustomobject]@{Name=$_.Name; OwnerNode=\"$($_.OwnerNode)\"; "
+          f"State=\"$($_.State)\"}} }} | {JSON}")
+NODES = f"Get-ClusterNode | ForEach-Object {{ [pscustomobject]@{{Name=$_.Name; State=\"$($_.State)\"}} }} | {JSON}"
+RESOURCES = ("Get-ClusterResource | ForEach-Object { [pscustomobject]@{Name=$_.Name; OwnerGroup=\"$($_.OwnerGroup)\"; "
+             "ResourceType=\"$($_.ResourceType)\"; State=\"$($_.State)\"; OwnerNode=\"$($_.OwnerNode)\"} } | "
+             + JSON)
+QUORUM = ("Get-ClusterQuorum | ForEach-Object { [pscustomobject]@{QuorumType=\"$($_.QuorumType)\"; "
+          f"QuorumResource=\"$($_.QuorumResource)\"}} }} | {JSON}")
+NOW = "[DateTimeOffset]::UtcNow.ToUnixTimeMilliseconds()"
+
+
+def owners_script(role: str) -> str:
+    return (f"Get-ClusterOwnerNode -Group {ps_quoted(role)} | ForEach-Object {{ $_.OwnerNodes | "
+            f"ForEach-Object {{ [pscustomobject]@{{Name=$_.Name}} }} }} | {JSON}")
+
+
+def detection_script(role: str) -> str:
+    return ("$c = Get-Cluster; $p = @{}; "
+            f"Get-ClusterResource | Where-Object {{ $_.OwnerGroup.Name -eq {ps_quoted(role)} -and "
+            "($_.ResourceType.Name -eq 'SQL Server Availability Group' -or $_.ResourceType.Name -eq 'SQL Server') } | "
+            "Get-ClusterParameter | ForEach-Object { $p[$_.Name] = $_.Value }; "
+            "[pscustomobject]@{SameSubnetDelay=$c.SameSubnetDelay; SameSubnetThreshold=$c.SameSubnetThreshold; "
+            "CrossSubnetDelay=$c.CrossSubnetDelay; CrossSubnetThreshold=$c.CrossSubnetThreshold; "
+            "LeaseTimeout=$p['LeaseTimeout']; HealthCheckTimeout=$p['HealthCheckTimeout']; "
+            f"FailureConditionLevel=$p['FailureConditionLevel']}} | {JSON}")
+
+
+def events_script(since_wall: float) -> str:
+    start = datetime.fromtimestamp(since_wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    ids = ",".join(str(i) for i in EVENT_IDS)
+    return ("try { "
+            f"Get-WinEvent -FilterHashtable @{{LogName={ps_quoted(EVENT_LOG)}; Id={ids}; "
+            f"StartTime=([DateTime]::Parse({ps_quoted(start)}).ToUniversalTime())}} | "
+            "ForEach-Object { [pscustomobject]@{Id=$_.Id; TimeUtc=$_.TimeCreated.ToUniversalTime().ToString('o'); "
+            "Machine=$_.MachineName; Message=$_.Message; Properties=@($_.Properties | ForEach-Object { \"$($_.Value)\" })} } "
+            f"| {JSON} }} catch {{ if ($_.FullyQualifiedErrorId -notmatch 'NoMatchingEventsFound') {{ throw }} }}")
+
+
+def move_script(role: str, node: str, wait_s: int) -> str:
+    return (f"Move-ClusterGroup -Name {ps_quoted(role)} -Node {ps_quoted(node)} -Wait {int(wait_s)} | "
+            f"ForEach-Object {{ [pscustomobject]@{{Name=$_.Name; OwnerNode=\"$($_.OwnerNode)\"; "
+            f"State=\"$($_.State)\"}} }} | {JSON}")
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None or value == "" else int(value)
+
+
+def _wall(text: str) -> float:
+    """An ISO 8601 UTC time as PowerShell's 'o' format writes it (7 fraction digits) -> epoch seconds."""
+    base, _, rest = text.rstrip("Z").partition(".")
+    fraction = float("0." + "".join(c for c in rest if c.isdigit())) if rest else 0.0
+    return datetime.fromisoformat(base).replace(tzinfo=UTC).timestamp() + fraction
+
+
+def _event(row: dict[str, Any]) -> ClusterEvent:
+    """Who an event is about, from its insertion strings (FailoverClustering's message templates)."""
+    event_id, props = int(row["Id"]), [str(p) for p in row.get("Properties") or []]
+    machine = str(row.get("Machine") or "").split(".")[0] or None
+    first = props[0] if props else None
+    role = {1069: props[1] if len(props) > 1 else None, 1641: first, 1201: first, 1205: first}.get(event_id)
+    node = {1135: first, 1641: props[2] if len(props) > 2 else None}.get(event_id, machine)
+    return ClusterEvent(_wall(str(row["TimeUtc"])), event_id, str(row.get("Message") or ""), role, node)
+
+
+@dataclass
+class FailoverCluster:
+    """The failover cluster a database's nodes form, asked through the first winrm endpoint that answers."""
+
+    topology: Topology
+    database: Database
+    sessions: list[WinRmSession]
+
+    @classmethod
+    def from_topology(cls, topology: Topology, database: Database) -> FailoverCluster:
+        names = [n for n in [database.winrm, *(node.winrm for node in database.nodes)] if n]
+        if not names:
+            raise ConfigError(f"databases: {database.name} names no winrm endpoint (databases[].winrm or "
+                              "nodes[].winrm): the failover cluster is reached through one")
+        sessions = []
+        for name in dict.fromkeys(names):
+            index, endpoint = winrm_endpoint(topology, name)
+            sessions.append(WinRmSession(endpoint, f"management.winrm[{index}]"))
+        return cls(topology, database, sessions)
+
+    @property
+    def where(self) -> str:
+        return self.sessions[0].where
+
+    def _ask(self, script: str, what: str, timeout_s: float = QUERY_TIMEOUT_S) -> list[dict[str, Any]]:
+        unreachable: list[str] = []
+        for session in self.sessions:
+            try:
+                return session.run_json(script, what=what, timeout_s=timeout_s)
+            except EndpointUnreachable as exc:
+                unreachable.append(str(exc))
+        raise EndpointUnreachable("; ".join(unreachable))
+
+    def groups(self) -> list[ClusterGroup]:
+        return [ClusterGroup(str(r["Name"]), str(r["OwnerNode"]), str(r["State"]))
+                for r in self._ask(GROUPS, "reading the cluster's roles")]
+
+    def nodes(self) -> list[ClusterNode]:
+        return [ClusterNode(str(r["Name"]), str(r["State"])) for r in self._ask(NODES, "reading the cluster's nodes")]
+
+    def resources(self, group: str | None = None) -> list[ClusterResource]:
+        found = [ClusterResource(str(r["Name"]), str(r["OwnerGroup"]), str(r["ResourceType"]), str(r["State"]),
+                                 str(r["OwnerNode"])) for r in self._ask(RESOURCES, "reading the cluster's resources")]
+        return [r for r in found if group is None or r.group == group]
+
+    def quorum(self) -> Quorum:
+        rows = self._ask(QUORUM, "reading the cluster's quorum")
+        if not rows:
+            raise ControlPlaneError(f"{self.where}: Get-ClusterQuorum returned nothing")
+        return Quorum(str(rows[0]["QuorumType"]), str(rows[0]["QuorumResource"]) or None)
+
+    def possible_owners(self, role: str) -> list[str]:
+        """The nodes the role may run on; empty means every node (Get-ClusterOwnerNode's convention)."""
+        return [str(r["Name"]) for r in self._ask(owners_script(role), f"reading the possible owners of {role}")]
+
+    def detection_settings(self, role: str) -> DetectionSettings:
+        rows = self._ask(detection_script(role), f"reading the detection settings of {role}")
+        if not rows:
+            raise ControlPlaneError(f"{self.where}: no cluster settings returned")
+        r = rows[0]
+        return DetectionSettings(int(r["SameSubnetDelay"]), int(r["SameSubnetThreshold"]), int(r["CrossSubnetDelay"]),
+                                 int(r["CrossSubnetThreshold"]), _int(r.get("LeaseTimeout")),
+                                 _int(r.get("HealthCheckTimeout")), _int(r.get("FailureConditionLevel")))
+
+    def events(self, since_wall: float) -> list[ClusterEvent]:
+        """Every node's FailoverClustering events since `since_wall` (each node logs its own), oldest first."""
+        seen: dict[tuple[int, float, str], ClusterEvent] = {}
+        answered = False
+        for session in self.sessions:
+            try:
+                rows = session.run_json(events_script(since_wall), what="reading the cluster's events",
+                                        timeout_s=QUERY_TIMEOUT_S)
+            except EndpointUnreachable:
+                continue  # that node may be the one that failed
+            answered = True
+            for row in rows:
+                event = _event(row)
+                seen.setdefault((event.event_id, round(event.wall, 3), event.message), event)
+        if not answered:
+            raise EndpointUnreachable(f"{self.where}: no winrm endpoint of {self.database.name} answered")
+        return sorted(seen.values(), key=lambda e: e.wall)
+
+    def server_now(self) -> float:
+        for session in self.sessions:
+            try:
+                return int(session.run_ps(NOW, what="reading the node's clock", timeout_s=QUERY_TIMEOUT_S)) / 1000
+            except EndpointUnreachable:
+                continue
+            except ValueError:
+                raise ControlPlaneError(f"{session.where}: the node's clock did not read as a number") from None
+        raise EndpointUnreachable(f"{self.where}: no winrm endpoint of {self.database.name} answered")
+
+    def group(self, role: str) -> ClusterGroup:
+        for group in self.groups():
+            if group.name == role:
+                return group
+        raise ConfigError(f"{self.where}: the failover cluster has no role named {role!r}")
+
+    def owner_of(self, role: str) -> str:
+        return self.group(role).owner_node
+
+    def health_problems(self, role: str) -> list[str]:
+        """[] when the role is Online, every node of the database is Up and the quorum witness is Online."""
+        problems = []
+        group = self.group(role)
+        if group.state != "Online":
+            problems.append(f"role {role} is {group.state} on {group.owner_node}")
+        states = {n.name.casefold(): n.state for n in self.nodes()}
+        for node in self.database.nodes:
+            state = states.get(node.name.casefold())
+            if state != "Up":
+                problems.append(f"node {node.name} is {state or 'not a member of the cluster'}")
+        quorum = self.quorum()
+        if quorum.resource:
+            witness = [r for r in self.resources() if r.name == quorum.resource]
+            if witness and witness[0].state != "Online":
+                problems.append(f"quorum witness {quorum.resource} is {witness[0].state}")
+        return problems
+
+    def move_role(self, role: str, node: str, wait_s: int = MOVE_WAIT_S) -> ClusterGroup:
+        """Move an FCI's role and wait for it to come online; an AG's role is refused (T-SQL moves those)."""
+        if any(r.resource_type == AG_RESOURCE_TYPE for r in self.resources(role)):
+            raise ConfigError(f"{role} holds an availability group: it is failed over with ALTER AVAILABILITY GROUP, "
+                              "never moved with cluster cmdlets")
+        rows = self._ask(move_script(role, node, wait_s), f"moving role {role} to {node}", timeout_s=wait_s + 60.0)
+        moved = ClusterGroup(str(rows[0]["Name"]), str(rows[0]["OwnerNode"]), str(rows[0]["State"])) if rows else \
+            self.group(role)
+        if moved.state != "Online":
+            raise ControlPlaneError(f"{self.where}: role {role} is {moved.state} on {moved.owner_node} "
+                                    f"{wait_s} s after Move-ClusterGroup")
+        return moved
+
+
+@dataclass
+class FciRoleMove:
+    """role-move on a failover cluster instance: its WSFC role goes to another node, planned."""
+
+    spec: FaultSpec
+    topology: Topology
+    database: Database
+    role: str
+    to_node: str | None
+    cluster: FailoverCluster
+    before: str | None = None
+    reverted: bool = False
+    unknown: UnknownState = field(default_factory=UnknownState)
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> FciRoleMove:
+        assert isinstance(params, RoleMoveParams)
+        index, database = next((i, d) for i, d in enumerate(topology.databases) if d.name == target.name)
+        if params.mode != "planned":
+            raise ConfigError(f"{spec.kind} on {spec.target}: mode {params.mode!r}: a failover cluster instance has "
+                              "no forced failover (one copy of the data); only a planned role move")
+        if database.role_name is None:
+            raise ConfigError(f"databases[{index}].role_name: required for kind sqlserver-fci (the WSFC role to move)")
+        if params.to_node is not None and params.to_node not in {n.name for n in database.nodes}:
+            raise ConfigError(f"{spec.kind}: params.to_node {params.to_node!r} is not a node of {database.name}")
+        return cls(spec, topology, database, database.role_name, params.to_node,
+                   FailoverCluster.from_topology(topology, database))
+
+    def plan(self) -> FaultPlan:
+        node = self.to_node or "<a node Up in another site than the owner's>"
+        endpoints = ", ".join(s.where for s in self.cluster.sessions)
+        return FaultPlan(
+            self.spec, BACKEND,
+            inject_steps=(f"through {endpoints} (first that answers): {move_script(self.role, node, MOVE_WAIT_S)}",
+                          f"in effect once {self.role} is Online on a node other than its owner before"),
+            revert_steps=("nothing to undo (the role stays where it moved); wait until the role is Online, every "
+                          "node Up and the quorum witness Online",),
+            credentials=tuple(f"{s.field_path}.credential.password" for s in self.cluster.sessions))
+
+    def _target(self, owner: str) -> str:
+        up = {n.name.casefold() for n in self.cluster.nodes() if n.state == "Up"}
+        owners = {o.casefold() for o in self.cluster.possible_owners(self.role)}
+        if self.to_node is not None:
+            choices = [self.to_node]
+        else:
+            home = _site(self.topology, self.database, owner)
+            others = [n.name for n in self.database.nodes if n.name.casefold() != owner.casefold()]
+            choices = sorted(others, key=lambda n: _site(self.topology, self.database, n) == home)
+        for node in choices:
+            if node.casefold() == owner.casefold():
+                raise ConfigError(f"{self.spec.kind}: {node} already owns {self.role}")
+            if node.casefold() in up and (not owners or node.casefold() in owners):
+                return node
+        raise HarnessError(f"{self.cluster.where}: no node can take {self.role} from {owner}: {', '.join(choices)} "
+                           "not Up or not a possible owner")
+
+    def preflight(self) -> None:
+        problems = self.cluster.health_problems(self.role)
+        if problems:
+            raise HarnessError(f"{self.cluster.where}: not moving {self.role}: " + "; ".join(problems))
+        self._target(self.cluster.owner_of(self.role))
+
+    def inject(self) -> None:
+        self.reverted = False
+        self.before = self.cluster.owner_of(self.role)
+        node = self._target(self.before)
+        log.info("moving %s from %s to %s", self.role, self.before, node)
+        self.cluster.move_role(self.role, node)
+
+    def check(self) -> FaultState:
+        try:
+            if self.reverted:
+                problems = self.cluster.health_problems(self.role)
+                return FaultState.CLEARED if not problems else self.unknown.because(self.spec, "; ".join(problems))
+            group = self.cluster.group(self.role)
+        except (ControlPlaneError, ConfigError) as exc:
+            return self.unknown.because(self.spec, str(exc))
+        moved = self.before is not None and group.owner_node.casefold() != self.before.casefold()
+        if moved and group.state == "Online":
+            return FaultState.IN_EFFECT
+        return self.unknown.because(self.spec, f"{self.role} is {group.state} on {group.owner_node}")
+
+    def revert(self) -> None:
+        self.reverted = True
+
+
+def _site(topology: Topology, database: Database, node: str) -> str | None:
+    for db_node in database.nodes:
+        if db_node.name.casefold() == node.casefold() and db_node.host:
+            try:
+                return topology.site_of(db_node.host).name
+            except KeyError:
+                return None
+    return None

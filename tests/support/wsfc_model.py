@@ -1,0 +1,193 @@
+"""A model Windows failover cluster that answers the PowerShell the wsfc backend sends.
+
+It plays `powershell.exe` behind the WS-Management stand-in: each script must start with the
+backend's preamble, then the cmdlet and its parameters are parsed (a regex per cmdlet) and
+answered from the model's objects. Anything else is an error, so changing what the backend
+sends (a missing `-Wait`, another role name, a cmdlet that is not expected) fails a test.
+Objects carry the properties Microsoft documents, enums as their names:
+- Get-ClusterGroup (Name, OwnerNode, State: Online, Offline, Failed, PartialOnline, Pending):
+  https://learn.microsoft.com/en-us/powershell/module/failoverclusters/get-clustergroup
+- Get-ClusterNode (Name, State: Up, Down, Paused, Joining):
+  https://learn.microsoft.com/en-us/powershell/module/failoverclusters/get-clusternode
+- Get-ClusterResource (Name, OwnerGroup, ResourceType, State, OwnerNode):
+  https://learn.microsoft.com/en-us/powershell/module/failoverclusters/get-clusterresource
+- Get-ClusterQuorum (QuorumType, QuorumResource):
+  https://learn.microsoft.com/en-us/powershell/module/failoverclusters/get-clusterquorum
+- Get-ClusterOwnerNode -Group (OwnerNodes):
+  https://learn.microsoft.com/en-us/powershell/module/failoverclusters/get-clusterownernode
+- Move-ClusterGroup -Name -Node -Wait (without -Wait it returns at once, the role Pending):
+  https://learn.microsoft.com/en-us/powershell/module/failoverclusters/move-clustergroup
+- Get-Cluster's SameSubnetDelay/Threshold, CrossSubnetDelay/Threshold (Windows Server 2016+
+  defaults 1000 ms x 10 and 1000 ms x 20): "Tuning failover cluster network thresholds",
+  https://learn.microsoft.com/en-us/windows-server/troubleshoot/iaas-sql-failover-cluster
+- the AG resource's LeaseTimeout 20000, HealthCheckTimeout 30000, FailureConditionLevel 3
+  (Get-ClusterParameter): "Lease, cluster, and health check timeouts for Always On availability
+  groups", https://learn.microsoft.com/en-us/sql/database-engine/availability-groups/windows/availability-group-lease-healthcheck-timeout
+- FailoverClustering events 1069, 1135, 1177, 1201, 1205, 1641 and their insertion strings:
+  "Failover Clustering system log events",
+  https://learn.microsoft.com/en-us/windows-server/failover-clustering/system-events
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from faults.transports.winrm import PREAMBLE
+from tests.support.wsman import clixml_error
+
+_PROPS = re.compile(r'(\w+)=(?:\$_\.(\w+)|"\$\(\$_\.(\w+)\)")')
+_PARAM = re.compile(r"(?<!\S)-(\w+)\s+('(?:[^']|'')*'|[^\s|]+)")
+
+
+def _unquote(value: str) -> str:
+    return value[1:-1].replace("''", "'") if value.startswith("'") else value
+
+
+def params_of(command: str) -> dict[str, str]:
+    return {name: _unquote(value) for name, value in _PARAM.findall(command)}
+
+
+@dataclass
+class ModelEvent:
+    wall: float
+    event_id: int
+    machine: str
+    message: str
+    properties: list[str]
+
+
+@dataclass
+class WsfcModel:
+    """Two nodes, one role (an FCI's or an AG's), a file share witness; change it as a test needs."""
+
+    role: str = "SQL Server (MSSQLSERVER)"
+    role_type: str = "SQL Server"  # "SQL Server Availability Group" for an AG's role
+    nodes: dict[str, str] = field(default_factory=lambda: {"FCI01": "Up", "FCI02": "Up"})
+    owner: str = "FCI01"
+    state: str = "Online"
+    possible_owners: list[str] = field(default_factory=list)  # empty: every node
+    settle_state: str = "Online"  # what a role becomes after a move (Pending: stuck)
+    clock_offset_s: float = 0.0
+    events: list[ModelEvent] = field(default_factory=list)
+    cluster: dict[str, int] = field(default_factory=lambda: {"SameSubnetDelay": 1000, "SameSubnetThreshold": 10,
+                                                             "CrossSubnetDelay": 1000, "CrossSubnetThreshold": 20})
+    parameters: dict[str, int] = field(default_factory=lambda: {"LeaseTimeout": 20000, "HealthCheckTimeout": 30000,
+                                                                "FailureConditionLevel": 3})
+    moves: list[dict[str, str]] = field(default_factory=list)
+
+    # -- objects ------------------------------------------------------------------------
+    def groups(self) -> list[dict[str, Any]]:
+        return [{"Name": "Cluster Group", "OwnerNode": self.owner, "State": "Online"},
+                {"Name": self.role, "OwnerNode": self.owner, "State": self.state}]
+
+    def resources(self) -> list[dict[str, Any]]:
+        return [{"Name": "File Share Witness", "OwnerGroup": "Cluster Group", "ResourceType": "File Share Witness",
+                 "State": "Online", "OwnerNode": self.owner},
+                {"Name": f"{self.role} resource", "OwnerGroup": self.role, "ResourceType": self.role_type,
+                 "State": self.state, "OwnerNode": self.owner}]
+
+    def now(self) -> float:
+        return time.time() + self.clock_offset_s
+
+    # -- powershell.exe -------------------------------------------------------------------
+    def __call__(self, script: str) -> tuple[str, str, int]:
+        if not script.startswith(PREAMBLE):
+            return "", clixml_error("the model expects every script to set its preferences first"), 1
+        body = script[len(PREAMBLE):]
+        try:
+            return self._run(body), "", 0
+        except LookupError as exc:
+            return "", clixml_error(str(exc.args[0])), 1
+
+    def _run(self, body: str) -> str:
+        table = re.fullmatch(r"(Get-ClusterGroup|Get-ClusterNode|Get-ClusterResource|Get-ClusterQuorum) \| "
+                             r"ForEach-Object \{ \[pscustomobject\]@\{(.*)\} \} \| ConvertTo-Json -Compress -Depth 4",
+                             body)
+        if table:
+            rows = {"Get-ClusterGroup": self.groups, "Get-ClusterResource": self.resources,
+                    "Get-ClusterNode": lambda: [{"Name": n, "State": s} for n, s in self.nodes.items()],
+                    "Get-ClusterQuorum": lambda: [{"QuorumType": "NodeAndFileShareMajority",
+                                                    "QuorumResource": "File Share Witness"}]}[table.group(1)]()
+            return self._json(rows, table.group(2))
+        if body.startswith("Get-ClusterOwnerNode "):
+            group = params_of(body.split("|")[0])["Group"]
+            self._group(group)
+            return json.dumps([{"Name": n} for n in self.possible_owners])
+        if body.startswith("Move-ClusterGroup "):
+            return self._move(params_of(body.split("|")[0]), body)
+        if body.startswith("$c = Get-Cluster; $p = @{}; Get-ClusterResource | Where-Object"):
+            group = re.search(r"\$_\.OwnerGroup\.Name -eq '((?:[^']|'')*)'", body)
+            owned = group is not None and _unquote(f"'{group.group(1)}'") == self.role
+            values: dict[str, Any] = {**self.cluster, **{k: (v if owned else None) for k, v in self.parameters.items()}}
+            return json.dumps(values)
+        if body.startswith("try { Get-WinEvent -FilterHashtable "):
+            return self._events(body)
+        if body == "[DateTimeOffset]::UtcNow.ToUnixTimeMilliseconds()":
+            return str(int(self.now() * 1000))
+        raise LookupError(f"The term '{body.split()[0]}' is not recognized as the name of a cmdlet (the model "
+                          "answers only the scripts the wsfc backend is documented to send)")
+
+    def _json(self, rows: list[dict[str, Any]], props: str) -> str:
+        wanted = [(key, plain or text) for key, plain, text in _PROPS.findall(props)]
+        shaped = [{key: row.get(source) for key, source in wanted} for row in rows]
+        return json.dumps(shaped[0] if len(shaped) == 1 else shaped)
+
+    def _group(self, name: str) -> None:
+        if name not in (g["Name"] for g in self.groups()):
+            raise LookupError(f"Failed to get the cluster object (group) with the name '{name}'.")
+
+    def _move(self, params: dict[str, str], body: str) -> str:
+        name, node = params.get("Name"), params.get("Node")
+        if name is None or node is None:
+            raise LookupError("Move-ClusterGroup : the model expects -Name and -Node")
+        self._group(name)
+        node = next((n for n in self.nodes if n.casefold() == node.casefold()), node)
+        if node not in self.nodes or self.nodes[node] != "Up":
+            raise LookupError(f"Move-ClusterGroup : An error occurred while moving the clustered role '{name}'. "
+                              f"The cluster node '{node}' is not available (state {self.nodes.get(node, 'unknown')}).")
+        self.moves.append(params)
+        before, self.owner = self.owner, node
+        waited = "Wait" in params
+        self.state = self.settle_state if waited else "Pending"  # without -Wait the cmdlet returns at once
+        wall = self.now()
+        self.events.append(ModelEvent(wall, 1641, before, f"Clustered role '{name}' is moving from cluster node "
+                                                          f"'{before}' to cluster node '{node}'.", [name, before, node]))
+        if self.state == "Online":
+            self.events.append(ModelEvent(wall + 0.5, 1201, node, f"The Cluster service successfully brought the "
+                                                                  f"clustered role '{name}' online.", [name]))
+        props = re.search(r"@\{(.*)\} \} \| ConvertTo-Json", body)
+        group = {"Name": name, "OwnerNode": self.owner, "State": self.state}
+        return self._json([group], props.group(1) if props else "")
+
+    def _events(self, body: str) -> str:
+        ids = re.search(r"Id=([\d,]+);", body)
+        start = re.search(r"StartTime=\(\[DateTime\]::Parse\('([^']+)'\)\.ToUniversalTime\(\)\)", body)
+        log = re.search(r"LogName='([^']+)'", body)
+        if not (ids and start and log) or log.group(1) != "Microsoft-Windows-FailoverClustering/Operational":
+            raise LookupError("Get-WinEvent : the model expects LogName, Id and StartTime")
+        since = datetime.fromisoformat(start.group(1).replace("Z", "+00:00")).timestamp()
+        wanted = {int(i) for i in ids.group(1).split(",")}
+        rows = [{"Id": e.event_id, "TimeUtc": datetime.fromtimestamp(e.wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f0Z"),
+                 "Machine": f"{e.machine}.example.net", "Message": e.message, "Properties": e.properties}
+                for e in self.events if e.event_id in wanted and e.wall >= since]
+        if not rows:
+            return ""  # the catch of NoMatchingEventsFound: nothing on stdout
+        return json.dumps(rows[0] if len(rows) == 1 else rows)
+
+    def fail_node(self, node: str, at: float | None = None) -> None:
+        """The node goes down: the survivors log 1135 and the role comes online on another node."""
+        wall = self.now() if at is None else at
+        self.nodes[node] = "Down"
+        survivor = next(n for n, s in self.nodes.items() if s == "Up")
+        self.events.append(ModelEvent(wall, 1135, survivor, f"Cluster node '{node}' was removed from the active "
+                                                            "failover cluster membership.", [node]))
+        if self.owner == node:
+            self.owner = survivor
+            self.events.append(ModelEvent(wall + 8.0, 1201, survivor, "The Cluster service successfully brought "
+                                                                      f"the clustered role '{self.role}' online.",
+                                          [self.role]))
