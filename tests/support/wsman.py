@@ -70,7 +70,7 @@ def _handler(username: str, password: str, answer: Answer, log: WsmanLog,
         disable_nagle_algorithm = True
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        def log_message(self, format: str, *args: object) -> None:
             return
 
         def _send(self, status: int, body: str = "") -> None:

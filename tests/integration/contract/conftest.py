@@ -18,6 +18,7 @@ import yaml
 
 from harness.topology.loader import parse_topology
 from harness.topology.models import Topology
+from tests.support.sqlserver_model import SqlServerModel
 from tests.support.wsfc_model import WsfcModel
 from tests.support.wsman import RunningWsman, running_wsman
 
@@ -70,3 +71,17 @@ def wsfc(winrm_password: str) -> Iterator[WsfcWorld]:
     with running_wsman(model, "harness", winrm_password) as first, \
             running_wsman(model, "harness", winrm_password) as second:
         yield WsfcWorld(model, first, second, winrm_password)
+
+
+@pytest.fixture
+def sql(monkeypatch: pytest.MonkeyPatch) -> SqlServerModel:
+    """A two-replica availability group AG01 (sql01 primary in site-a, sql02 in site-b), as the AG example names it."""
+    password = "Sql-" + secrets.token_urlsafe(12)
+    monkeypatch.setenv(SQL_PASSWORD_ENV, password)
+    return SqlServerModel(password=password)
+
+
+def ag_topology(ports: list[int] | None = None) -> Topology:
+    """The AG example; its winrm endpoints on local stand-ins when `ports` are given (else left as written)."""
+    doc = example("stretched-2plus2.yaml")
+    return pointed_at(doc, ports) if ports else parse_topology(doc, "contract.yaml")

@@ -1,0 +1,455 @@
+"""Always On availability groups through T-SQL: replica health, the failover's own record, and the role move.
+
+Every statement is a constant here (dry-run prints them; the contract tests key on them).
+What is read, from Microsoft's documentation of each view:
+- `sys.dm_hadr_availability_replica_states` (role_desc, connected_state_desc,
+  synchronization_health_desc, is_local) joined to `sys.availability_replicas`
+  (replica_server_name, availability_mode_desc, failover_mode_desc). Only the primary sees every
+  replica's state, so a question about the group goes to the node whose local replica is PRIMARY.
+- `sys.dm_hadr_database_replica_states` (synchronization_state_desc, is_suspended,
+  log_send_queue_size and redo_queue_size in KB, log_send_rate and redo_rate in KB/s,
+  last_commit_time) and `sys.dm_hadr_database_replica_cluster_states.is_failover_ready`.
+- AlwaysOn_health (`sys.fn_xe_file_target_read_file('AlwaysOn_health*.xel', ...)`), which each
+  instance writes about itself: `availability_replica_state_change` (previous_state /
+  current_state: RESOLVING_NORMAL, PRIMARY_PENDING, PRIMARY_NORMAL, SECONDARY_NORMAL, ...) and
+  `error_reported` 1480 (an AG database changing roles).
+
+`AgFailover` (role-move on a sqlserver-ag database) sends `ALTER AVAILABILITY GROUP [AG]
+FAILOVER;` to the target secondary's own instance, and only when that replica is synchronous
+commit, synchronized and failover-ready for every database; otherwise it refuses, naming why
+(SQL Server would refuse too, error 41142, after the harness had journaled a fault). A forced
+failover (`FORCE_FAILOVER_ALLOW_DATA_LOSS`) can lose acknowledged commits: it runs only for
+params `mode: forced-allow-data-loss`, and its revert resumes data movement
+(`ALTER DATABASE [db] SET HADR RESUME`) on the other replicas, which SQL Server suspends.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
+from faults.kinds import Params, RoleMoveParams
+from faults.transports.odbc import Connector, SqlServerError, TSqlSession
+from harness.errors import ConfigError, ControlPlaneError, HarnessError
+from harness.topology.models import Database, DatabaseNode, Topology
+from harness.topology.targets import Target
+
+log = logging.getLogger(__name__)
+
+BACKEND = "sqlserver"
+
+REPLICAS = (
+    "SELECT ar.replica_server_name, ars.role_desc, ars.connected_state_desc, ars.synchronization_health_desc, "
+    "ar.availability_mode_desc, ar.failover_mode_desc, ars.is_local "
+    "FROM sys.availability_groups AS ag "
+    "JOIN sys.availability_replicas AS ar ON ar.group_id = ag.group_id "
+    "LEFT JOIN sys.dm_hadr_availability_replica_states AS ars ON ars.replica_id = ar.replica_id "
+    "WHERE ag.name = ?")
+DATABASES = (
+    "SELECT ar.replica_server_name, DB_NAME(drs.database_id), drs.synchronization_state_desc, drs.is_suspended, "
+    "drs.log_send_queue_size, drs.log_send_rate, drs.redo_queue_size, drs.redo_rate, drs.last_commit_time, "
+    "dcs.is_failover_ready "
+    "FROM sys.availability_groups AS ag "
+    "JOIN sys.availability_replicas AS ar ON ar.group_id = ag.group_id "
+    "JOIN sys.dm_hadr_database_replica_states AS drs ON drs.replica_id = ar.replica_id "
+    "LEFT JOIN sys.dm_hadr_database_replica_cluster_states AS dcs "
+    "ON dcs.replica_id = drs.replica_id AND dcs.group_database_id = drs.group_database_id "
+    "WHERE ag.name = ?")
+HEALTH_EVENTS = (
+    "SELECT object_name, CAST(event_data AS nvarchar(max)) "
+    "FROM sys.fn_xe_file_target_read_file('AlwaysOn_health*.xel', NULL, NULL, NULL) "
+    "WHERE object_name IN ('availability_replica_state_change', 'error_reported') AND timestamp_utc >= ?")
+NOW = "SELECT DATEDIFF_BIG(millisecond, '19700101', SYSUTCDATETIME())"
+VERSION = ("SELECT CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), "
+           "CAST(SERVERPROPERTY('Edition') AS nvarchar(128))")
+ACTIVE_NODE = "SELECT CAST(SERVERPROPERTY('ComputerNamePhysicalNetBIOS') AS nvarchar(128))"
+DATABASE_ROLE_CHANGE = 1480
+
+
+def bracketed(name: str) -> str:
+    """A T-SQL delimited identifier: `[name]` with `]` doubled."""
+    return "[" + name.replace("]", "]]") + "]"
+
+
+def failover_statement(ag_name: str, *, forced: bool) -> str:
+    return f"ALTER AVAILABILITY GROUP {bracketed(ag_name)} {'FORCE_FAILOVER_ALLOW_DATA_LOSS' if forced else 'FAILOVER'};"
+
+
+def resume_statement(database: str) -> str:
+    return f"ALTER DATABASE {bracketed(database)} SET HADR RESUME;"
+
+
+@dataclass(frozen=True)
+class ReplicaState:
+    replica: str
+    node: str
+    role: str  # PRIMARY, SECONDARY, RESOLVING; "" when this replica's state is not known where asked
+    connected: bool
+    synchronization_health: str  # HEALTHY, PARTIALLY_HEALTHY, NOT_HEALTHY
+    availability_mode: str  # SYNCHRONOUS_COMMIT, ASYNCHRONOUS_COMMIT, CONFIGURATION_ONLY
+    failover_mode: str  # AUTOMATIC, MANUAL, EXTERNAL
+
+
+@dataclass(frozen=True)
+class DatabaseReplicaState:
+    replica: str
+    node: str
+    database: str
+    synchronization_state: str  # SYNCHRONIZED, SYNCHRONIZING, NOT SYNCHRONIZING, REVERTING, INITIALIZING
+    is_suspended: bool
+    log_send_queue_kb: float | None
+    log_send_rate_kb_s: float | None
+    redo_queue_kb: float | None
+    redo_rate_kb_s: float | None
+    last_commit_time: datetime | None  # the server's local time, as the view gives it
+    is_failover_ready: bool | None
+
+
+@dataclass(frozen=True)
+class RoleChange:
+    wall: float
+    replica: str
+    node: str
+    previous: str
+    current: str
+
+
+@dataclass(frozen=True)
+class DatabaseRoleChange:
+    wall: float
+    node: str
+    database: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Estimates:
+    rto_s: float | None
+    rpo_kb: float | None
+    basis: str
+
+
+def _xe_wall(stamp: str) -> float:
+    """An extended event's `timestamp` attribute (UTC, ISO 8601 with up to 7 fraction digits) -> epoch seconds."""
+    base, _, rest = stamp.rstrip("Z").partition(".")
+    fraction = float("0." + "".join(c for c in rest if c.isdigit())) if rest else 0.0
+    return datetime.fromisoformat(base).replace(tzinfo=UTC).timestamp() + fraction
+
+
+def _xe_fields(xml: str) -> tuple[float, dict[str, str]]:
+    """An event_data document: its time and each data field (the `text` of an enum, else its `value`)."""
+    root = ET.fromstring(xml)
+    fields: dict[str, str] = {}
+    for data in root.findall("data"):
+        text, value = data.findtext("text"), data.findtext("value")
+        fields[str(data.get("name"))] = text if text else (value or "")
+    return _xe_wall(str(root.get("timestamp"))), fields
+
+
+_ROLE_CHANGE_DATABASE = re.compile(r'database "([^"]+)" is changing roles')
+
+
+def _kb(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+@dataclass
+class AvailabilityGroup:
+    """One availability group, asked through its nodes' own instances."""
+
+    topology: Topology
+    database: Database
+    ag_name: str
+    sessions: dict[str, TSqlSession]  # node name -> its instance
+
+    @classmethod
+    def from_topology(cls, topology: Topology, database: Database, *,
+                      connector: Connector | None = None) -> AvailabilityGroup:
+        index = next(i for i, d in enumerate(topology.databases) if d.name == database.name)
+        if database.ag_name is None:
+            raise ConfigError(f"databases[{index}].ag_name: required for kind sqlserver-ag (the group to fail over)")
+        if len(database.nodes) < 2:
+            raise ConfigError(f"databases[{index}].nodes: an availability group needs its replicas' nodes listed")
+        sessions = {n.name: TSqlSession.to_node(topology, database, n, connector=connector) for n in database.nodes}
+        return cls(topology, database, database.ag_name, sessions)
+
+    def node_of(self, replica: str) -> str:
+        for node in self.database.nodes:
+            if node.replica_name.casefold() == replica.casefold():
+                return node.name
+        raise HarnessError(f"availability group {self.ag_name}: replica {replica!r} is none of the topology's nodes "
+                           f"({', '.join(n.replica_name for n in self.database.nodes)})")
+
+    def node(self, name: str) -> DatabaseNode:
+        return next(n for n in self.database.nodes if n.name == name)
+
+    # -- reading ---------------------------------------------------------------------------
+    def _primary_view(self) -> tuple[str, list[ReplicaState]]:
+        """The node whose local replica is PRIMARY, and what it sees of every replica."""
+        failures = []
+        for node, session in self.sessions.items():
+            try:
+                rows = session.rows(REPLICAS, (self.ag_name,), what=f"reading the replicas of {self.ag_name}")
+            except ControlPlaneError as exc:
+                failures.append(str(exc))
+                continue
+            local = [r for r in rows if r[6]]
+            if local and local[0][1] == "PRIMARY":
+                return node, [ReplicaState(str(r[0]), self.node_of(str(r[0])), str(r[1] or ""),
+                                           r[2] == "CONNECTED", str(r[3] or ""), str(r[4]), str(r[5])) for r in rows]
+        raise HarnessError(f"availability group {self.ag_name}: no node answers as its primary"
+                           + (f" ({'; '.join(failures)})" if failures else ""))
+
+    def replicas(self) -> list[ReplicaState]:
+        return self._primary_view()[1]
+
+    def primary(self) -> str:
+        return self._primary_view()[0]
+
+    def databases(self) -> list[DatabaseReplicaState]:
+        node, _ = self._primary_view()
+        rows = self.sessions[node].rows(DATABASES, (self.ag_name,), what=f"reading the databases of {self.ag_name}")
+        return [DatabaseReplicaState(str(r[0]), self.node_of(str(r[0])), str(r[1]), str(r[2]), bool(r[3]),
+                                     _kb(r[4]), _kb(r[5]), _kb(r[6]), _kb(r[7]),
+                                     r[8] if isinstance(r[8], datetime) else None,
+                                     None if r[9] is None else bool(r[9])) for r in rows]
+
+    def health_problems(self) -> list[str]:
+        """Microsoft's Always On health policies as checks; [] when every one holds."""
+        problems = []
+        replicas = self.replicas()
+        for r in replicas:
+            if not r.connected:
+                problems.append(f"replica {r.replica} is not connected")
+            if r.synchronization_health != "HEALTHY":
+                problems.append(f"replica {r.replica} is {r.synchronization_health or 'of unknown health'}")
+        synchronous = {r.replica for r in replicas if r.availability_mode == "SYNCHRONOUS_COMMIT"}
+        for d in self.databases():
+            where = f"database {d.database} on {d.replica}"
+            if d.is_suspended:
+                problems.append(f"{where} is suspended (data movement paused)")
+            if d.replica in synchronous and d.synchronization_state != "SYNCHRONIZED":
+                problems.append(f"{where} is {d.synchronization_state}, not SYNCHRONIZED")
+            if d.replica in synchronous and d.is_failover_ready is False:
+                problems.append(f"{where} is not failover ready")
+        return problems
+
+    def failover_target(self, primary: str, to_node: str | None = None) -> str:
+        """The node to fail over to: `to_node`, else a synchronous secondary in another site, else any."""
+        if to_node is not None:
+            return to_node
+        replicas = self.replicas()
+        candidates = [r.node for r in replicas if r.role == "SECONDARY" and r.availability_mode == "SYNCHRONOUS_COMMIT"]
+        if not candidates:
+            raise HarnessError(f"availability group {self.ag_name}: no synchronous-commit secondary to fail over to")
+        home = self._site(primary)
+        return next((n for n in candidates if self._site(n) != home), candidates[0])
+
+    def _site(self, node: str) -> str | None:
+        host = self.node(node).host
+        try:
+            return self.topology.site_of(host).name if host else None
+        except KeyError:
+            return None
+
+    def readiness_problems(self, node: str) -> list[str]:
+        """Why a planned failover to `node` would be refused; [] when it may go ahead."""
+        replica = self.node(node).replica_name
+        state = next((r for r in self.replicas() if r.replica.casefold() == replica.casefold()), None)
+        if state is None:
+            return [f"{replica} is not a replica of {self.ag_name}"]
+        problems = []
+        if state.role != "SECONDARY":
+            problems.append(f"{replica} is {state.role or 'in an unknown role'}, not a secondary")
+        if state.availability_mode != "SYNCHRONOUS_COMMIT":
+            problems.append(f"{replica} is {state.availability_mode}: a planned failover needs synchronous commit")
+        for d in self.databases():
+            if d.replica.casefold() != replica.casefold():
+                continue
+            if d.synchronization_state != "SYNCHRONIZED":
+                problems.append(f"database {d.database} on {replica} is {d.synchronization_state}, not SYNCHRONIZED")
+            if not d.is_failover_ready:
+                problems.append(f"database {d.database} on {replica} is not failover ready")
+        return problems
+
+    def estimates(self) -> Estimates:
+        """What a failover to the usual target would cost now: its redo backlog (RTO) and unsent log (RPO)."""
+        primary = self.primary()
+        target = self.failover_target(primary)
+        replica = self.node(target).replica_name.casefold()
+        mine = [d for d in self.databases() if d.replica.casefold() == replica]
+        redo = [d.redo_queue_kb / d.redo_rate_kb_s for d in mine
+                if d.redo_queue_kb is not None and d.redo_rate_kb_s]
+        rto = max(redo) if redo else (0.0 if mine and all(d.redo_queue_kb == 0 for d in mine) else None)
+        queues = [d.log_send_queue_kb for d in mine if d.log_send_queue_kb is not None]
+        return Estimates(rto, sum(queues) if queues else None,
+                         f"RTO = redo_queue_size / redo_rate and RPO = log_send_queue_size of {target}, "
+                         "from sys.dm_hadr_database_replica_states before the fault")
+
+    def role_changes(self, since_wall: float) -> list[RoleChange]:
+        """Each instance's own replica state changes since `since_wall` (its AlwaysOn_health), oldest first."""
+        found = []
+        for node, fields, wall in self._health_events(since_wall, "availability_replica_state_change"):
+            if fields.get("availability_group_name") != self.ag_name:
+                continue
+            replica = fields.get("availability_replica_name") or self.node(node).replica_name
+            found.append(RoleChange(wall, replica, self.node_of(replica), fields.get("previous_state", ""),
+                                    fields.get("current_state", "")))
+        return sorted(found, key=lambda c: c.wall)
+
+    def database_role_changes(self, since_wall: float) -> list[DatabaseRoleChange]:
+        """Error 1480 (an AG database changing roles) as each instance logged it."""
+        found = []
+        for node, fields, wall in self._health_events(since_wall, "error_reported"):
+            if fields.get("error_number") != str(DATABASE_ROLE_CHANGE):
+                continue
+            message = fields.get("message", "")
+            match = _ROLE_CHANGE_DATABASE.search(message)
+            if match is None:
+                continue
+            found.append(DatabaseRoleChange(wall, node, match.group(1), message))
+        return sorted(found, key=lambda c: c.wall)
+
+    def _health_events(self, since_wall: float, name: str) -> list[tuple[str, dict[str, str], float]]:
+        since = datetime.fromtimestamp(since_wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
+        found = []
+        for node, session in self.sessions.items():
+            try:
+                rows = session.rows(HEALTH_EVENTS, (since,), what="reading AlwaysOn_health")
+            except ControlPlaneError as exc:  # that instance may be the one that failed
+                log.info("AlwaysOn_health of %s not read: %s", node, exc)
+                continue
+            for object_name, data in rows:
+                if object_name == name:
+                    wall, fields = _xe_fields(str(data))
+                    found.append((node, fields, wall))
+        return found
+
+    def server_now(self) -> float:
+        for session in self.sessions.values():
+            try:
+                return int(session.rows(NOW, what="reading the server's clock")[0][0]) / 1000
+            except ControlPlaneError:
+                continue
+        raise HarnessError(f"availability group {self.ag_name}: no replica answers")
+
+    def version(self) -> str:
+        node, _ = self._primary_view()
+        product, edition = self.sessions[node].rows(VERSION, what="reading the version")[0]
+        return f"{product} {edition}"
+
+    # -- acting ------------------------------------------------------------------------------
+    def failover(self, to_node: str, *, forced: bool) -> None:
+        """Make `to_node`'s replica primary: planned only when it is ready; forced only when asked for."""
+        if not forced:
+            problems = self.readiness_problems(to_node)
+            if problems:
+                raise HarnessError(f"not failing {self.ag_name} over to {to_node}: " + "; ".join(problems))
+        session = self.sessions[to_node]
+        log.info("%s on %s", failover_statement(self.ag_name, forced=forced), session.where)
+        session.execute(failover_statement(self.ag_name, forced=forced), what=f"failing {self.ag_name} over")
+
+    def resume_data_movement(self, primary: str) -> list[str]:
+        """After a forced failover: SET HADR RESUME for each suspended database on the other replicas."""
+        resumed, problems = [], []
+        for d in self.databases():
+            if d.node == primary or not d.is_suspended:
+                continue
+            try:
+                self.sessions[d.node].execute(resume_statement(d.database), what=f"resuming {d.database}")
+                resumed.append(f"{d.database} on {d.node}")
+            except ControlPlaneError as exc:
+                problems.append(str(exc))
+        if problems:
+            raise ControlPlaneError("; ".join(problems))
+        return resumed
+
+
+def fci_active_node(session: TSqlSession) -> str:
+    """The node a failover cluster instance runs on now, as the instance itself says."""
+    return str(session.rows(ACTIVE_NODE, what="reading the active node")[0][0])
+
+
+@dataclass
+class AgFailover:
+    """role-move on an availability group: planned (or, asked for by name, forced) failover with T-SQL."""
+
+    spec: FaultSpec
+    group: AvailabilityGroup
+    to_node: str | None
+    forced: bool
+    before: str | None = None
+    reverted: bool = False
+    unknown: UnknownState = field(default_factory=UnknownState)
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> AgFailover:
+        assert isinstance(params, RoleMoveParams)
+        database = next(d for d in topology.databases if d.name == target.name)
+        if params.to_node is not None and params.to_node not in {n.name for n in database.nodes}:
+            raise ConfigError(f"{spec.kind}: params.to_node {params.to_node!r} is not a node of {database.name}")
+        return cls(spec, AvailabilityGroup.from_topology(topology, database), params.to_node,
+                   params.mode == "forced-allow-data-loss")
+
+    def plan(self) -> FaultPlan:
+        statement = failover_statement(self.group.ag_name, forced=self.forced)
+        if self.to_node is not None:
+            where = self.group.sessions[self.to_node].where
+        else:
+            where = ("the secondary chosen at inject (synchronous commit, another site's first), one of: "
+                     + ", ".join(s.where for s in self.group.sessions.values()))
+        check = ("" if self.forced else "only if it is SYNCHRONOUS_COMMIT, SYNCHRONIZED and is_failover_ready for every "
+                 "database (sys.dm_hadr_database_replica_cluster_states), else refused; ")
+        revert = (("ALTER DATABASE [db] SET HADR RESUME; on each other replica's suspended database",)
+                  if self.forced else ())
+        index = next(i for i, d in enumerate(self.group.topology.databases) if d.name == self.group.database.name)
+        return FaultPlan(
+            self.spec, BACKEND,
+            inject_steps=(f"{check}on {where}: {statement}",
+                          "in effect once another node's replica answers as PRIMARY"),
+            revert_steps=(*revert, "nothing else to undo (the role stays where it moved); wait until every replica "
+                                   "is connected and healthy and no database is suspended"),
+            credentials=(f"databases[{index}].credential.password",))
+
+    def preflight(self) -> None:
+        if not self.forced:
+            problems = self.group.health_problems()
+            if problems:
+                raise HarnessError(f"availability group {self.group.ag_name} is not healthy: " + "; ".join(problems))
+        primary = self.group.primary()
+        target = self.group.failover_target(primary, self.to_node)
+        if target == primary:
+            raise ConfigError(f"{self.spec.kind}: {target} is already the primary of {self.group.ag_name}")
+        if not self.forced:
+            problems = self.group.readiness_problems(target)
+            if problems:
+                raise HarnessError(f"not failing {self.group.ag_name} over to {target}: " + "; ".join(problems))
+
+    def inject(self) -> None:
+        self.reverted = False
+        self.before = self.group.primary()
+        self.group.failover(self.group.failover_target(self.before, self.to_node), forced=self.forced)
+
+    def check(self) -> FaultState:
+        try:
+            if self.reverted:
+                problems = self.group.health_problems()
+                return FaultState.CLEARED if not problems else self.unknown.because(self.spec, "; ".join(problems))
+            primary = self.group.primary()
+        except (HarnessError, SqlServerError) as exc:
+            return self.unknown.because(self.spec, str(exc))
+        if self.before is not None and primary != self.before:
+            return FaultState.IN_EFFECT
+        return self.unknown.because(self.spec, f"{primary} is still the primary")
+
+    def revert(self) -> None:
+        if self.forced and self.before is not None:
+            resumed = self.group.resume_data_movement(self.group.primary())
+            if resumed:
+                log.info("resumed data movement: %s", ", ".join(resumed))
+        self.reverted = True

@@ -1,0 +1,140 @@
+"""T-SQL on one SQL Server instance (a replica, or the AG listener / FCI network name) over pyodbc.
+
+Autocommit: `ALTER AVAILABILITY GROUP ... FAILOVER` may not run inside a user transaction, and
+the DMV reads need none. The login timeout is the topology's `login_timeout_s` (pyodbc's
+`timeout=`), every statement's the `query_timeout_s` (`connection.timeout`, HYT00 when it
+fires). An error names the instance, what was being done and the driver's SQLSTATE and native
+number with their class, never the connection string or the password. `connector` stands in
+for `pyodbc.connect` (same call shape); the contract tests give a DB-API model of SQL Server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.errors import ConfigError, ControlPlaneError
+from harness.odbc import sqlserver
+from harness.odbc.errors import ErrorClass, ErrorInfo, classify
+from harness.odbc.settings import ConnectionSettings, Credentials, Endpoint
+from harness.topology.credentials import resolve_secret
+from harness.topology.models import Database, DatabaseNode, Topology
+
+Connector = Callable[..., Any]  # pyodbc.connect(string, autocommit=..., timeout=...)
+ADMIN_DATABASE = "master"
+APPLICATION = "resilience-harness-control"
+
+
+class SqlServerError(ControlPlaneError):
+    """SQL Server (or the driver) refused or failed a statement; `info` says what kind of failure it was."""
+
+    def __init__(self, message: str, info: ErrorInfo) -> None:
+        super().__init__(message)
+        self.info = info
+
+
+def _database_index(topology: Topology, database: Database) -> int:
+    return next(i for i, d in enumerate(topology.databases) if d.name == database.name)
+
+
+@dataclass
+class TSqlSession:
+    """One instance. Connects on first use; reconnects after a failed statement."""
+
+    where: str
+    settings: ConnectionSettings
+    driver: sqlserver.Driver
+    query_timeout_s: float
+    connector: Connector | None = None
+    _connection: Any = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def _for(cls, topology: Topology, database: Database, where: str, endpoint: Endpoint, database_name: str,
+             connector: Connector | None) -> TSqlSession:
+        index = _database_index(topology, database)
+        if database.credential is None:
+            raise ConfigError(f"databases[{index}].credential: the SQL Server backend needs a login")
+        password = resolve_secret(database.credential.password, f"databases[{index}].credential.password")
+        settings = ConnectionSettings(
+            endpoints=(endpoint,), database=database_name,
+            credentials=Credentials(database.credential.username, password),
+            login_timeout_s=database.login_timeout_s, statement_timeout_s=database.query_timeout_s,
+            encrypt=database.encrypt, trust_server_certificate=database.trust_server_certificate,
+            application_name=APPLICATION)
+        driver = sqlserver.DRIVERS[database.odbc_driver or "ODBC Driver 18 for SQL Server"]
+        return cls(where, settings, driver, database.query_timeout_s, connector)
+
+    @classmethod
+    def to_node(cls, topology: Topology, database: Database, node: DatabaseNode, *,
+                connector: Connector | None = None) -> TSqlSession:
+        """The node's own instance (not the listener): what `ALTER AVAILABILITY GROUP ... FAILOVER` is sent to."""
+        host, port = node.address or node.name, node.port or database.port
+        return cls._for(topology, database, f"sql {node.replica_name} ({host}:{port})", Endpoint(host, port),
+                        ADMIN_DATABASE, connector)
+
+    @classmethod
+    def to_listener(cls, topology: Topology, database: Database, *, connector: Connector | None = None) -> TSqlSession:
+        return cls._for(topology, database, f"sql {database.name} listener ({database.endpoint}:{database.port})",
+                        Endpoint(database.endpoint, database.port), ADMIN_DATABASE, connector)
+
+    @property
+    def redacted(self) -> str:
+        """The connection string as a plan or a log may show it."""
+        return sqlserver.connection_string(self.settings, self.driver, shown="***")
+
+    def _connect(self) -> Any:
+        if self._connection is None:
+            connect = self.connector
+            if connect is None:
+                import pyodbc
+                connect = pyodbc.connect
+            connection = connect(sqlserver.connection_string(self.settings, self.driver), autocommit=True,
+                                 timeout=self.settings.login_timeout_s)
+            connection.timeout = int(max(1, round(self.query_timeout_s)))
+            self._connection = connection
+        return self._connection
+
+    def _call(self, what: str, run: Callable[[Any], Any]) -> Any:
+        try:
+            return run(self._connect())
+        except Exception as exc:  # pyodbc.Error and its subclasses; the model raises the same shape
+            if not _is_driver_error(exc):
+                raise
+            self.close()
+            info = classify(exc, sqlserver.NATIVE_CLASSES)
+            raise SqlServerError(f"{self.where}: {what}: {info.code} {info.error_class}: {_message(exc)}",
+                                 info) from None
+
+    def rows(self, sql: str, params: Sequence[Any] = (), *, what: str) -> list[tuple[Any, ...]]:
+        def run(connection: Any) -> list[tuple[Any, ...]]:
+            return [tuple(row) for row in connection.cursor().execute(sql, *params).fetchall()]
+        result: list[tuple[Any, ...]] = self._call(what, run)
+        return result
+
+    def execute(self, sql: str, params: Sequence[Any] = (), *, what: str) -> None:
+        self._call(what, lambda connection: connection.cursor().execute(sql, *params))
+
+    def close(self) -> None:
+        if self._connection is not None:
+            with contextlib.suppress(Exception):
+                self._connection.close()
+            self._connection = None
+
+
+def _is_driver_error(exc: BaseException) -> bool:
+    """pyodbc's errors carry (SQLSTATE, message) in `args`; anything else is a bug, not the server."""
+    args: tuple[Any, ...] = tuple(getattr(exc, "args", ()))
+    return len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str)
+
+
+def _message(exc: BaseException) -> str:
+    """The driver's message (SQL Server's own words), cut short; pyodbc never puts the connection string in it."""
+    args: tuple[Any, ...] = tuple(exc.args)
+    text = str(args[1])
+    return text if len(text) <= 400 else text[:400] + "..."
+
+
+def is_not_primary(exc: BaseException) -> bool:
+    return isinstance(exc, SqlServerError) and exc.info.error_class is ErrorClass.NOT_PRIMARY

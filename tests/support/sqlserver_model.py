@@ -1,0 +1,291 @@
+"""A model SQL Server availability group at the DB-API level, for contract tests.
+
+No TDS server exists here, so the model stands where pyodbc would: `model.connect` takes the
+ODBC connection string (it picks the instance by `SERVER=tcp:HOST,PORT` and checks `UID` and
+`PWD`), and each cursor parses the statement it is given — the view it reads, the columns it
+selects, the AG name it filters on, the ALTER it runs — and answers from the model's replicas.
+A statement it does not recognise, a column it does not know or another AG's name gets what
+SQL Server would give (an error, or no rows), so a change in what the backend sends fails a test.
+Errors have pyodbc's shape: `args = (SQLSTATE, "[SQLSTATE] [Microsoft][ODBC Driver 18 for SQL
+Server][SQL Server]text (native) (SQLExecDirectW)")`.
+
+Rows are written from Microsoft's documentation:
+- sys.dm_hadr_availability_replica_states (role_desc PRIMARY/SECONDARY/RESOLVING,
+  connected_state_desc, synchronization_health_desc, is_local; a secondary sees only its own
+  state): https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-hadr-availability-replica-states-transact-sql
+- sys.availability_replicas (availability_mode_desc, failover_mode_desc):
+  https://learn.microsoft.com/en-us/sql/relational-databases/system-catalog-views/sys-availability-replicas-transact-sql
+- sys.dm_hadr_database_replica_states (KB and KB/s units):
+  https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-hadr-database-replica-states-transact-sql
+- sys.dm_hadr_database_replica_cluster_states.is_failover_ready:
+  https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-hadr-database-replica-cluster-states-transact-sql
+- ALTER AVAILABILITY GROUP ... FAILOVER | FORCE_FAILOVER_ALLOW_DATA_LOSS (run on the target
+  secondary; a planned failover needs it SYNCHRONIZED, else error 41142; after a forced one the
+  other replicas' databases are suspended until ALTER DATABASE ... SET HADR RESUME):
+  https://learn.microsoft.com/en-us/sql/t-sql/statements/alter-availability-group-transact-sql
+- AlwaysOn_health's availability_replica_state_change (availability_group_name,
+  availability_replica_name, previous_state, current_state) and error_reported (error_number,
+  message; 1480 "The availability group database ... is changing roles"):
+  https://learn.microsoft.com/en-us/sql/database-engine/availability-groups/windows/always-on-extended-events
+- errors 976 / 983 (database not accessible on this replica), 18456 (login failed),
+  15151 (cannot find the object): https://learn.microsoft.com/en-us/sql/relational-databases/errors-events/database-engine-events-and-errors
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pyodbc
+
+DRIVER = "[Microsoft][ODBC Driver 18 for SQL Server]"
+
+
+def driver_error(sqlstate: str, text: str, native: int, function: str = "SQLExecDirectW") -> pyodbc.Error:
+    return pyodbc.ProgrammingError(sqlstate, f"[{sqlstate}] {DRIVER}[SQL Server]{text} ({native}) ({function})")
+
+
+def login_timeout() -> pyodbc.Error:
+    return pyodbc.OperationalError("HYT00", f"[HYT00] {DRIVER}Login timeout expired (0) (SQLDriverConnect)")
+
+
+@dataclass
+class Replica:
+    name: str  # replica_server_name
+    host: str  # the address its own instance answers on
+    role: str = "SECONDARY"
+    mode: str = "SYNCHRONOUS_COMMIT"
+    failover_mode: str = "AUTOMATIC"
+    connected: bool = True
+    health: str = "HEALTHY"
+    up: bool = True
+    error: tuple[str, int, str] | None = None  # (SQLSTATE, native, text) every statement gets
+
+
+@dataclass
+class DatabaseState:
+    replica: str
+    database: str
+    state: str = "SYNCHRONIZED"
+    suspended: bool = False
+    log_send_queue_kb: int = 0
+    log_send_rate_kb_s: int = 5000
+    redo_queue_kb: int = 0
+    redo_rate_kb_s: int = 20000
+    failover_ready: bool = True
+
+
+@dataclass
+class SqlServerModel:
+    ag_name: str = "AG01"
+    username: str = "harness_sql"
+    password: str = ""
+    replicas: dict[str, Replica] = field(default_factory=lambda: {
+        "sql01": Replica("sql01", "sql01.example.net", role="PRIMARY"),
+        "sql02": Replica("sql02", "sql02.example.net")})
+    databases: list[DatabaseState] = field(default_factory=lambda: [
+        DatabaseState("sql01", "bench"), DatabaseState("sql02", "bench")])
+    health_events: dict[str, list[tuple[float, str, str]]] = field(default_factory=dict)  # replica -> (wall, object, xml)
+    clock_offset_s: float = 0.0
+    executed: list[tuple[str, str]] = field(default_factory=list)  # (replica, statement) of every ALTER
+    connections: list[dict[str, Any]] = field(default_factory=list)
+
+    def now(self) -> float:
+        return time.time() + self.clock_offset_s
+
+    # -- pyodbc.connect ---------------------------------------------------------------------
+    def connect(self, string: str, autocommit: bool = False, timeout: int = 0) -> ModelConnection:
+        attributes = dict(_attributes(string))
+        self.connections.append({"attributes": {k: v for k, v in attributes.items() if k != "PWD"},
+                                 "autocommit": autocommit, "timeout": timeout})
+        if timeout <= 0:
+            raise AssertionError("the model expects a login timeout (pyodbc.connect(..., timeout=N))")
+        server = re.fullmatch(r"tcp:([^,]+),(\d+)", attributes.get("SERVER", ""))
+        replica = next((r for r in self.replicas.values() if server and r.host == server.group(1)), None)
+        if replica is None or not replica.up:
+            raise login_timeout()
+        if attributes.get("UID") != self.username or attributes.get("PWD") != self.password:
+            raise pyodbc.InterfaceError("28000", f"[28000] {DRIVER}[SQL Server]Login failed for user "
+                                                 f"'{attributes.get('UID')}'. (18456) (SQLDriverConnect)")
+        return ModelConnection(self, replica, autocommit)
+
+    # -- what an instance answers ----------------------------------------------------------------
+    def answer(self, replica: Replica, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        if replica.error is not None:
+            sqlstate, native, text = replica.error
+            raise driver_error(sqlstate, text, native)
+        sql = " ".join(sql.split())
+        if (alter := re.fullmatch(r"ALTER AVAILABILITY GROUP \[((?:[^\]]|\]\])+)\] "
+                                  r"(FAILOVER|FORCE_FAILOVER_ALLOW_DATA_LOSS);", sql)):
+            self._failover(replica, alter.group(1).replace("]]", "]"), alter.group(2) != "FAILOVER", sql)
+            return []
+        if (resume := re.fullmatch(r"ALTER DATABASE \[((?:[^\]]|\]\])+)\] SET HADR RESUME;", sql)):
+            self.executed.append((replica.name, sql))
+            for d in self.databases:
+                if d.replica == replica.name and d.database == resume.group(1):
+                    d.suspended, d.state = False, "SYNCHRONIZED"
+            return []
+        if sql == "SELECT DATEDIFF_BIG(millisecond, '19700101', SYSUTCDATETIME())":
+            return [(int(self.now() * 1000),)]
+        if sql.startswith("SELECT CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), "
+                          "CAST(SERVERPROPERTY('Edition') AS nvarchar(128))"):
+            return [("16.0.4135", "Enterprise Edition: Core-based Licensing (64-bit)")]
+        if sql == "SELECT CAST(SERVERPROPERTY('ComputerNamePhysicalNetBIOS') AS nvarchar(128))":
+            return [(replica.name.upper(),)]
+        if "FROM sys.fn_xe_file_target_read_file('AlwaysOn_health*.xel', NULL, NULL, NULL)" in sql:
+            return self._health(replica, sql, params)
+        select = re.fullmatch(r"SELECT (.+?) FROM sys\.availability_groups AS ag (.+) WHERE ag\.name = \?", sql)
+        if select and params:
+            return self._dmv(replica, [c.strip() for c in _split_columns(select.group(1))], select.group(2), params[0])
+        raise driver_error("42000", f"Incorrect syntax near '{sql[:30]}' (the model knows only the statements the "
+                                    "backend is documented to send).", 102)
+
+    def _dmv(self, at: Replica, columns: list[str], joins: str, ag: str) -> list[tuple[Any, ...]]:
+        if ag != self.ag_name:
+            return []  # no such group: no rows, as SQL Server answers
+        if "sys.dm_hadr_database_replica_states AS drs" in joins:
+            visible = [d for d in self.databases if at.role == "PRIMARY" or d.replica == at.name]
+            return [tuple(self._database_column(c, d) for c in columns) for d in visible]
+        if "sys.dm_hadr_availability_replica_states AS ars" in joins:
+            return [tuple(self._replica_column(c, r, at) for c in columns) for r in self.replicas.values()]
+        raise driver_error("42S02", "Invalid object name (a view the model does not serve).", 208)
+
+    def _replica_column(self, column: str, r: Replica, at: Replica) -> Any:
+        seen = at.role == "PRIMARY" or r is at  # a secondary sees only its own state
+        values = {"ar.replica_server_name": r.name, "ar.availability_mode_desc": r.mode,
+                  "ar.failover_mode_desc": r.failover_mode,
+                  "ars.role_desc": r.role if seen else None,
+                  "ars.connected_state_desc": ("CONNECTED" if r.connected else "DISCONNECTED") if seen else None,
+                  "ars.synchronization_health_desc": r.health if seen else None,
+                  "ars.is_local": r is at}
+        if column not in values:
+            raise driver_error("42S22", f"Invalid column name '{column}'.", 207)
+        return values[column]
+
+    def _database_column(self, column: str, d: DatabaseState) -> Any:
+        values = {"ar.replica_server_name": d.replica, "DB_NAME(drs.database_id)": d.database,
+                  "drs.synchronization_state_desc": d.state, "drs.is_suspended": d.suspended,
+                  "drs.log_send_queue_size": d.log_send_queue_kb, "drs.log_send_rate": d.log_send_rate_kb_s,
+                  "drs.redo_queue_size": d.redo_queue_kb, "drs.redo_rate": d.redo_rate_kb_s,
+                  "drs.last_commit_time": datetime(2026, 11, 23, 10, 0, 0), "dcs.is_failover_ready": d.failover_ready}
+        if column not in values:
+            raise driver_error("42S22", f"Invalid column name '{column}'.", 207)
+        return values[column]
+
+    def _health(self, at: Replica, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        names = re.search(r"object_name IN \(([^)]*)\)", sql)
+        if not names or not sql.endswith("AND timestamp_utc >= ?") or not params:
+            raise driver_error("42000", "the model expects object_name IN (...) AND timestamp_utc >= ?", 102)
+        wanted = set(re.findall(r"'([^']+)'", names.group(1)))
+        since = datetime.fromisoformat(str(params[0])).replace(tzinfo=UTC).timestamp()
+        return [(name, xml) for wall, name, xml in self.health_events.get(at.name, [])
+                if name in wanted and wall >= since]
+
+    def _failover(self, at: Replica, ag: str, forced: bool, sql: str) -> None:
+        if ag != self.ag_name:
+            raise driver_error("42000", f"Cannot find the availability group '{ag}', because it does not exist or "
+                                        "you do not have permission.", 15151)
+        if at.role == "PRIMARY":
+            raise driver_error("42000", f"Cannot failover availability group '{ag}' to this instance of SQL Server. "
+                                        "The local availability replica is already the primary replica.", 41122)
+        mine = [d for d in self.databases if d.replica == at.name]
+        if not forced and (at.mode != "SYNCHRONOUS_COMMIT" or any(d.state != "SYNCHRONIZED" for d in mine)):
+            raise driver_error("42000", f"The availability replica for availability group '{ag}' on this instance "
+                                        "of SQL Server cannot become the primary replica. One or more databases are "
+                                        "not synchronized or have not joined the availability group.", 41142)
+        self.executed.append((at.name, sql))
+        wall = self.now()
+        for r in self.replicas.values():
+            if r.role == "PRIMARY":
+                r.role = "SECONDARY"
+                self.state_change(r.name, wall, "PRIMARY_NORMAL", "RESOLVING_NORMAL")
+                self.state_change(r.name, wall + 0.3, "RESOLVING_NORMAL", "SECONDARY_NORMAL")
+        at.role = "PRIMARY"
+        self.state_change(at.name, wall + 0.1, "SECONDARY_NORMAL", "RESOLVING_NORMAL")
+        self.state_change(at.name, wall + 0.2, "RESOLVING_NORMAL", "PRIMARY_PENDING")
+        self.state_change(at.name, wall + 0.4, "PRIMARY_PENDING", "PRIMARY_NORMAL")
+        for d in mine:
+            d.state, d.suspended = "SYNCHRONIZED", False  # the primary's own copy
+            self.database_role_change(at.name, wall + 0.6, d.database)
+        if forced:
+            for d in self.databases:
+                if d.replica != at.name:
+                    d.suspended, d.state = True, "NOT SYNCHRONIZING"
+
+    # -- AlwaysOn_health, as each instance writes it about itself -----------------------------------
+    def state_change(self, replica: str, wall: float, previous: str, current: str) -> None:
+        xml = (f'<event name="availability_replica_state_change" package="sqlserver" timestamp="{_stamp(wall)}">'
+               f'<data name="availability_group_name"><value>{self.ag_name}</value></data>'
+               f'<data name="availability_replica_name"><value>{replica}</value></data>'
+               f'<data name="previous_state"><value>0</value><text>{previous}</text></data>'
+               f'<data name="current_state"><value>0</value><text>{current}</text></data></event>')
+        self.health_events.setdefault(replica, []).append((wall, "availability_replica_state_change", xml))
+
+    def database_role_change(self, replica: str, wall: float, database: str) -> None:
+        message = (f'The availability group database "{database}" is changing roles from "RESOLVING" to "PRIMARY" '
+                   "because the mirroring session or availability group failed over due to role synchronization. "
+                   "This is an informational message only. No user action is required.")
+        xml = (f'<event name="error_reported" package="sqlserver" timestamp="{_stamp(wall)}">'
+               '<data name="error_number"><value>1480</value></data>'
+               f'<data name="message"><value>{message}</value></data></event>')
+        self.health_events.setdefault(replica, []).append((wall, "error_reported", xml))
+
+
+class ModelCursor:
+    def __init__(self, connection: ModelConnection) -> None:
+        self.connection = connection
+        self._rows: list[tuple[Any, ...]] = []
+
+    def execute(self, sql: str, *params: Any) -> ModelCursor:
+        if self.connection.closed:
+            raise pyodbc.ProgrammingError("HY000", "Attempt to use a closed connection.")
+        if sql.lstrip().upper().startswith("ALTER") and not self.connection.autocommit:
+            raise driver_error("42000", "ALTER AVAILABILITY GROUP statement not allowed within multi-statement "
+                                        "transaction.", 226)
+        self._rows = self.connection.model.answer(self.connection.replica, sql, params)
+        return self
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return list(self._rows)
+
+
+class ModelConnection:
+    def __init__(self, model: SqlServerModel, replica: Replica, autocommit: bool) -> None:
+        self.model, self.replica, self.autocommit = model, replica, autocommit
+        self.timeout = 0
+        self.closed = False
+
+    def cursor(self) -> ModelCursor:
+        return ModelCursor(self)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _stamp(wall: float) -> str:
+    return datetime.fromtimestamp(wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _attributes(string: str) -> list[tuple[str, str]]:
+    """An ODBC connection string's key=value pairs, braced values unescaped (`}}` -> `}`)."""
+    found = []
+    for match in re.finditer(r"([^=;]+)=(\{(?:[^}]|\}\})*\}|[^;]*)", string):
+        value = match.group(2)
+        found.append((match.group(1), value[1:-1].replace("}}", "}") if value.startswith("{") else value))
+    return found
+
+
+def _split_columns(text: str) -> list[str]:
+    """A select list split at top-level commas."""
+    columns, depth, current = [], 0, ""
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            columns.append(current)
+            current = ""
+        else:
+            current += char
+    return [*columns, current]
