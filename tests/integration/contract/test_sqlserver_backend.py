@@ -109,7 +109,7 @@ def test_sql_server_refuses_a_planned_failover_the_preflight_missed_and_the_erro
 def test_forced_failover_needs_its_mode_by_name_and_never_happens_by_default(sql: SqlServerModel) -> None:
     for params in ({}, {"to_node": "sql02"}):
         assert "FORCE_FAILOVER_ALLOW_DATA_LOSS" not in failover(sql, **params).plan().render()
-    with pytest.raises(ConfigError, match="role-move: params.mode"):
+    with pytest.raises(ConfigError, match=r"role-move: params\.mode"):
         registry.build(FaultSpec("role-move", "database:sql-ag-01", {"mode": "forced"}), ag_topology())
 
 
