@@ -247,10 +247,10 @@ class AvailabilityGroup:
         candidates = [r.node for r in replicas if r.role == "SECONDARY" and r.availability_mode == "SYNCHRONOUS_COMMIT"]
         if not candidates:
             raise HarnessError(f"availability group {self.ag_name}: no synchronous-commit secondary to fail over to")
-        home = self._site(primary)
-        return next((n for n in candidates if self._site(n) != home), candidates[0])
+        home = self.site(primary)
+        return next((n for n in candidates if self.site(n) != home), candidates[0])
 
-    def _site(self, node: str) -> str | None:
+    def site(self, node: str) -> str | None:
         host = self.node(node).host
         try:
             return self.topology.site_of(host).name if host else None
@@ -398,23 +398,30 @@ class AgFailover:
 
     def plan(self) -> FaultPlan:
         statement = failover_statement(self.group.ag_name, forced=self.forced)
+        sessions = self.group.sessions
         if self.to_node is not None:
-            where = self.group.sessions[self.to_node].where
-        else:
-            where = ("the secondary chosen at inject (synchronous commit, another site's first), one of: "
-                     + ", ".join(s.where for s in self.group.sessions.values()))
-        check = ("" if self.forced else "only if it is SYNCHRONOUS_COMMIT, SYNCHRONIZED and is_failover_ready for every "
-                 "database (sys.dm_hadr_database_replica_cluster_states), else refused; ")
+            sends = [f"on {sessions[self.to_node].where}: {statement}"]
+        else:  # the primary is known only at inject: each case, as it would be sent
+            sends = [f"if {primary.name} is primary: on {sessions[self._planned_target(primary.name)].where}: {statement}"
+                     for primary in self.group.database.nodes]
+        check = ("" if self.forced else "the target must be SYNCHRONOUS_COMMIT, SYNCHRONIZED and is_failover_ready for "
+                 "every database (sys.dm_hadr_database_replica_cluster_states), else refused; ")
         revert = (("ALTER DATABASE [db] SET HADR RESUME; on each other replica's suspended database",)
                   if self.forced else ())
         index = next(i for i, d in enumerate(self.group.topology.databases) if d.name == self.group.database.name)
         return FaultPlan(
             self.spec, BACKEND,
-            inject_steps=(f"{check}on {where}: {statement}",
-                          "in effect once another node's replica answers as PRIMARY"),
+            inject_steps=(f"{check}a synchronous secondary of another site is chosen unless params.to_node names one",
+                          *sends, "in effect once another node's replica answers as PRIMARY"),
             revert_steps=(*revert, "nothing else to undo (the role stays where it moved); wait until every replica "
                                    "is connected and healthy and no database is suspended"),
             credentials=(f"databases[{index}].credential.password",))
+
+    def _planned_target(self, primary: str) -> str:
+        """Where the role goes from `primary` by the topology alone: a node of another site first."""
+        others = [n.name for n in self.group.database.nodes if n.name != primary]
+        home = self.group.site(primary)
+        return sorted(others, key=lambda n: self.group.site(n) == home)[0] if others else primary
 
     def preflight(self) -> None:
         if not self.forced:

@@ -335,15 +335,26 @@ class FciRoleMove:
                    FailoverCluster.from_topology(topology, database))
 
     def plan(self) -> FaultPlan:
-        node = self.to_node or "<a node Up in another site than the owner's>"
         endpoints = ", ".join(s.where for s in self.cluster.sessions)
+        if self.to_node is not None:
+            moves = [f"{move_script(self.role, self.to_node, MOVE_WAIT_S)}"]
+        else:  # the owner is known only at inject: each case, as it would be sent
+            moves = [f"if {owner.name} owns it: {move_script(self.role, self._planned_target(owner.name), MOVE_WAIT_S)}"
+                     for owner in self.database.nodes]
         return FaultPlan(
             self.spec, BACKEND,
-            inject_steps=(f"through {endpoints} (first that answers): {move_script(self.role, node, MOVE_WAIT_S)}",
-                          f"in effect once {self.role} is Online on a node other than its owner before"),
+            inject_steps=(f"through {endpoints} (the first that answers); the target node must be Up and a possible "
+                          "owner, the role Online and the quorum held, else refused",
+                          *moves, f"in effect once {self.role} is Online on a node other than its owner before"),
             revert_steps=("nothing to undo (the role stays where it moved); wait until the role is Online, every "
                           "node Up and the quorum witness Online",),
             credentials=tuple(f"{s.field_path}.credential.password" for s in self.cluster.sessions))
+
+    def _planned_target(self, owner: str) -> str:
+        """Where the role goes from `owner` by the topology alone: a node of another site first."""
+        home = _site(self.topology, self.database, owner)
+        others = [n.name for n in self.database.nodes if n.name.casefold() != owner.casefold()]
+        return sorted(others, key=lambda n: _site(self.topology, self.database, n) == home)[0] if others else owner
 
     def _target(self, owner: str) -> str:
         up = {n.name.casefold() for n in self.cluster.nodes() if n.state == "Up"}

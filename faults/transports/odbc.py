@@ -41,30 +41,21 @@ def _database_index(topology: Topology, database: Database) -> int:
 
 @dataclass
 class TSqlSession:
-    """One instance. Connects on first use; reconnects after a failed statement."""
+    """One instance. Builds nothing secret until it connects; reconnects after a failed statement."""
 
     where: str
-    settings: ConnectionSettings
-    driver: sqlserver.Driver
-    query_timeout_s: float
+    endpoint: Endpoint
+    database_name: str
+    login: Database  # the topology's database entry: credential reference, driver, TLS, timeouts
+    field_path: str  # "databases[0]", for errors about its settings
     connector: Connector | None = None
     _connection: Any = field(default=None, init=False, repr=False)
 
     @classmethod
     def _for(cls, topology: Topology, database: Database, where: str, endpoint: Endpoint, database_name: str,
              connector: Connector | None) -> TSqlSession:
-        index = _database_index(topology, database)
-        if database.credential is None:
-            raise ConfigError(f"databases[{index}].credential: the SQL Server backend needs a login")
-        password = resolve_secret(database.credential.password, f"databases[{index}].credential.password")
-        settings = ConnectionSettings(
-            endpoints=(endpoint,), database=database_name,
-            credentials=Credentials(database.credential.username, password),
-            login_timeout_s=database.login_timeout_s, statement_timeout_s=database.query_timeout_s,
-            encrypt=database.encrypt, trust_server_certificate=database.trust_server_certificate,
-            application_name=APPLICATION)
-        driver = sqlserver.DRIVERS[database.odbc_driver or "ODBC Driver 18 for SQL Server"]
-        return cls(where, settings, driver, database.query_timeout_s, connector)
+        return cls(where, endpoint, database_name, database, f"databases[{_database_index(topology, database)}]",
+                   connector)
 
     @classmethod
     def to_node(cls, topology: Topology, database: Database, node: DatabaseNode, *,
@@ -80,9 +71,20 @@ class TSqlSession:
                         Endpoint(database.endpoint, database.port), ADMIN_DATABASE, connector)
 
     @property
-    def redacted(self) -> str:
-        """The connection string as a plan or a log may show it."""
-        return sqlserver.connection_string(self.settings, self.driver, shown="***")
+    def driver(self) -> sqlserver.Driver:
+        return sqlserver.DRIVERS[self.login.odbc_driver or "ODBC Driver 18 for SQL Server"]
+
+    def settings(self) -> ConnectionSettings:
+        """The connection settings, the password resolved now (a missing one is an error naming its field)."""
+        if self.login.credential is None:
+            raise ConfigError(f"{self.field_path}.credential: the SQL Server backend needs a login")
+        password = resolve_secret(self.login.credential.password, f"{self.field_path}.credential.password")
+        return ConnectionSettings(
+            endpoints=(self.endpoint,), database=self.database_name,
+            credentials=Credentials(self.login.credential.username, password),
+            login_timeout_s=self.login.login_timeout_s, statement_timeout_s=self.login.query_timeout_s,
+            encrypt=self.login.encrypt, trust_server_certificate=self.login.trust_server_certificate,
+            application_name=APPLICATION)
 
     def _connect(self) -> Any:
         if self._connection is None:
@@ -90,9 +92,10 @@ class TSqlSession:
             if connect is None:
                 import pyodbc
                 connect = pyodbc.connect
-            connection = connect(sqlserver.connection_string(self.settings, self.driver), autocommit=True,
-                                 timeout=self.settings.login_timeout_s)
-            connection.timeout = int(max(1, round(self.query_timeout_s)))
+            settings = self.settings()
+            connection = connect(sqlserver.connection_string(settings, self.driver), autocommit=True,
+                                 timeout=settings.login_timeout_s)
+            connection.timeout = int(max(1, round(settings.statement_timeout_s)))
             self._connection = connection
         return self._connection
 

@@ -230,7 +230,8 @@ class AvailabilityGroupCluster(_SqlServerPart):
                 first_per_database.setdefault(change.database, change.wall)
         found = []
         if first_per_database:
-            found.append(ServerEvent(max(first_per_database.values()), EventKind.DATABASES_ONLINE,
+            all_online = max(first_per_database.values())
+            found.append(ServerEvent(all_online, EventKind.DATABASES_ONLINE,
                                      f"AlwaysOn_health {self.role}", f"{len(first_per_database)} database(s) "
                                      f"changed role on {node}", {"node": node, "databases": sorted(first_per_database)}))
         online = [e for e in cluster if e.event_id == ROLE_ONLINE and e.role == self.role and e.wall >= promoted.wall - 1.0]
@@ -284,9 +285,9 @@ class FailoverInstanceCluster(_SqlServerPart):
 
     def standby_node(self) -> str:
         primary = self.primary_node()
-        up = {n.name for n in self.cluster.nodes() if n.state == "Up"}
-        return self.prefer_another_site([n.name for n in self.database.nodes if n.name in up and n.name != primary],
-                                        primary)
+        up = {n.name.casefold() for n in self.cluster.nodes() if n.state == "Up"}
+        return self.prefer_another_site([n.name for n in self.database.nodes
+                                         if n.name.casefold() in up and n.name != primary], primary)
 
     def clock_offset(self) -> float:
         return measure_offset(self.cluster.server_now, time.time)

@@ -1,0 +1,105 @@
+"""Contract: the SQL Server cluster view (AG and FCI) the suites measure, over both stand-ins.
+
+The AG's roles, health and AlwaysOn_health come from the DB-API model; its failover cluster's
+events and settings from the model cluster behind WinRM. What is checked is what the suites
+read: who is primary, which node stands by (another site's), whether a run may start, the
+failover's phases on the database's clock, the forecast, and the workload's connection.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from faults.backends.sqlserver import AvailabilityGroup
+from harness.clusters.sqlserver import AvailabilityGroupCluster, FailoverInstanceCluster
+from harness.errors import HarnessError
+from harness.history import EventKind
+from tests.integration.contract.conftest import WsfcWorld, ag_topology
+from tests.support.sqlserver_model import SqlServerModel
+from tests.support.wsfc_model import ModelEvent
+from workloads.oltp import TSqlDialect
+
+
+@pytest.fixture
+def ag_wsfc(wsfc: WsfcWorld) -> WsfcWorld:
+    wsfc.model.role, wsfc.model.role_type = "AG01", "SQL Server Availability Group"
+    wsfc.model.nodes, wsfc.model.owner = {"SQL01": "Up", "SQL02": "Up"}, "SQL01"
+    return wsfc
+
+
+def ag_cluster(sql: SqlServerModel, wsfc: WsfcWorld) -> AvailabilityGroupCluster:
+    return AvailabilityGroupCluster.from_topology(ag_topology([wsfc.first.port, wsfc.second.port]),
+                                                  connector=sql.connect)
+
+
+def test_the_view_names_the_primary_and_the_other_sites_synchronous_secondary(sql: SqlServerModel,
+                                                                             ag_wsfc: WsfcWorld) -> None:
+    cluster = ag_cluster(sql, ag_wsfc)
+    assert (cluster.primary_node(), cluster.standby_node()) == ("sql01", "sql02")
+    assert (cluster.site_of("sql01"), cluster.site_of("sql02")) == ("site-a", "site-b")
+    cluster.preflight()
+
+
+def test_a_run_does_not_start_while_a_policy_fails_on_either_side(sql: SqlServerModel, ag_wsfc: WsfcWorld) -> None:
+    sql.databases[1].suspended = True
+    ag_wsfc.model.nodes["SQL02"] = "Down"
+    with pytest.raises(HarnessError) as caught:
+        ag_cluster(sql, ag_wsfc).preflight()
+    assert "database bench on sql02 is suspended" in str(caught.value) and "node sql02 is Down" in str(caught.value)
+
+
+def test_a_failover_splits_into_detection_role_change_databases_and_listener_on_the_databases_clock(
+        sql: SqlServerModel, ag_wsfc: WsfcWorld) -> None:
+    sql.clock_offset_s = ag_wsfc.model.clock_offset_s = 30.0  # both servers 30 s ahead of the harness
+    cluster = ag_cluster(sql, ag_wsfc)
+    since = cluster.ag.server_now() - 1
+    topology = ag_topology()
+    AvailabilityGroup.from_topology(topology, topology.databases[0], connector=sql.connect).failover("sql02",
+                                                                                                    forced=False)
+    ag_wsfc.model.events.append(ModelEvent(sql.now() + 1.0, 1201, "SQL02", "The Cluster service successfully "
+                                           "brought the clustered role 'AG01' online.", ["AG01"]))
+    events = cluster.ha_events(since, "sql01")
+    kinds = [e.kind for e in events]
+    assert kinds == [EventKind.DETECTED, EventKind.PROMOTED, EventKind.DATABASES_ONLINE, EventKind.LISTENER_ONLINE]
+    assert events[1].attrs["node"] == "sql02" and events[2].attrs["databases"] == ["bench"]
+    assert all(abs(e.wall - (time.time() + 30)) < 5 for e in events), "on the database's clock"
+    assert cluster.clock_offset() == pytest.approx(30.0, abs=0.5)
+
+
+def test_the_forecast_states_the_detection_settings_and_the_queues(sql: SqlServerModel, ag_wsfc: WsfcWorld) -> None:
+    sql.databases[1].redo_queue_kb, sql.databases[1].redo_rate_kb_s, sql.databases[1].log_send_queue_kb = 40000, 10000, 64
+    forecast = ag_cluster(sql, ag_wsfc).failover_forecast()
+    assert forecast is not None
+    assert forecast.detection.startswith("SameSubnetDelay 1000 ms x 10, CrossSubnetDelay 1000 ms x 20")
+    assert forecast.detection_s == 20.0, "the nodes are in two sites: cross-subnet settings"
+    assert (forecast.rto_s, forecast.rpo_kb) == (4.0, 64)
+
+
+def test_the_workload_connects_through_the_listener_with_driver_18(sql: SqlServerModel, ag_wsfc: WsfcWorld) -> None:
+    dialect, settings = ag_cluster(sql, ag_wsfc).connection()
+    assert isinstance(dialect, TSqlDialect) and dialect.driver == "odbc18"
+    assert [(e.host, e.port) for e in settings.endpoints] == [("sqlag01-listener.example.net", 1433)]
+    text = dialect.redacted_connection_string(settings)
+    assert "MultiSubnetFailover=Yes" in text and "PWD=***" in text and sql.password not in text
+
+
+def test_the_environment_names_versions_replicas_and_detection_settings(sql: SqlServerModel, ag_wsfc: WsfcWorld) -> None:
+    described = ag_cluster(sql, ag_wsfc).describe()
+    assert described["database"] == "SQL Server 16.0.4135 Enterprise Edition: Core-based Licensing (64-bit)"
+    assert described["replicas"] == ("sql01 primary synchronous_commit automatic, "
+                                     "sql02 secondary synchronous_commit automatic")
+    assert "LeaseTimeout 20000 ms" in described["detection_settings"]
+
+
+def test_an_fci_is_owned_by_the_wsfc_role_and_its_failover_is_read_from_the_cluster_log(wsfc: WsfcWorld) -> None:
+    cluster = FailoverInstanceCluster.from_topology(wsfc.topology())
+    assert (cluster.primary_node(), cluster.standby_node()) == ("fci01", "fci02")
+    since = cluster.cluster.server_now() - 1
+    wsfc.model.fail_node("FCI01")
+    events = cluster.ha_events(since, "fci01")
+    assert [(e.kind, e.attrs["node"]) for e in events] == [(EventKind.DETECTED, "FCI01"), (EventKind.PROMOTED, "FCI02")]
+    assert events[1].wall - events[0].wall == pytest.approx(8.0, abs=0.01)
+    forecast = cluster.failover_forecast()
+    assert forecast is not None and forecast.rpo_kb == 0.0 and forecast.detection_s == 20.0
