@@ -22,9 +22,18 @@ from harness.history.timeline import Timeline
 from harness.progress import Progress
 from harness.safety.run import HarnessSession
 from workloads.base import Workload
-from workloads.oltp import DriverConfig, OltpDriver, PostgresDialect, prepare_schema
+from workloads.oltp import (
+    ConnectionSettings,
+    Dialect,
+    DriverConfig,
+    OltpDriver,
+    PostgresDialect,
+    TSqlDialect,
+    prepare_schema,
+)
 from workloads.oltp.schema import Scale
 from workloads.pgcounter import PgCommitCounter
+from workloads.sqlcounter import SqlServerCommitCounter
 
 if TYPE_CHECKING:
     from harness.scenario_report import ScenarioReport
@@ -83,6 +92,16 @@ def progress(pytestconfig: pytest.Config) -> Progress:
     return Progress(write, quiet=bool(pytestconfig.getoption("--quiet-progress")))
 
 
+def server_counter(dialect: Dialect, settings: ConnectionSettings, timeline: Timeline,
+                   series: TransactionSeries) -> Workload:
+    """--workload observe: the database server's own commit counter, whatever load someone else makes."""
+    if isinstance(dialect, PostgresDialect):
+        return PgCommitCounter(settings, timeline, series, dialect=dialect)
+    if isinstance(dialect, TSqlDialect):
+        return SqlServerCommitCounter(settings, timeline, series, dialect=dialect)
+    raise ConfigError(f"--workload observe: no server commit counter for {dialect.name}")
+
+
 @pytest.fixture
 def experiment(harness_session: HarnessSession, cluster: Cluster, schema: Scale | None, timeline: Timeline,
                progress: Progress, windows: Windows, pytestconfig: pytest.Config) -> Iterator[Experiment]:
@@ -97,9 +116,7 @@ def experiment(harness_session: HarnessSession, cluster: Cluster, schema: Scale 
     dialect, settings = cluster.connection()
     workload: Workload
     if schema is None:
-        if not isinstance(dialect, PostgresDialect):
-            raise ConfigError(f"--workload observe: no server commit counter for {dialect.name} in this installation yet")
-        workload = PgCommitCounter(settings, timeline, series, dialect=dialect)
+        workload = server_counter(dialect, settings, timeline, series)
     else:
         workload = OltpDriver(dialect, settings, timeline, series,
                               DriverConfig(users=pytestconfig.getoption("--users"), scale=schema))

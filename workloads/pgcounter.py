@@ -1,47 +1,26 @@
-"""Observe-only: committed transactions per second, read from PostgreSQL itself.
-
-For runs where someone else makes the load (the user's application, HammerDB, pgbench): once a
-second the counter reads `pg_stat_database.xact_commit` of the benchmark database and writes
-the delta as per-second TPS into a `TransactionSeries` on the timeline clock, with commit-gap
-events, so the analysis (TPS, drop, time to recover, outage) reads it as it reads the OLTP
-driver's. It keeps no ledger: `verify()` is None, and a report says "no lost-commit verdict".
+"""Observe-only on PostgreSQL: `pg_stat_database.xact_commit` of the benchmark database (see `workloads.servercounter`).
 
 - Its own queries are not counted: it connects to *another* database of the same server
   (`monitor_database`, default `postgres`; pg_stat_database shows every database from any of
   them), and each sample ends in ROLLBACK.
 - It follows the primary: the OLTP dialect's multi-host connection string with
   `target_session_attrs=read-write`, reconnecting after any error.
-- A counter belongs to one server and one life of its statistics, so a delta is taken only
-  between samples of the same server (`commits_between`): a sample from another server (after
-  a failover) is a new baseline, so the new primary's first second is not counted; crash
-  recovery discards the statistics and pg_stat_reset() zeroes them, so after a reset the count
-  starts from zero (never negative) and goes into the interval before the sample.
-- Resolution: backends publish their counters at most once a second, so a second's commits
-  show up to a second late; totals and means over several seconds are exact. A commit gap's
-  ends are sample times; outages shorter than `gap_threshold_s` are not commit gaps.
+- Crash recovery discards the statistics and pg_stat_reset() zeroes them: both are resets.
 """
 
 from __future__ import annotations
 
-import logging
-import math
-import threading
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
-
-import pyodbc
+from dataclasses import replace
+from typing import Any
 
 from harness.errors import ConfigError
-from harness.history import EventKind
 from harness.history.series import TransactionSeries
 from harness.history.timeline import Timeline
 from harness.odbc.settings import ConnectionSettings
-from workloads.base import StopReport, Workload
-from workloads.oltp.connect import close_quietly, connect
 from workloads.oltp.dialect import PostgresDialect
-from workloads.oltp.gaps import CommitGapDetector
+from workloads.servercounter import CounterSample, CounterStopReport, ServerCommitCounter, commits_between, spread
 
-log = logging.getLogger(__name__)
+__all__ = ["CounterSample", "CounterStopReport", "PgCommitCounter", "commits_between", "spread"]
 
 # One row: the database's commit counter, which server answered, that server's start, and
 # whether the statistics were discarded at that start (crash recovery resets the shared stats).
@@ -52,51 +31,10 @@ SAMPLE_SQL = (
 )
 
 
-@dataclass(frozen=True)
-class CounterSample:
-    t: float  # timeline time the sample was taken
-    commits: int  # xact_commit of the benchmark database
-    server: str  # address:port that answered
-    started: str  # that server's postmaster start time
-    stats_reset: str | None  # the database's last pg_stat_reset()
-    discarded: bool  # the server discarded its statistics when it started (crash recovery)
+class PgCommitCounter(ServerCommitCounter):
+    """Counts the commits of `settings.database`, sampling from `monitor_database` of the same server."""
 
-
-def commits_between(previous: CounterSample | None, current: CounterSample) -> int | None:
-    """Commits between two samples, or None when they cannot be compared (a new baseline)."""
-    if previous is None or previous.server != current.server:
-        return None  # another server's counter (a failover): its value at promotion is unknown
-    if is_reset(previous, current):
-        return current.commits  # counted from zero since the reset
-    return current.commits - previous.commits
-
-
-def is_reset(previous: CounterSample, current: CounterSample) -> bool:
-    restarted_without_stats = current.started != previous.started and current.discarded
-    return restarted_without_stats or current.commits < previous.commits or current.stats_reset != previous.stats_reset
-
-
-def spread(first_t: float, last_t: float, count: int) -> list[tuple[int, int]]:
-    """`count` commits seen between two samples, shared evenly over the whole seconds they span."""
-    seconds = list(range(math.floor(first_t), max(math.floor(last_t), math.floor(first_t) + 1)))
-    share, extra = divmod(count, len(seconds))
-    return [(s, share + (1 if i < extra else 0)) for i, s in enumerate(seconds)]
-
-
-@dataclass(frozen=True)
-class CounterStopReport(StopReport):
-    samples: int
-    failed_samples: int  # the server did not answer (outage, failover in progress)
-    connects: int
-    baselines: int  # samples that could not be compared with the one before (start, another server)
-    resets: int  # counter resets seen (crash recovery, pg_stat_reset)
-    commit_gaps: int
-
-
-class PgCommitCounter:
-    """A `Workload` that makes no load: it counts the commits of `settings.database`."""
-
-    keeps_ledger = False
+    workload = "pgcounter"
 
     def __init__(self, settings: ConnectionSettings, timeline: Timeline, series: TransactionSeries, *,
                  monitor_database: str = "postgres", interval_s: float = 1.0, gap_threshold_s: float = 2.5,
@@ -104,87 +42,10 @@ class PgCommitCounter:
         if monitor_database == settings.database:
             raise ConfigError(f"the commit counter must sample from another database than {settings.database!r}: "
                               "its own sessions would commit there")
-        self.database = settings.database
-        self.settings = replace(settings, database=monitor_database, application_name=f"{settings.application_name}-counter")
-        self.dialect = dialect or PostgresDialect()
-        self.timeline = timeline
-        self.series = series
-        self.interval_s = interval_s
-        self.gaps = CommitGapDetector(timeline, source, gap_threshold_s)
-        self.name = source
-        self.crash: BaseException | None = None
-        self.samples = self.failed_samples = self.connects = self.baselines = self.resets = 0
-        self._last: CounterSample | None = None
-        self._connection: Any = None
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=source, daemon=True)
-
-    def start(self) -> None:
-        """Connect and take the baseline now (a wrong database fails here), then sample every interval."""
-        if self._thread.ident is not None:
-            raise RuntimeError(f"{self.name} has already been started")
-        self._connection = self._connect()
-        try:
-            self._take(self._sample(self._connection))
-        except BaseException:
-            close_quietly(self._connection)
-            raise
-        self.timeline.record(EventKind.WORKLOAD_START, self.name, workload="pgcounter", database=self.database,
-                             monitor_database=self.settings.database, observe_only=True)
-        self._thread.start()
-
-    def stop(self, timeout_s: float = 2.0) -> CounterStopReport:
-        self._stop.set()
-        if self._thread.ident is not None:
-            self._thread.join(timeout_s)
-        now = self.timeline.now()
-        self.gaps.close(now)
-        report = CounterStopReport(
-            workload=self.name, stuck=[self._thread.name] if self._thread.is_alive() else [],
-            crashed=[f"{self._thread.name}: {self.crash!r}"] if self.crash is not None else [],
-            samples=self.samples, failed_samples=self.failed_samples, connects=self.connects,
-            baselines=self.baselines, resets=self.resets, commit_gaps=self.gaps.gaps)
-        self.timeline.record(EventKind.WORKLOAD_STOP, self.name, t=now, stuck=len(report.stuck),
-                             samples=report.samples, failed_samples=report.failed_samples, resets=report.resets)
-        return report
-
-    def verify(self) -> None:
-        return None
-
-    def _run(self) -> None:
-        try:
-            self._loop()
-        except BaseException as exc:  # a bug, not an outage: keep it for the stop report
-            self.crash = exc
-            log.exception("%s stopped on an unexpected error", self.name)
-        finally:
-            if self._connection is not None:
-                close_quietly(self._connection)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self._until_next_tick()):
-            try:
-                if self._connection is None:
-                    self._connection = self._connect()
-                sample = self._sample(self._connection)
-            except pyodbc.Error as exc:
-                self.failed_samples += 1
-                log.debug("%s: sample failed: %s", self.name, exc)
-                if self._connection is not None:
-                    close_quietly(self._connection)
-                self._connection = None
-                continue
-            self._take(sample)
-
-    def _until_next_tick(self) -> float:
-        """Samples fall just after whole multiples of the interval, so each covers whole seconds."""
-        now = self.timeline.now()
-        return (math.floor(now / self.interval_s) + 1) * self.interval_s - now
-
-    def _connect(self) -> Any:
-        connection = connect(self.dialect, self.settings)
-        self.connects += 1
-        return connection
+        super().__init__(replace(settings, database=monitor_database,
+                                 application_name=f"{settings.application_name}-counter"),
+                         settings.database, timeline, series, dialect=dialect or PostgresDialect(),
+                         interval_s=interval_s, gap_threshold_s=gap_threshold_s, source=source)
 
     def _sample(self, connection: Any) -> CounterSample:
         t = self.timeline.now()
@@ -194,26 +55,3 @@ class PgCommitCounter:
             raise ConfigError(f"database {self.database!r} is not in pg_stat_database on the server")
         return CounterSample(t, int(row[0]), str(row[2]), str(row[3]), None if row[1] is None else str(row[1]), bool(row[4]))
 
-    def _take(self, sample: CounterSample) -> None:
-        self.samples += 1
-        previous, self._last = self._last, sample
-        count = commits_between(previous, sample)
-        if previous is None or count is None:
-            self.baselines += 1
-            return
-        since = previous.t
-        if is_reset(previous, sample):
-            # counted since the reset, which came after an outage (a crash) or at the end anyway:
-            # the last interval, not smeared over an outage
-            self.resets += 1
-            since = max(previous.t, sample.t - self.interval_s)
-            log.info("%s: the commit counter of %s was reset; counting from zero", self.name, sample.server)
-        if count > 0:
-            for second, share in spread(since, sample.t, count):
-                self.series.add_commits(second, share, sample.t)
-            self.gaps.committed(sample.t)
-
-
-if TYPE_CHECKING:  # mypy proves the counter meets the protocol
-    def _is_a_workload(counter: PgCommitCounter) -> Workload:
-        return counter
