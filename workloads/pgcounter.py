@@ -10,13 +10,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from harness.errors import ConfigError
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
-from harness.odbc.settings import ConnectionSettings
 from workloads.oltp.dialect import PostgresDialect
 from workloads.servercounter import CounterSample, CounterStopReport, ServerCommitCounter, commits_between, spread
 
@@ -35,17 +31,10 @@ class PgCommitCounter(ServerCommitCounter):
     """Counts the commits of `settings.database`, sampling from `monitor_database` of the same server."""
 
     workload = "pgcounter"
+    monitor_database = "postgres"  # pg_stat_database shows every database from any of them
 
-    def __init__(self, settings: ConnectionSettings, timeline: Timeline, series: TransactionSeries, *,
-                 monitor_database: str = "postgres", interval_s: float = 1.0, gap_threshold_s: float = 2.5,
-                 source: str = "pgcounter", dialect: PostgresDialect | None = None) -> None:
-        if monitor_database == settings.database:
-            raise ConfigError(f"the commit counter must sample from another database than {settings.database!r}: "
-                              "its own sessions would commit there")
-        super().__init__(replace(settings, database=monitor_database,
-                                 application_name=f"{settings.application_name}-counter"),
-                         settings.database, timeline, series, dialect=dialect or PostgresDialect(),
-                         interval_s=interval_s, gap_threshold_s=gap_threshold_s, source=source)
+    def default_dialect(self) -> PostgresDialect:
+        return PostgresDialect()
 
     def _sample(self, connection: Any) -> CounterSample:
         t = self.timeline.now()

@@ -25,11 +25,12 @@ import logging
 import math
 import threading
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pyodbc
 
+from harness.errors import ConfigError
 from harness.history import EventKind
 from harness.history.series import TransactionSeries
 from harness.history.timeline import Timeline
@@ -88,14 +89,21 @@ class ServerCommitCounter(ABC):
 
     keeps_ledger = False
 
-    workload = "server-counter"  # the kind named in the workload-start event
+    workload: str  # the kind named in the workload-start event, and the default source name
+    monitor_database: str  # where the counter's own queries run: never the measured database
 
-    def __init__(self, settings: ConnectionSettings, database: str, timeline: Timeline, series: TransactionSeries, *,
-                 dialect: Dialect, interval_s: float = 1.0, gap_threshold_s: float = 2.5, source: str) -> None:
-        """`settings` connect where the counter's own queries run (never the measured database); `database` is measured."""
-        self.database = database
-        self.settings = settings
-        self.dialect = dialect
+    def __init__(self, settings: ConnectionSettings, timeline: Timeline, series: TransactionSeries, *,
+                 dialect: Dialect | None = None, monitor_database: str | None = None, interval_s: float = 1.0,
+                 gap_threshold_s: float = 2.5, source: str | None = None) -> None:
+        """Measures `settings.database`; samples through the same endpoints from `monitor_database`."""
+        monitor = monitor_database or self.monitor_database
+        if monitor.casefold() == settings.database.casefold():
+            raise ConfigError(f"the commit counter must sample from another database than {settings.database!r}: "
+                              "its own sessions would count there")
+        source = source or self.workload
+        self.database = settings.database
+        self.settings = replace(settings, database=monitor, application_name=f"{settings.application_name}-counter")
+        self.dialect = dialect or self.default_dialect()
         self.timeline = timeline
         self.series = series
         self.interval_s = interval_s
@@ -174,6 +182,9 @@ class ServerCommitCounter(ABC):
         connection = connect(self.dialect, self.settings)
         self.connects += 1
         return connection
+
+    @abstractmethod
+    def default_dialect(self) -> Dialect: ...
 
     @abstractmethod
     def _sample(self, connection: Any) -> CounterSample:

@@ -20,17 +20,12 @@ https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-manage
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from harness.errors import ConfigError
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
-from harness.odbc.settings import ConnectionSettings
 from workloads.oltp.dialect import TSqlDialect
 from workloads.servercounter import CounterSample, ServerCommitCounter
 
-MONITOR_DATABASE = "master"
 SAMPLE_SQL = (
     "SELECT pc.cntr_value, @@SERVERNAME, CONVERT(nvarchar(33), si.sqlserver_start_time, 126) "
     "FROM sys.dm_os_performance_counters AS pc CROSS JOIN sys.dm_os_sys_info AS si "
@@ -43,16 +38,10 @@ class SqlServerCommitCounter(ServerCommitCounter):
     """Counts the write transactions of `settings.database`, sampling from master through the same listener."""
 
     workload = "sqlcounter"
+    monitor_database = "master"
 
-    def __init__(self, settings: ConnectionSettings, timeline: Timeline, series: TransactionSeries, *,
-                 dialect: TSqlDialect | None = None, interval_s: float = 1.0, gap_threshold_s: float = 2.5,
-                 source: str = "sqlcounter") -> None:
-        if settings.database.casefold() == MONITOR_DATABASE:
-            raise ConfigError("the commit counter measures a user database, not master (where it samples from)")
-        super().__init__(replace(settings, database=MONITOR_DATABASE,
-                                 application_name=f"{settings.application_name}-counter"),
-                         settings.database, timeline, series, dialect=dialect or TSqlDialect(),
-                         interval_s=interval_s, gap_threshold_s=gap_threshold_s, source=source)
+    def default_dialect(self) -> TSqlDialect:
+        return TSqlDialect()
 
     def _sample(self, connection: Any) -> CounterSample:
         t = self.timeline.now()

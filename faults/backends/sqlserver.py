@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
+from faults.backends.role_move import RoleMoveState, database_of, other_site_first
+from faults.base import FaultPlan, FaultSpec, FaultState
 from faults.kinds import Params, RoleMoveParams
 from faults.transports.odbc import Connector, SqlServerError, TSqlSession
 from harness.errors import ConfigError, ControlPlaneError, HarnessError
@@ -247,15 +248,10 @@ class AvailabilityGroup:
         candidates = [r.node for r in replicas if r.role == "SECONDARY" and r.availability_mode == "SYNCHRONOUS_COMMIT"]
         if not candidates:
             raise HarnessError(f"availability group {self.ag_name}: no synchronous-commit secondary to fail over to")
-        home = self.site(primary)
-        return next((n for n in candidates if self.site(n) != home), candidates[0])
+        return self.other_site_first(primary, candidates)[0]
 
-    def site(self, node: str) -> str | None:
-        host = self.node(node).host
-        try:
-            return self.topology.site_of(host).name if host else None
-        except KeyError:
-            return None
+    def other_site_first(self, owner: str, candidates: list[str]) -> list[str]:
+        return other_site_first(self.topology, self.database, owner, candidates)
 
     def readiness_problems(self, node: str) -> list[str]:
         """Why a planned failover to `node` would be refused; [] when it may go ahead."""
@@ -383,16 +379,12 @@ class AgFailover:
     group: AvailabilityGroup
     to_node: str | None
     forced: bool
-    before: str | None = None
-    reverted: bool = False
-    unknown: UnknownState = field(default_factory=UnknownState)
+    state: RoleMoveState = field(default_factory=RoleMoveState)
 
     @classmethod
     def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> AgFailover:
         assert isinstance(params, RoleMoveParams)
-        database = next(d for d in topology.databases if d.name == target.name)
-        if params.to_node is not None and params.to_node not in {n.name for n in database.nodes}:
-            raise ConfigError(f"{spec.kind}: params.to_node {params.to_node!r} is not a node of {database.name}")
+        _, database = database_of(spec, params, target, topology)
         return cls(spec, AvailabilityGroup.from_topology(topology, database), params.to_node,
                    params.mode == "forced-allow-data-loss")
 
@@ -419,9 +411,8 @@ class AgFailover:
 
     def _planned_target(self, primary: str) -> str:
         """Where the role goes from `primary` by the topology alone: a node of another site first."""
-        others = [n.name for n in self.group.database.nodes if n.name != primary]
-        home = self.group.site(primary)
-        return sorted(others, key=lambda n: self.group.site(n) == home)[0] if others else primary
+        others = self.group.other_site_first(primary, [n.name for n in self.group.database.nodes])
+        return others[0] if others else primary
 
     def preflight(self) -> None:
         if not self.forced:
@@ -438,25 +429,25 @@ class AgFailover:
                 raise HarnessError(f"not failing {self.group.ag_name} over to {target}: " + "; ".join(problems))
 
     def inject(self) -> None:
-        self.reverted = False
-        self.before = self.group.primary()
-        self.group.failover(self.group.failover_target(self.before, self.to_node), forced=self.forced)
+        self.state.reverted = False
+        self.state.before = self.group.primary()
+        self.group.failover(self.group.failover_target(self.state.before, self.to_node), forced=self.forced)
 
     def check(self) -> FaultState:
         try:
-            if self.reverted:
+            if self.state.reverted:
                 problems = self.group.health_problems()
-                return FaultState.CLEARED if not problems else self.unknown.because(self.spec, "; ".join(problems))
+                return FaultState.CLEARED if not problems else self.state.unknown.because(self.spec, "; ".join(problems))
             primary = self.group.primary()
         except (HarnessError, SqlServerError) as exc:
-            return self.unknown.because(self.spec, str(exc))
-        if self.before is not None and primary != self.before:
+            return self.state.unknown.because(self.spec, str(exc))
+        if self.state.before is not None and primary != self.state.before:
             return FaultState.IN_EFFECT
-        return self.unknown.because(self.spec, f"{primary} is still the primary")
+        return self.state.unknown.because(self.spec, f"{primary} is still the primary")
 
     def revert(self) -> None:
-        if self.forced and self.before is not None:
+        if self.forced and self.state.before is not None:
             resumed = self.group.resume_data_movement(self.group.primary())
             if resumed:
                 log.info("resumed data movement: %s", ", ".join(resumed))
-        self.reverted = True
+        self.state.reverted = True

