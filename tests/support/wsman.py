@@ -141,7 +141,7 @@ def running_wsman(answer: Answer, username: str, password: str) -> Iterator[Runn
     log = WsmanLog()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(username, password, answer, log, threading.Lock()))
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="wsman", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="wsman", daemon=True)
     thread.start()
     try:
         yield RunningWsman("127.0.0.1", int(server.server_address[1]), log)
