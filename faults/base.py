@@ -109,6 +109,33 @@ class Fault(Protocol):
     def revert(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class OperationProgress:
+    """How far an operation with an end (a backup) has got, as the server or the tool reports it."""
+
+    running: bool
+    bytes_done: float | None = None
+    bytes_total: float | None = None
+    started_wall: float | None = None  # the operation's own start and end (the tool's or server's clock)
+    finished_wall: float | None = None
+    error: str | None = None  # it ended without completing, in the tool's or server's words
+
+    @property
+    def completed(self) -> bool:
+        return not self.running and self.error is None and self.finished_wall is not None
+
+
+@runtime_checkable
+class Operation(Protocol):
+    """A fault that is an operation with an end (a backup): the suite measures it until it finishes.
+
+    Its `check()` is IN_EFFECT while it runs or its output exists, CLEARED once revert stopped it
+    and removed what it wrote.
+    """
+
+    def progress(self) -> OperationProgress: ...
+
+
 @runtime_checkable
 class Preflight(Protocol):
     """A fault that can check its control plane (reachable, trusted, able) before anything is journaled."""

@@ -83,6 +83,20 @@ class RoleMoveParams(Params):
                                        "lose acknowledged commits (only ever when asked for by this name)")
 
 
+class BackupParams(Params):
+    """A full backup under load. It is copy-only on SQL Server (the user's backup chain and differential
+    base stay as they were); the files it writes are named after the fault's instance and removed on revert."""
+
+    destination: str | None = Field(
+        default=None, min_length=1, max_length=400, pattern=r"^[^\x00-\x1f'\"]+$",
+        description="where the backup is written: a directory (PostgreSQL: on the harness machine; SQL Server: on "
+                    "the server) or, for SQL Server, an https:// container URL; default on the lab: its backup area")
+    max_rate: str | None = Field(default=None, pattern=r"^[1-9][0-9]{0,6}[kM]?$",
+                                 description="PostgreSQL: pg_basebackup --max-rate (32k..1024M); SQL Server's BACKUP "
+                                             "has no rate limit of its own")
+    timeout_s: float = Field(default=3600.0, gt=0, le=86_400, description="bound on the whole backup")
+
+
 @dataclass(frozen=True)
 class FaultKind:
     name: str
@@ -119,6 +133,8 @@ KINDS: dict[str, FaultKind] = {k.name: k for k in (
               "the host enters maintenance mode (vSAN evacuation as asked), then leaves it"),
     FaultKind("vm-migrate", TargetKind.NODE, MigrationParams, True,
               "the node's VM moves to another host by vMotion, then back"),
+    FaultKind("backup", TargetKind.DATABASE, BackupParams, False,
+              "a full backup of the database runs under load; revert stops it and removes its files"),
     FaultKind("process-freeze", TargetKind.PROCESS, NoParams, False, "a local process tree is frozen (SIGSTOP)"),
 )}
 

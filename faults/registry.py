@@ -32,6 +32,9 @@ BACKENDS: dict[tuple[str, str], str] = {
     ("latency", "lab"): "faults.backends.lab:Latency",
     ("role-switchover", "lab"): "faults.backends.lab:RoleSwitchover",
     ("storage-loss", "lab"): "faults.backends.lab:StorageLoss",
+    ("backup", "lab"): "faults.backends.pgbackup:PgBaseBackup",
+    ("backup", "postgres"): "faults.backends.pgbackup:PgBaseBackup",
+    ("backup", "sqlserver"): "faults.backends.sqlbackup:SqlServerBackup",
     ("process-freeze", "process"): "faults.backends.process:ProcessFreeze",
     ("link-partition", "router"): "faults.backends.router:RouterPartition",
     ("witness-isolation", "router"): "faults.backends.router:RouterPartition",
@@ -82,6 +85,8 @@ def platform_of(kind: FaultKind, target: Target, topology: Topology) -> str:
     if target.kind in (TargetKind.DATABASE, TargetKind.NODE):
         kinds = {d.name: d.kind for d in topology.databases}
         database_kind = kinds.get(target.parts[0], "")
+        if kind.name == "backup" and database_kind.startswith("sqlserver"):
+            return "sqlserver"  # BACKUP DATABASE is T-SQL on the instance, AG or FCI alike
         return {"sqlserver-ag": "sqlserver", "sqlserver-fci": "wsfc"}.get(database_kind, database_kind)
     if kind.name == "host-power-off" and target.kind is TargetKind.HOST and topology.host(target.name).bmc:
         return "redfish"

@@ -36,6 +36,8 @@ class EventKind(enum.StrEnum):
     """The control plane reported no bytes left to resynchronise."""
     FIRST_COMMIT = "first-commit"
     """The first acknowledged commit after the fault's outage (end of the outage's commit gap)."""
+    OPERATION_DONE = "operation-done"
+    """An operation under test (a backup) ended. attrs: fault, target, completed, bytes, seconds, error."""
     STEP_START = "step-start"
     """A measured step of a sweep starts. attrs: step (e.g. the RTT)."""
     STEP_END = "step-end"
