@@ -137,6 +137,13 @@ class Operation(Protocol):
 
 
 @runtime_checkable
+class Evidential(Protocol):
+    """A fault that measures what it did, as its control plane timed it (a migration's duration)."""
+
+    evidence: dict[str, Any]
+
+
+@runtime_checkable
 class Preflight(Protocol):
     """A fault that can check its control plane (reachable, trusted, able) before anything is journaled."""
 

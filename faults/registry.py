@@ -76,6 +76,10 @@ def platform_of(kind: FaultKind, target: Target, topology: Topology) -> str:
         return "process"
     if topology.kind == "lab":
         return "lab"
+    if kind.name == "latency" and topology.lab is not None:
+        # A topology bound to the embedded lab: its inter-site path is the lab's, which delays it with the
+        # router backend's netem where the kernel has it and with Toxiproxy where it has not.
+        return "lab"
     if target.kind in (TargetKind.LINK, TargetKind.WITNESS):
         return "router"
     if target.kind in (TargetKind.DISK, TargetKind.DISK_GROUP):

@@ -49,7 +49,25 @@ def _specs_in(value: Any, topology: Topology) -> list[FaultSpec]:
     return []
 
 
+def inapplicable(item: pytest.Item, topology: Topology) -> str | None:
+    """Why a test cannot run on this topology: a fault it needs has no kind for it (a VM migration on the lab)."""
+    callspec = getattr(item, "callspec", None)
+    values = [*(callspec.params.values() if callspec is not None else ()),
+              *(arg for marker in item.iter_markers("faults") for arg in marker.args)]
+    for value in values:
+        if isinstance(value, Plannable) and not value.plan_specs(topology):
+            return f"no '{value}' fault can be planned on topology {topology.name!r} ({topology.kind}): no fault kind " \
+                   "for this kind of topology, or no target for it"
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    harness = plugin_state(config).session
+    if harness is not None:
+        for item in items:
+            reason = inapplicable(item, harness.topology)
+            if reason is not None:
+                item.add_marker(pytest.mark.skip(reason=reason))
     if not config.getoption("--dry-run"):
         return
     skip = pytest.mark.skip(reason="dry-run: planned only")

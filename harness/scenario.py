@@ -24,6 +24,7 @@ class Role(enum.Enum):
     STANDBY_HOST = "host of the standby"
     PRIMARY_SITE = "site of the primary"
     STANDBY_NODE = "standby database node"
+    PRIMARY_NODE = "primary database node"
     STANDBY_DISK = "a capacity device holding the standby's data"
     STANDBY_DISK_GROUP = "the disk group holding the standby's data"
     DATABASE = "the database"
@@ -65,6 +66,8 @@ class ScenarioFault:
             target = f"site:{cluster.site_of(cluster.primary_node())}"
         elif self.role is Role.STANDBY_NODE:
             target = f"node:{db.name}/{cluster.standby_node()}"
+        elif self.role is Role.PRIMARY_NODE:
+            target = f"node:{db.name}/{cluster.primary_node()}"
         elif self.role is Role.DATABASE:
             target = f"database:{db.name}"
         elif self.role in (Role.STANDBY_DISK, Role.STANDBY_DISK_GROUP):
@@ -98,7 +101,7 @@ def _candidates(role: Role, topology: Topology) -> list[str]:
         return [f"host:{h}" for h in hosts]
     if role is Role.PRIMARY_SITE:
         return sorted({f"site:{topology.site_of(h).name}" for h in hosts})
-    if role is Role.STANDBY_NODE:
+    if role in (Role.STANDBY_NODE, Role.PRIMARY_NODE):
         return [f"node:{db.name}/{n.name}" for n in db.nodes]
     if role is Role.DATABASE:
         return [f"database:{db.name}"]

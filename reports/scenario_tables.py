@@ -1,4 +1,4 @@
-"""The published tables of scenarios S1..S4 (shared/reference/scenarios.md), built from measured rows.
+"""The published tables of scenarios S1..S7 (shared/reference/scenarios.md), built from measured rows.
 
 Each builder takes typed rows (from the analysis) and the user's thresholds, derives the
 computed columns (% of baseline, drop %), and returns a generic `Table`. Default thresholds
@@ -170,3 +170,111 @@ def s4_failover_table(runs: Sequence[FailoverPhases], *, max_total_s: float = 35
                 "online; " if shown_phases else "")
              + "first commit = promoted → first commit; total = in effect → first commit.",)
     return Table(title, columns, rows, thresholds, notes)
+
+
+# --- S5: live migration across sites -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MigrationStep:
+    """One migration at one added RTT; `stun_s` is the longest commit gap the clients saw during it."""
+
+    rtt_ms: float
+    tps_before: float
+    tps_during: float | None
+    tps_after: float | None
+    min_tps: float | None
+    migration_s: float | None
+    stun_s: float | None
+
+
+def s5_migration_table(steps: Sequence[MigrationStep], *, min_tps_after_pct: float = 80.0, max_stun_s: float = 5.0,
+                       gap_threshold_s: float = 0.5, notes: Sequence[str] = (),
+                       title: str = "S5 live migration across sites") -> Table:
+    rows: list[dict[str, Cell]] = [
+        {"rtt_ms": s.rtt_ms, "tps_before": s.tps_before, "tps_during": s.tps_during, "tps_after": s.tps_after,
+         "after_pct": _pct(s.tps_after, s.tps_before), "min_tps": s.min_tps, "migration_s": s.migration_s,
+         "stun_s": s.stun_s} for s in sorted(steps, key=lambda s: s.rtt_ms)]
+    columns = [Column("rtt_ms", "added RTT (ms)", "{:g}"), Column("tps_before", "TPS before"),
+               Column("tps_during", "TPS during"), Column("tps_after", "TPS after"),
+               Column("after_pct", "after % of before", "{:.1f}"), Column("min_tps", "min TPS (per s)"),
+               Column("migration_s", "migration (s)", "{:.1f}"), Column("stun_s", "stun seen by clients (s)", "{:.2f}")]
+    thresholds = [Threshold("after_pct", ">=", min_tps_after_pct, "TPS after"),
+                  Threshold("stun_s", "<=", max_stun_s, "tolerated stall")]
+    return Table(title, columns, rows, thresholds, (
+        "during = the migration task, start to end; stun = the longest commit gap the clients saw in it "
+        f"(— = none longer than {gap_threshold_s:g} s, the driver's gap threshold)", *notes))
+
+
+# --- S6: mixed-workload interference and N-1 ------------------------------------------------------
+
+@dataclass(frozen=True)
+class Interference:
+    """Each workload alone, then together, in one configuration (all nodes, or N-1)."""
+
+    configuration: str
+    tps_alone: float | None
+    tps_mixed: float | None
+    txn_ms_alone: float | None
+    txn_ms_mixed: float | None
+    iops_alone: float | None
+    iops_mixed: float | None
+    io_ms_alone: float | None
+    io_ms_mixed: float | None
+
+
+def _change_pct(alone: float | None, mixed: float | None) -> float | None:
+    share = _pct(mixed, alone)
+    return None if share is None else share - 100.0
+
+
+def s6_interference_table(runs: Sequence[Interference], *, min_tps_kept_pct: float = 80.0,
+                          title: str = "S6 mixed-workload interference and N-1") -> Table:
+    rows: list[dict[str, Cell]] = [
+        {"configuration": r.configuration, "tps_alone": r.tps_alone, "tps_mixed": r.tps_mixed,
+         "tps_change": _change_pct(r.tps_alone, r.tps_mixed), "txn_ms_alone": r.txn_ms_alone,
+         "txn_ms_mixed": r.txn_ms_mixed, "iops_alone": r.iops_alone, "iops_mixed": r.iops_mixed,
+         "iops_change": _change_pct(r.iops_alone, r.iops_mixed), "io_ms_alone": r.io_ms_alone,
+         "io_ms_mixed": r.io_ms_mixed} for r in runs]
+    columns = [Column("configuration", "configuration", text=True), Column("tps_alone", "TPS alone"),
+               Column("tps_mixed", "TPS mixed"), Column("tps_change", "TPS change %", "{:+.2f}"),
+               Column("txn_ms_alone", "avg txn alone (ms)", "{:.1f}"), Column("txn_ms_mixed", "avg txn mixed (ms)", "{:.1f}"),
+               Column("iops_alone", "I/O IOPS alone"), Column("iops_mixed", "I/O IOPS mixed"),
+               Column("iops_change", "IOPS change %", "{:+.2f}"),
+               Column("io_ms_alone", "I/O latency alone (ms)", "{:.2f}"),
+               Column("io_ms_mixed", "I/O latency mixed (ms)", "{:.2f}")]
+    thresholds = [Threshold("tps_change", ">=", min_tps_kept_pct - 100.0, "TPS kept with the I/O workload")]
+    return Table(title, columns, rows, thresholds, (
+        "alone = each workload by itself; mixed = both at once; change % = mixed against alone "
+        "(the published shape: TPS -3.81 %, mail IOPS -12 %)",))
+
+
+# --- S7: backup under load --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BackupUnderLoad:
+    case: str
+    size_mb: float | None
+    duration_s: float | None
+    tps_before: float
+    tps_during: float | None
+    p95_before_ms: float | None
+    p95_during_ms: float | None
+    completed: bool = True
+
+
+def s7_backup_table(cases: Sequence[BackupUnderLoad], *, min_tps_kept_pct: float = 80.0,
+                    title: str = "S7 backup under load") -> Table:
+    rows: list[dict[str, Cell]] = [
+        {"case": c.case, "size_mb": c.size_mb, "duration_s": c.duration_s,
+         "mb_s": c.size_mb / c.duration_s if c.size_mb is not None and c.duration_s else None,
+         "tps_before": c.tps_before, "tps_during": c.tps_during, "tps_change": _change_pct(c.tps_before, c.tps_during),
+         "p95_before_ms": c.p95_before_ms, "p95_during_ms": c.p95_during_ms,
+         "completed": 1 if c.completed else 0} for c in cases]
+    columns = [Column("case", "backup", text=True), Column("size_mb", "size (MB)", "{:,.1f}"),
+               Column("duration_s", "duration (s)", "{:.1f}"), Column("mb_s", "throughput (MB/s)", "{:.1f}"),
+               Column("tps_before", "TPS before"), Column("tps_during", "TPS during"),
+               Column("tps_change", "TPS impact %", "{:+.2f}"), Column("p95_before_ms", "p95 before (ms)", "{:.1f}"),
+               Column("p95_during_ms", "p95 during (ms)", "{:.1f}"), Column("completed", "completed (1 = yes)", "{:d}")]
+    thresholds = [Threshold("tps_change", ">=", min_tps_kept_pct - 100.0, "TPS kept during the backup"),
+                  Threshold("completed", ">=", 1, "backup completed")]
+    return Table(title, columns, rows, thresholds)

@@ -76,6 +76,14 @@ def outage_gap(timeline: Timeline, after: float, source: str | None = None) -> E
     return max(gaps, key=lambda e: _end(e) - float(e.attrs["start"]), default=None)
 
 
+def longest_gap_within(timeline: Timeline, start: float, end: float) -> float | None:
+    """The longest commit gap overlapping [start, end], in seconds (a gap still open counts up to `end`);
+    None: no gap longer than the driver's threshold (a live migration's stun as the clients saw it)."""
+    spans = [min(_end(e), end) - float(e.attrs["start"]) for e in timeline.events(EventKind.COMMIT_GAP)
+             if float(e.attrs["start"]) <= end and _end(e) >= start]
+    return max(spans, default=None)
+
+
 def failover_phases(timeline: Timeline, in_effect: float) -> FailoverPhases:
     gap = outage_gap(timeline, in_effect)
     last_commit = float(gap.attrs["start"]) if gap else None

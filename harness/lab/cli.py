@@ -77,6 +77,16 @@ def _cmd_vm(args: argparse.Namespace) -> int:
     elif args.vm_action == "io-pause":
         applied = lab.io_pause(args.node, args.seconds)
         print(f"{args.node}: I/O paused {applied:g} s (asked {args.seconds:g} s)")
+    elif args.vm_action == "vmotion":
+        from harness.lab.vmotion import PreCopyModel, migrate
+        from harness.lab.vsphere import running_model  # needs cryptography: imported only when asked for
+
+        model = running_model(lab.layout)
+        if model is None:
+            raise SystemExit(f"lab {args.prefix}: no simulator model (is the lab bound with `lab up --vsphere`?)")
+        done = migrate(lab, args.node, cross_site=args.from_site != args.to_site, model=PreCopyModel.of(model))
+        print(f"{args.node}: {args.from_site} -> {args.to_site}: pre-copy {done.precopy_s:.2f} s at "
+              f"{done.rtt_ms:.2f} ms RTT, stunned {done.stun_s:g} s")
     elif args.vm_action == "io-load":
         lab.io_load(args.site, args.mb_per_s, args.seconds)
         print(f"{args.site}: background writes at {args.mb_per_s:g} MB/s for {args.seconds:g} s")
@@ -95,6 +105,10 @@ def _add_vm_parser(verbs: argparse._SubParsersAction) -> None:  # type: ignore[t
     pause = actions.add_parser("io-pause", help="vSAN paused the VM's I/O (capped under the HA detection time)")
     pause.add_argument("node", choices=nodes)
     pause.add_argument("seconds", type=_non_negative)
+    vmotion = actions.add_parser("vmotion", help="the VM moves to another host: modelled pre-copy, then a real stun")
+    vmotion.add_argument("node", choices=nodes)
+    vmotion.add_argument("from_site", choices=sorted(SITE_NODES))
+    vmotion.add_argument("to_site", choices=sorted(SITE_NODES))
     load = actions.add_parser("io-load", help="resync traffic on a site's storage (0 stops it)")
     load.add_argument("site", choices=sorted(SITE_NODES))
     load.add_argument("mb_per_s", type=_non_negative)

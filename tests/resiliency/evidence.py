@@ -2,12 +2,41 @@
 
 from __future__ import annotations
 
+import math
+import statistics
+from dataclasses import dataclass
+
 from harness.analysis.resync import mean_rate_bps
 from harness.clusters import FailoverForecast
-from harness.experiment import Findings
+from harness.experiment import Experiment, Findings
 from reports.scenario_tables import ComponentFailure
 
 GB = 1e9
+
+
+@dataclass(frozen=True)
+class WindowStats:
+    """The OLTP workload over one window: mean and lowest per-second TPS, median p95, mean transaction time."""
+
+    tps: float | None
+    min_tps: float | None
+    p95_ms: float | None
+    avg_txn_ms: float | None
+
+
+def window_stats(experiment: Experiment, start: float, end: float, users: int) -> WindowStats:
+    """Whole seconds inside [start, end); a window shorter than a second takes the seconds it touches."""
+    first, last = math.ceil(start), math.floor(end)
+    if last <= first:
+        first, last = math.floor(start), math.ceil(end)
+    points = experiment.series.points(first, last)
+    if not points:
+        return WindowStats(None, None, None, None)
+    tps = statistics.fmean(p.tps for p in points)
+    p95s = [p.p95_ms for p in points if p.p95_ms is not None]
+    # closed loop without think time: mean response time = users / throughput (Little's law)
+    return WindowStats(tps, min(p.tps for p in points), statistics.median(p95s) if p95s else None,
+                       1000.0 * users / tps if tps else None)
 
 
 def tps_after(findings: Findings) -> float | None:

@@ -67,6 +67,16 @@ type ModelConfig struct {
 	IOPauseS        float64 `json:"io_pause_s"`
 	RepairTimerS    int64   `json:"repair_timer_s"`
 	MigrationS      float64 `json:"migration_s"`
+	// VMMemoryMB > 0 hands a migration's timing to the hook ("vmotion NODE
+	// FROM-SITE TO-SITE", waited for): the lab models the pre-copy from the
+	// VM's memory and the measured inter-site RTT, then stuns the node. The
+	// vmotion_* and stun_s parameters are the hook's; the simulator keeps them
+	// in its model so the report names every modelled quantity in one place.
+	VMMemoryMB      float64 `json:"vm_memory_mb"`
+	VMotionMBs      float64 `json:"vmotion_mb_s"`
+	VMotionWindowMB float64 `json:"vmotion_window_mb"`
+	DirtyMBs        float64 `json:"dirty_mb_s"`
+	StunS           float64 `json:"stun_s"`
 	// StaleWriteMBs is the rate at which writes land on an object while one of
 	// its components is absent: a component that comes back resyncs that much
 	// (capped at component_mb). 0: components come back in sync.

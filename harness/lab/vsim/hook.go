@@ -44,9 +44,23 @@ func NewHook(ctx context.Context, argv []string, logger *log.Logger, secret ...s
 
 // Run starts `argv... action args...` in the background, after the previous
 // call with the same first argument has ended.
-func (h *Hook) Run(action string, args ...string) {
+func (h *Hook) Run(action string, args ...string) { h.start(action, args) }
+
+// RunWait is Run, waiting for the call to end (bounded by HookTimeout); it
+// reports whether the command succeeded. Without a command it succeeds at once.
+func (h *Hook) RunWait(action string, args ...string) bool {
+	result := h.start(action, args)
+	if result == nil {
+		return true
+	}
+	return <-result
+}
+
+// start runs the call in the background; its result channel (nil without a
+// command) receives whether it succeeded.
+func (h *Hook) start(action string, args []string) chan bool {
 	if len(h.argv) == 0 {
-		return
+		return nil
 	}
 	argv := append(append(append([]string(nil), h.argv...), action), args...)
 	key := ""
@@ -57,10 +71,13 @@ func (h *Hook) Run(action string, args ...string) {
 	prev, done := h.last[key], make(chan struct{})
 	h.last[key] = done
 	h.mu.Unlock()
+	result := make(chan bool, 1)
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
 		defer close(done)
+		ok := false
+		defer func() { result <- ok }()
 		if prev != nil {
 			select {
 			case <-prev:
@@ -83,8 +100,10 @@ func (h *Hook) Run(action string, args ...string) {
 			h.log.Printf("hook %s: failed after %s: %v: %s", line, time.Since(start).Round(time.Millisecond), err, text)
 			return
 		}
+		ok = true
 		h.log.Printf("hook %s: ok in %s: %s", line, time.Since(start).Round(time.Millisecond), text)
 	}()
+	return result
 }
 
 // Wait waits for running hooks (they end by HookTimeout or the context at the latest).

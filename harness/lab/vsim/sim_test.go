@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"log"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -288,5 +291,39 @@ func TestAComponentBackFromAbsenceResyncsTheWritesItMissed(t *testing.T) {
 	clk.advance(2 * time.Second) // 200 MiB at 100 MB/s
 	if got := totalBytes(m, clk.now()); got != 0 {
 		t.Fatalf("%d bytes left", got)
+	}
+}
+
+func TestAModelledMigrationWaitsForTheLabsVmotionAndMovesTheVMOnlyIfItSucceeds(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		exit   int
+		wantOn string
+	}{{"lab moved the node", 0, "esx-b1"}, {"lab failed", 1, "esx-a1"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "calls")
+			cfg := testConfig()
+			cfg.Model.VMMemoryMB = 1024
+			cfg.Hook = []string{"/bin/bash", "-c", `sleep 0.3; echo "$@" >> "$0"; exit ` + fmt.Sprint(tc.exit), out}
+			s := newTestSim(t, cfg)
+			started := time.Now()
+			fault := s.migrate("pg-node-a", "esx-b1")
+			if took := time.Since(started); took < 300*time.Millisecond {
+				t.Fatalf("migration returned after %s, before the lab's vmotion ended", took)
+			}
+			if (fault == nil) != (tc.exit == 0) {
+				t.Fatalf("migration fault %v with the hook exiting %d", fault, tc.exit)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil || string(data) != "vmotion node-a site-a site-b\n" {
+				t.Fatalf("hook calls %q (%v)", data, err)
+			}
+			s.mu.Lock()
+			host := s.vms["pg-node-a"].host
+			s.mu.Unlock()
+			if host != tc.wantOn {
+				t.Fatalf("VM on %s, want %s", host, tc.wantOn)
+			}
+		})
 	}
 }

@@ -180,7 +180,15 @@ func (s *Sim) migrate(vmName, target string) types.BaseMethodFault {
 	if !usable {
 		return invalidState(fmt.Sprintf("host %q cannot run virtual machines now", target))
 	}
-	if !s.sleep(seconds(s.cfg.Model.MigrationS)) {
+	if s.cfg.Model.VMMemoryMB > 0 {
+		s.mu.Lock()
+		vm := s.vms[vmName]
+		node, fromSite, toSite := vm.node, s.hosts[vm.host].site, s.hosts[target].site
+		s.mu.Unlock()
+		if !s.hook.RunWait("vmotion", node, fromSite, toSite) {
+			return invalidState(fmt.Sprintf("migration of %s failed: the lab could not move its node", vmName))
+		}
+	} else if !s.sleep(seconds(s.cfg.Model.MigrationS)) {
 		return invalidState("simulator is stopping")
 	}
 	s.mu.Lock()

@@ -1,0 +1,216 @@
+"""A full PostgreSQL backup under load: `pg_basebackup` from the primary, optionally rate-limited.
+
+The backup is an operation with an end, not a failure: inject starts it, the suite measures it
+until it finishes, revert stops it if it still runs and removes what it wrote. Everything it
+writes is named after the fault's instance (`harness-backup-<instance>` and its `.log`) inside
+the destination, so a revert, or `recover` after a crash, finds exactly those and nothing else.
+
+Bounded in time without the harness: the tool runs under coreutils `timeout` (`params.timeout_s`),
+so a backup outlives a crashed harness by that bound at most. A fast checkpoint (`-c fast`)
+starts it at once: the default spread checkpoint would delay the copy by minutes and measure
+the checkpoint's pacing instead of the backup. WAL is streamed (`-X stream`), as a consistent
+backup needs. The password, if any, reaches the tool in its environment, never its arguments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from faults.base import FaultPlan, FaultSpec, FaultState, OperationProgress
+from faults.kinds import BackupParams, Params
+from harness import procs
+from harness.errors import ConfigError, ControlPlaneError
+from harness.lab.layout import LabLayout
+from harness.lab.shell import PG_BIN
+from harness.topology.credentials import resolve_secret
+from harness.topology.models import Database, Topology
+from harness.topology.targets import Target
+
+BACKEND = "pg_basebackup"
+STOP_GRACE_S = 10.0
+START_TIMEOUT_S = 10.0
+# pg_basebackup -P: "123456/234567 kB (52%), 0/1 tablespace" (carriage returns between updates)
+PROGRESS = re.compile(r"(\d+)/(\d+) kB \(\d+%\)")
+
+
+def pg_basebackup() -> str:
+    return shutil.which("pg_basebackup") or str(PG_BIN / "pg_basebackup")
+
+
+def lab_backup_area(topology: Topology) -> Path | None:
+    """The lab's backup area, for a lab topology or a vSphere topology bound to a lab."""
+    return LabLayout.from_settings(topology.lab).state_dir / "backups" if topology.lab is not None else None
+
+
+@dataclass
+class PgBaseBackup:
+    spec: FaultSpec
+    database: Database
+    field_path: str  # "databases[0]", for errors about its settings
+    destination: Path
+    max_rate: str | None
+    timeout_s: float
+    _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
+    _started_wall: float | None = field(default=None, init=False)
+    _finished_wall: float | None = field(default=None, init=False)
+    _returncode: int | None = field(default=None, init=False)
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> PgBaseBackup:
+        assert isinstance(params, BackupParams)
+        index, database = next((i, d) for i, d in enumerate(topology.databases) if d.name == target.name)
+        if params.destination is not None:
+            destination = Path(params.destination)
+            if not destination.is_absolute():
+                raise ConfigError(f"backup: params.destination: {params.destination!r} must be an absolute directory")
+        else:
+            area = lab_backup_area(topology)
+            if area is None:
+                raise ConfigError("backup: params.destination: required (a directory on this machine with room for "
+                                  f"a full copy of {database.name})")
+            destination = area
+        return cls(spec, database, f"databases[{index}]", destination, params.max_rate, params.timeout_s)
+
+    # -- what it writes --------------------------------------------------------------
+    @property
+    def directory(self) -> Path:
+        return self.destination / f"harness-backup-{self.spec.instance}"
+
+    @property
+    def log_file(self) -> Path:
+        return self.destination / f"harness-backup-{self.spec.instance}.log"
+
+    def conninfo(self) -> str:
+        hosts = self.database.endpoint
+        user = self.database.credential.username if self.database.credential else "postgres"
+        return (f"host={hosts} port={self.database.port} user={user} target_session_attrs=read-write "
+                f"connect_timeout=5 application_name=resilience-harness-backup")
+
+    def argv(self) -> list[str]:
+        rate = [f"--max-rate={self.max_rate}"] if self.max_rate else []
+        return ["timeout", "--kill-after=5", f"{self.timeout_s:g}", pg_basebackup(), "-d", self.conninfo(),
+                "-D", str(self.directory), "-X", "stream", "-c", "fast", "-P", "-v", *rate]
+
+    def _environment(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+        if self.database.credential is not None:
+            env["PGPASSWORD"] = resolve_secret(self.database.credential.password,
+                                               f"{self.field_path}.credential.password").reveal()
+        return env
+
+    # -- the fault contract ------------------------------------------------------------
+    def plan(self) -> FaultPlan:
+        rate = f", at most {self.max_rate}B/s" if self.max_rate else ", unthrottled"
+        credentials = (f"{self.database.name} credential (environment)",) if self.database.credential else ()
+        return FaultPlan(self.spec, BACKEND, (
+            f"pg_basebackup of {self.database.name} from its primary ({self.database.endpoint}) into "
+            f"{self.directory}{rate}, fast checkpoint, WAL streamed, bounded to {self.timeout_s:g} s",),
+            (f"stop that pg_basebackup if it still runs; remove {self.directory} and {self.log_file}",), credentials)
+
+    def preflight(self) -> None:
+        if not Path(pg_basebackup()).exists() and shutil.which("pg_basebackup") is None:
+            raise ConfigError("backup: pg_basebackup is not installed on this machine (postgresql-client)")
+        if self.directory.exists():
+            raise ControlPlaneError(f"backup: {self.directory} exists already; nothing is written over")
+        self.destination.mkdir(parents=True, exist_ok=True)
+        if not os.access(self.destination, os.W_OK):
+            raise ConfigError(f"backup: params.destination: {self.destination} is not writable")
+
+    def inject(self) -> None:
+        self.destination.mkdir(parents=True, exist_ok=True)
+        env = self._environment()
+        self._started_wall = time.time()
+        with self.log_file.open("wb") as log:
+            self._process = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                                             start_new_session=True)
+        threading.Thread(target=self._reap, name=f"backup-{self.spec.instance}", daemon=True).start()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not self.directory.exists() and self._process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def _reap(self) -> None:
+        assert self._process is not None
+        self._returncode = self._process.wait()
+        self._finished_wall = time.time()
+
+    def _pids(self) -> list[int]:
+        """Our tool's processes: those whose arguments name our directory, whoever started them (recover)."""
+        wanted = str(self.directory).encode()
+        found = []
+        for entry in procs.PROC.iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if wanted in argv and any(Path(a.decode(errors="replace")).name in ("pg_basebackup", "timeout")
+                                      for a in argv[:4] if a):
+                found.append(int(entry.name))
+        return found
+
+    def running(self) -> bool:
+        if self._process is not None:
+            return self._process.poll() is None
+        return bool(self._pids())
+
+    def check(self) -> FaultState:
+        return FaultState.IN_EFFECT if self.running() or self.directory.exists() or self.log_file.exists() \
+            else FaultState.CLEARED
+
+    def progress(self) -> OperationProgress:
+        running = self.running()
+        done_kb, total_kb = _last_progress(self.log_file)
+        error = None
+        if not running and self._returncode not in (None, 0):
+            error = f"pg_basebackup exit {self._returncode}: {_tail(self.log_file)}"
+        return OperationProgress(running=running, bytes_done=done_kb * 1024 if done_kb is not None else None,
+                                 bytes_total=total_kb * 1024 if total_kb is not None else None,
+                                 started_wall=self._started_wall, finished_wall=None if running else self._finished_wall,
+                                 error=error)
+
+    def revert(self) -> None:
+        for pid in self._pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while self._pids() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for pid in self._pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if self._process is not None:
+            try:
+                self._process.wait(STOP_GRACE_S)
+            except subprocess.TimeoutExpired as exc:
+                raise ControlPlaneError(f"backup: pg_basebackup (pid {self._process.pid}) did not stop") from exc
+        shutil.rmtree(self.directory, ignore_errors=True)
+        self.log_file.unlink(missing_ok=True)
+        if self.directory.exists():
+            raise ControlPlaneError(f"backup: {self.directory} could not be removed")
+
+
+def _last_progress(log: Path) -> tuple[int | None, int | None]:
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return None, None
+    found = PROGRESS.findall(text)
+    return (int(found[-1][0]), int(found[-1][1])) if found else (None, None)
+
+
+def _tail(log: Path) -> str:
+    try:
+        lines = [line for line in re.split(r"[\r\n]+", log.read_text(errors="replace")) if line.strip()]
+    except OSError:
+        return "(no log)"
+    return " / ".join(lines[-3:])[-600:]
