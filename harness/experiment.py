@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 
-from faults.base import FaultSpec
+from faults.base import FaultSpec, Operation, OperationProgress
 from harness.analysis.align import align
 from harness.analysis.impact import Impact, impact
 from harness.analysis.phases import FailoverPhases, failover_phases
@@ -83,6 +83,7 @@ class Experiment:
     resync_eta: list[float | None] = field(default_factory=list)  # the control plane's own ETA, per sample
     ledger: LedgerReport | None = None
     stop_report: StopReport | None = None
+    degraded_on_purpose: bool = False  # N-1: started while a fault the test holds keeps the cluster degraded
     _running: bool = False
     _start_wall: float = 0.0
     _sampling: threading.Event = field(default_factory=threading.Event)
@@ -91,7 +92,8 @@ class Experiment:
 
     # -- workload lifetime -------------------------------------------------------------
     def __enter__(self) -> Experiment:
-        self.cluster.preflight()
+        if not self.degraded_on_purpose:
+            self.cluster.preflight()
         self._start_wall = time.time()
         for workload in self.workloads:
             workload.start()
@@ -159,6 +161,21 @@ class Experiment:
                 self.session.inject(self.timeline, spec, guards=guards, duration_s=duration_s) as active:
             yield active
         self.timeline.record(EventKind.FAULT_ENDED, "experiment", fault=spec.kind, target=spec.target)
+
+    def await_operation(self, active: ActiveFault, timeout_s: float) -> tuple[OperationProgress, float]:
+        """Keep the load running until the fault's operation (a backup) ends, at most `timeout_s`; what it
+        reported and when it ended on the timeline (now, if it is still running: the revert stops it)."""
+        operation, spec = active.fault, active.fault.spec
+        if not isinstance(operation, Operation):
+            raise HarnessError(f"{spec.kind} on {spec.target} is not an operation with an end")
+        self.progress.until(f"{spec.kind} of {spec.target}", lambda: not operation.progress().running, timeout_s,
+                            interval_s=0.5)
+        done = operation.progress()
+        ended = self.timeline.t_of_wall(done.finished_wall) if done.finished_wall is not None else self.timeline.now()
+        error = done.error or (f"still running after {timeout_s:g} s" if done.running else None)
+        self.timeline.record(EventKind.OPERATION_DONE, "experiment", t=ended, fault=spec.kind, target=spec.target,
+                             completed=done.completed, bytes=done.bytes_done, error=error)
+        return done, ended
 
     def throughput_guard(self, baseline_tps: float) -> ThroughputFloor:
         """Stop the experiment once TPS has stayed under 10 % of baseline longer than a failover may take

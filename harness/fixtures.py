@@ -102,26 +102,36 @@ def server_counter(dialect: Dialect, settings: ConnectionSettings, timeline: Tim
     raise ConfigError(f"--workload observe: no server commit counter for {dialect.name}")
 
 
-@pytest.fixture
-def experiment(harness_session: HarnessSession, cluster: Cluster, schema: Scale | None, timeline: Timeline,
-               progress: Progress, windows: Windows, pytestconfig: pytest.Config) -> Iterator[Experiment]:
-    """One experiment under load on a healthy cluster; the cluster is healthy again afterwards."""
-    from reports.allure.steps import ChangeTicket, link_change_ticket, phase  # Allure only when experiments run
+def new_experiment(harness_session: HarnessSession, cluster: Cluster, schema: Scale | None, timeline: Timeline,
+                   progress: Progress, windows: Windows, config: pytest.Config,
+                   series: TransactionSeries | None = None, degraded_on_purpose: bool = False) -> Experiment:
+    """An experiment with the run's OLTP workload (or the server's commit counter), not yet started; several
+    experiments of one test may write one `series`, so its plot shows them all."""
+    from reports.allure.steps import phase  # Allure only when experiments run
 
-    heal_or_rebuild(cluster, windows, before=True)
-    ticket = pytestconfig.getoption("--change-ticket")
-    if ticket:
-        link_change_ticket(ChangeTicket(ticket, pytestconfig.getoption("--change-url") or "{ticket}"))
-    series = TransactionSeries()
+    series = series if series is not None else TransactionSeries()
     dialect, settings = cluster.connection()
     workload: Workload
     if schema is None:
         workload = server_counter(dialect, settings, timeline, series)
     else:
         workload = OltpDriver(dialect, settings, timeline, series,
-                              DriverConfig(users=pytestconfig.getoption("--users"), scale=schema))
-    with Experiment(harness_session, cluster, timeline, progress, [workload], windows, series=series,
-                    step=phase) as running:
+                              DriverConfig(users=config.getoption("--users"), scale=schema))
+    return Experiment(harness_session, cluster, timeline, progress, [workload], windows, series=series, step=phase,
+                      degraded_on_purpose=degraded_on_purpose)
+
+
+@pytest.fixture
+def experiment(harness_session: HarnessSession, cluster: Cluster, schema: Scale | None, timeline: Timeline,
+               progress: Progress, windows: Windows, pytestconfig: pytest.Config) -> Iterator[Experiment]:
+    """One experiment under load on a healthy cluster; the cluster is healthy again afterwards."""
+    from reports.allure.steps import ChangeTicket, link_change_ticket  # Allure only when experiments run
+
+    heal_or_rebuild(cluster, windows, before=True)
+    ticket = pytestconfig.getoption("--change-ticket")
+    if ticket:
+        link_change_ticket(ChangeTicket(ticket, pytestconfig.getoption("--change-url") or "{ticket}"))
+    with new_experiment(harness_session, cluster, schema, timeline, progress, windows, pytestconfig) as running:
         yield running
     heal_or_rebuild(cluster, windows, before=False)
 

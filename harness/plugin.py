@@ -64,11 +64,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--migration-rtt-steps", default="0,1,2,4",
                     help="S5: added inter-site RTT steps (ms) at which the database VM migrates")
     group.addoption("--io-profile", default="mail", help="S6: the I/O workload's fio profile (mail: 70/30 r/w, 32 KiB)")
+    group.addoption("--io-rate-iops", type=int, default=1000,
+                    help="S6: the I/O workload's offered load (fio rate_iops; 0: as fast as it goes)")
     group.addoption("--io-dir", default=None,
                     help="S6: directory fio writes in (default on the lab: the primary site's storage); on a real "
                          "cluster, a disk of the same datastore mounted on this machine")
-    group.addoption("--backup-max-rate", default=None,
-                    help="S7: also run the backup rate-limited (pg_basebackup --max-rate, e.g. 4M)")
+    group.addoption("--backup-rates", default="none",
+                    help="S7: one backup per rate, comma-separated: 'none' (unthrottled) or a pg_basebackup "
+                         "--max-rate such as 4M")
     group.addoption("--backup-destination", default=None,
                     help="S7: where the backup is written (default on the lab: its backup area)")
     group.addoption("--backup-timeout-s", type=float, default=1800.0, help="S7: bound on one backup")

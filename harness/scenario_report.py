@@ -8,11 +8,12 @@ written to `--tables-dir` for the demo's summary, and its figures in the closing
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.experiment import Experiment
+from harness.history.series import MetricSeries
 from reports.allure.steps import Evidence, ExperimentLabels, apply_labels, attach_evidence
 from reports.tables import Table, to_html, to_markdown
 
@@ -23,11 +24,13 @@ class ScenarioReport:
     numbers: MutableMapping[str, str]
 
     def record(self, scenario: str, experiment: Experiment, *, fault_kind: str, target: str, title: str,
-               table: Table | None, table_name: str | None = None, numbers: Mapping[str, str] | None = None) -> None:
+               table: Table | None, table_name: str | None = None, numbers: Mapping[str, str] | None = None,
+               metrics: Sequence[MetricSeries] = ()) -> None:
+        """`metrics`: more series to plot beside the workload's (an I/O workload's IOPS)."""
         apply_labels(ExperimentLabels(scenario=scenario, fault_kind=fault_kind, target=target))
         resync = [experiment.resync_bytes] if any(p.value > 0 for p in experiment.resync_bytes.points()) else []
-        attach_evidence(Evidence(timeline=experiment.timeline, series=experiment.series, metrics=resync, table=table,
-                                 title=title))
+        attach_evidence(Evidence(timeline=experiment.timeline, series=experiment.series, metrics=[*resync, *metrics],
+                                 table=table, title=title))
         if table is not None and table_name is not None:
             self.keep_table(table, table_name)
         self.numbers.update(numbers or {})

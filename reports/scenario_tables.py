@@ -227,7 +227,7 @@ def _change_pct(alone: float | None, mixed: float | None) -> float | None:
     return None if share is None else share - 100.0
 
 
-def s6_interference_table(runs: Sequence[Interference], *, min_tps_kept_pct: float = 80.0,
+def s6_interference_table(runs: Sequence[Interference], *, min_tps_kept_pct: float = 80.0, notes: Sequence[str] = (),
                           title: str = "S6 mixed-workload interference and N-1") -> Table:
     rows: list[dict[str, Cell]] = [
         {"configuration": r.configuration, "tps_alone": r.tps_alone, "tps_mixed": r.tps_mixed,
@@ -245,7 +245,7 @@ def s6_interference_table(runs: Sequence[Interference], *, min_tps_kept_pct: flo
     thresholds = [Threshold("tps_change", ">=", min_tps_kept_pct - 100.0, "TPS kept with the I/O workload")]
     return Table(title, columns, rows, thresholds, (
         "alone = each workload by itself; mixed = both at once; change % = mixed against alone "
-        "(the published shape: TPS -3.81 %, mail IOPS -12 %)",))
+        "(the published shape: TPS -3.81 %, mail IOPS -12 %)", *notes))
 
 
 # --- S7: backup under load --------------------------------------------------------------------------

@@ -67,6 +67,15 @@ class FioJob:
     ioengine: str = "psync"
     direct: bool = False
     grace_s: float = 30.0
+    rate_iops: int | None = None  # a steady offered load (a mail store's), not the device's maximum
+
+    def rate_line(self) -> list[str]:
+        """fio caps reads and writes separately (`rate_iops=R,W`): the total is split by the profile's mix."""
+        if not self.rate_iops:
+            return []
+        reads = round(self.rate_iops * self.profile.rwmixread / 100)
+        return [f"rate_iops={max(reads, 1)},{max(self.rate_iops - reads, 1)}"]
+
 
     def text(self, log_prefix: Path) -> str:
         p = self.profile
@@ -75,7 +84,7 @@ class FioJob:
             f"ioengine={self.ioengine}", f"iodepth={self.iodepth}", f"direct={int(self.direct)}",
             "log_avg_msec=1000", "log_unix_epoch=1", f"write_iops_log={log_prefix}", f"write_bw_log={log_prefix}",
             f"write_lat_log={log_prefix}", "", f"[{p.name}]", f"rw={p.rw}", f"rwmixread={p.rwmixread}", f"bs={p.bs}",
-            f"numjobs={self.numjobs}", "",
+            f"numjobs={self.numjobs}", *self.rate_line(), "",
         ])
 
 
