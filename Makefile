@@ -52,7 +52,7 @@ $(TOOLS)/bin/govc: $(VSIM_SOURCES) scripts/install-go.sh | $(STAMPS)/apt
 	$(VSIM_GO) build -trimpath -ldflags "-X github.com/vmware/govmomi/cli/flags.BuildVersion=v0.52.0" -o $@ ./cmd/govc
 
 demo: setup
-	$(PY) -m harness demo --out $(OUT)
+	$(PY) -m harness demo --out $(OUT) $(if $(FULL),--full)
 
 test: setup
 	$(VSIM_GO) test -count=1 ./...

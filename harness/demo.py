@@ -1,6 +1,6 @@
 """`python -m harness demo`: the main job against the embedded lab, start to report.
 
-Brings the lab up (through the suites' fixtures), runs S1-S4 with short windows, builds the
+Brings the lab up (through the suites' fixtures), runs S1-S7 with short windows, builds the
 Allure report (site + single file, trend kept in OUT), prints the scenario tables and ends
 with `report: <single-file path>`. Windows are options, so a nightly run lengthens them.
 """
@@ -34,25 +34,38 @@ class DemoWindows:
     rtt_steps: str
     steady_window_s: int
     component_mb: int  # the bound lab's modelled vSAN component size: how long a resync lasts
+    migration_rtt_steps: str = "0,4"
+    backup_rates: str = "4M"
+    io_rate_iops: int = 400  # S6's offered I/O: the lab's scale (two cores), not a mail store's
 
 
-DEMO = DemoWindows(baseline_s=12, observe_s=15, settle_s=10, step_s=12, warmup_s=3, rtt_steps="0,2,4,8",
+DEMO = DemoWindows(baseline_s=12, observe_s=15, settle_s=10, step_s=12, warmup_s=3, rtt_steps="0,4",
                    steady_window_s=8, component_mb=256)
+FULL = DemoWindows(baseline_s=12, observe_s=15, settle_s=10, step_s=12, warmup_s=3, rtt_steps="0,1,2,4,8",
+                   steady_window_s=8, component_mb=256, migration_rtt_steps="0,1,2,4", backup_rates="none,4M")
 SMOKE = DemoWindows(baseline_s=5, observe_s=6, settle_s=4, step_s=4, warmup_s=1, rtt_steps="0,4", steady_window_s=3,
-                    component_mb=128)
+                    component_mb=128, migration_rtt_steps="2", backup_rates="8M")
+# What FULL adds to the demo: the whole RTT sweeps (S1 0-8 ms, S5 0-4 ms) and the unthrottled backup (S7).
+FULL_ADDS = "S1 at 1, 2 and 8 ms; S5 at 1 and 2 ms; S7's unthrottled backup"
 
 
 SUITES = REPO / "tests" / "resiliency"
-LAB_SUITES = ("test_s1_latency_sweep.py", "test_s4_application_failover.py")
-VSPHERE_SUITES = ("test_s2_component_failures.py", "test_s3_site_failure.py")
+LAB_SUITES = ("test_s1_latency_sweep.py", "test_s4_application_failover.py", "test_s6_mixed_workloads.py",
+              "test_s7_backup_under_load.py")
+VSPHERE_SUITES = ("test_s2_component_failures.py", "test_s3_site_failure.py", "test_s5_live_migration.py")
+
+
+def windows_of(args: argparse.Namespace) -> DemoWindows:
+    return SMOKE if args.smoke else FULL if args.full else DEMO
 
 
 def add_demo_parser(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "demo", help="run the S1-S4 suites against the embedded lab and build the report")
+        "demo", help="run the S1-S7 suites against the embedded lab and build the report")
     parser.add_argument("--out", type=Path, default=REPO / "out", help="results, tables and report go here")
     parser.add_argument("--lab", default="lab", help="lab topology: 'lab' or 'lab:PREFIX'")
     parser.add_argument("--smoke", action="store_true", help="minimal windows: checks the path, not the product")
+    parser.add_argument("--full", action="store_true", help=f"the whole matrix; adds {FULL_ADDS}")
     parser.add_argument("--keep-lab", action="store_true", help="leave the lab running afterwards")
     parser.add_argument("--no-vsphere", action="store_true",
                         help="run S2 and S3 with the lab's own faults instead of through the production vSphere, "
@@ -64,13 +77,14 @@ def add_demo_parser(subparsers: Any) -> None:
 
 def pytest_command(args: argparse.Namespace, results: Path, tables: Path, *, topology: str | None = None,
                    suites: Sequence[str] = (), clean: bool = True) -> list[str]:
-    w = SMOKE if args.smoke else DEMO
+    w = windows_of(args)
     paths = [str(SUITES / suite) for suite in suites] or [str(SUITES)]
     command = [sys.executable, "-m", "pytest", *paths, "-p", "no:cacheprovider",
                "--topology", topology or args.lab, "--alluredir", str(results), "--tables-dir", str(tables),
                "--baseline-s", str(w.baseline_s), "--observe-s", str(w.observe_s), "--settle-s", str(w.settle_s),
                "--step-s", str(w.step_s), "--warmup-s", str(w.warmup_s), "--rtt-steps", w.rtt_steps,
-               "--steady-window-s", str(w.steady_window_s), "-q", "-rA"]
+               "--steady-window-s", str(w.steady_window_s), "--migration-rtt-steps", w.migration_rtt_steps,
+               "--backup-rates", w.backup_rates, "--io-rate-iops", str(w.io_rate_iops), "-q", "-rA"]
     if clean:
         command.append("--clean-alluredir")
     if topology is not None:
@@ -137,16 +151,18 @@ def run_demo(args: argparse.Namespace) -> int:
     for table in sorted(tables.glob("*.md")):
         print(table.read_text().rstrip() + "\n")
     print(f"demo wall time: {time.monotonic() - started:.0f} s; pytest exit {returncode}")
+    if not (args.full or args.smoke):
+        print(f"make demo FULL=1 adds {FULL_ADDS}")
     print(f"report site: {report.site_dir / 'index.html'}")
     print(f"report: {report.single_file}")
     return returncode
 
 
 def run_bound(args: argparse.Namespace, results: Path, tables: Path) -> tuple[int, list[int]]:
-    """S1 and S4 on the lab's own faults, S2 and S3 through the production vSphere path on the bound lab."""
+    """S1, S4, S6 and S7 on the lab's own faults, S2, S3 and S5 through the production vSphere path on the bound lab."""
     prefix = lab_prefix(args.lab)
     try:
-        bound = bind_vsphere(prefix, (SMOKE if args.smoke else DEMO).component_mb)
+        bound = bind_vsphere(prefix, windows_of(args).component_mb)
         print(f"lab {prefix} bound to its vSphere simulator: {bound.topology}", flush=True)
         first, signals = run_to_end(pytest_command(args, results, tables, suites=LAB_SUITES), REPO)
         if signals:

@@ -1,4 +1,4 @@
-"""The README's main job, with minimal windows: lab up, S1-S4, report, lab down.
+"""The README's main job, with minimal windows: lab up, S1-S7, report, lab down.
 
 It checks the path (every suite runs to a verdict, tables and report are produced, nothing
 is left behind), not the product's figures: those need the demo's real windows.
@@ -27,6 +27,6 @@ def test_demo_runs_every_suite_to_a_verdict_and_ends_with_the_report_path(tmp_pa
     assert report.is_file() and report.stat().st_size > 100_000
     assert (out / "report" / "site" / "index.html").is_file()
     tables = {p.stem.split("-")[0] for p in (out / "tables").glob("*.md")}
-    assert tables == {"s1", "s2", "s3", "s4"}
+    assert tables == {"s1", "s2", "s3", "s4", "s5", "s6", "s7"}
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert f"{PREFIX}-" not in namespaces

@@ -1,0 +1,96 @@
+"""What S5 and S7 stand on in the lab: a live migration's stun as the clients feel it, and a backup under load.
+
+The stun is the model's only quantity the clients see directly, so two different modelled
+stuns must show up as two different commit gaps. The backup is real `pg_basebackup` from the
+lab's primary: rate-limited, it takes as long as its size at that rate; stopped mid-run, it
+leaves no process and none of its files behind, and nothing else in its destination is touched.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from faults.backends.pgbackup import PgBaseBackup
+from faults.base import FaultSpec, FaultState
+from harness.analysis.phases import longest_gap_within
+from harness.clusters.lab import LabCluster
+from harness.history.series import TransactionSeries
+from harness.lab.controller import Lab
+from harness.lab.vmotion import PreCopyModel, migrate
+from harness.safety.runner import FaultRunner
+from harness.topology.models import Topology
+from tests.integration.lab.lab_support import FaultBuilder
+from workloads.oltp import DriverConfig, OltpDriver, prepare_schema
+from workloads.oltp.schema import Scale
+
+
+@pytest.fixture
+def load(lab: Lab, topology: Topology, runner: FaultRunner) -> Iterator[OltpDriver]:
+    dialect, settings = LabCluster(lab, topology).connection()
+    prepare_schema(dialect, settings, Scale(), scratch=True)
+    driver = OltpDriver(dialect, settings, runner.timeline, TransactionSeries(), DriverConfig(users=6))
+    driver.start()
+    time.sleep(3)
+    yield driver
+    driver.stop()
+
+
+def stun_seen(lab: Lab, runner: FaultRunner, stun_s: float) -> float | None:
+    model = PreCopyModel(memory_mb=200, link_mb_s=1250, window_mb=2, dirty_mb_s=50, stun_s=stun_s)
+    start = runner.timeline.now()
+    done = migrate(lab, lab.primary(), cross_site=True, model=model)
+    assert done.rtt_ms > 0 and done.precopy_s == pytest.approx(model.precopy_s(done.rtt_ms))
+    time.sleep(1.5)
+    return longest_gap_within(runner.timeline, start, runner.timeline.now())
+
+
+def test_two_modelled_stuns_are_two_different_stuns_seen_by_the_clients(
+        lab: Lab, runner: FaultRunner, load: OltpDriver) -> None:
+    short, long = stun_seen(lab, runner, 0.8), stun_seen(lab, runner, 2.0)
+    assert short is not None and long is not None, "each stun is a commit gap over the driver's threshold"
+    assert 0.7 <= short <= 1.4, short
+    assert 1.9 <= long <= 2.6, long
+    assert long - short >= 0.9
+    load.stop()
+    assert load.verify().lost_count == 0
+
+
+def backup(factory: FaultBuilder, topology: Topology, destination: Path, **params: object) -> PgBaseBackup:
+    fault = factory.build(FaultSpec("backup", "database:bench", {"destination": str(destination), **params}), topology)
+    assert isinstance(fault, PgBaseBackup)
+    return fault
+
+
+def test_a_rate_limited_backup_under_load_takes_its_size_at_that_rate_and_leaves_nothing(
+        topology: Topology, runner: FaultRunner, factory: FaultBuilder, load: OltpDriver, tmp_path: Path) -> None:
+    (tmp_path / "operator.tar").write_text("not the harness's")
+    fault = backup(factory, topology, tmp_path, max_rate="8M", timeout_s=120.0)
+    with runner.inject(fault, duration_s=150) as active:
+        while fault.progress().running and runner.timeline.now() - active.injected_at < 120:
+            active.sleep(0.5)
+        done = fault.progress()
+        assert fault.check() is FaultState.IN_EFFECT, "its files are there until the revert"
+    assert done.completed, done.error
+    assert done.bytes_done is not None and done.bytes_done > 10e6
+    assert done.started_wall is not None and done.finished_wall is not None
+    took = done.finished_wall - done.started_wall
+    assert took >= 0.8 * done.bytes_done / (8 * 1024 * 1024), f"{done.bytes_done:.0f} B in {took:.1f} s at 8 MB/s"
+    assert fault.check() is FaultState.CLEARED
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["operator.tar"]
+    load.stop()
+    assert load.verify().lost_count == 0
+
+
+def test_a_backup_stopped_mid_run_leaves_no_process_and_none_of_its_files(
+        topology: Topology, runner: FaultRunner, factory: FaultBuilder, tmp_path: Path) -> None:
+    fault = backup(factory, topology, tmp_path, max_rate="1M", timeout_s=120.0)
+    with runner.inject(fault, duration_s=150):
+        time.sleep(2)
+        assert fault.progress().running and fault._pids(), "still copying at 1 MB/s"
+    assert not fault._pids()
+    assert fault.check() is FaultState.CLEARED and list(tmp_path.iterdir()) == []
+    assert fault.progress().error is not None, "it ended without completing, and says how"
