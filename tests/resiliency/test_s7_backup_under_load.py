@@ -9,9 +9,6 @@ user's backup chain is untouched. Revert stops a backup still running and remove
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
-
 import pytest
 
 from harness.analysis.slo import Verdict, assert_verdicts
@@ -22,43 +19,36 @@ from harness.scenario_report import ScenarioReport
 from reports.scenario_tables import BackupUnderLoad, s7_backup_table
 from tests.resiliency.evidence import fmt, fmt_lost, window_stats
 
-BACKUP = ScenarioFault("full backup", Role.DATABASE, {"lab": "backup", "vsphere": "backup"})
 MB = 1e6
 
 
-@dataclass(frozen=True)
-class BackupCase:
-    label: str
-    max_rate: str | None = None
-
-    def __str__(self) -> str:
-        return self.label
+def backup_case(rate: str, destination: str | None, timeout_s: float) -> ScenarioFault:
+    """One backup as dry-run plans it and the test runs it: its rate, destination and bound are its params."""
+    params = {"timeout_s": timeout_s, **({"max_rate": rate} if rate != "none" else {}),
+              **({"destination": destination} if destination else {})}
+    label = "full backup" if rate == "none" else f"full backup at {rate}B/s"
+    return ScenarioFault(label, Role.DATABASE, {"lab": "backup", "vsphere": "backup"}, params)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "case" not in metafunc.fixturenames:
         return
-    rates = [r.strip() for r in str(metafunc.config.getoption("--backup-rates")).split(",") if r.strip()]
-    cases = [BackupCase("full backup") if rate == "none" else BackupCase(f"full backup at {rate}B/s", rate)
-             for rate in rates]
-    metafunc.parametrize("case", cases, ids=["unthrottled" if c.max_rate is None else f"at-{c.max_rate}" for c in cases])
+    option = metafunc.config.getoption
+    rates = [r.strip() for r in str(option("--backup-rates")).split(",") if r.strip()]
+    cases = [backup_case(rate, option("--backup-destination"), option("--backup-timeout-s")) for rate in rates]
+    metafunc.parametrize("case", cases, ids=["unthrottled" if r == "none" else f"at-{r}" for r in rates])
 
 
 @pytest.mark.scenario("S7")
-@pytest.mark.faults(BACKUP)
 def test_a_full_backup_under_load_completes_and_keeps_the_business_running(
-        case: BackupCase, experiment: Experiment, harness_session: HarnessSession, scenario_report: ScenarioReport,
+        case: ScenarioFault, experiment: Experiment, harness_session: HarnessSession, scenario_report: ScenarioReport,
         pytestconfig: pytest.Config) -> None:
     topology = harness_session.topology
     users, timeout_s = pytestconfig.getoption("--users"), pytestconfig.getoption("--backup-timeout-s")
-    destination = pytestconfig.getoption("--backup-destination")
     start = experiment.timeline.now()
     experiment.baseline()
     before = window_stats(experiment, start, experiment.timeline.now(), users)
-    spec = BACKUP.resolve(experiment.cluster, topology)
-    params = {"timeout_s": timeout_s, **({"max_rate": case.max_rate} if case.max_rate else {}),
-              **({"destination": destination} if destination else {})}
-    spec = dataclasses.replace(spec, params=params)
+    spec = case.resolve(experiment.cluster, topology)
     with experiment.fault(spec, guards=[experiment.throughput_guard(before.tps or 0.0)],
                           duration_s=timeout_s + 60) as active:
         done, ended = experiment.await_operation(active, timeout_s)
@@ -73,7 +63,7 @@ def test_a_full_backup_under_load_completes_and_keeps_the_business_running(
     lost = experiment.ledger.lost_count if experiment.ledger else None
     throughput = row.size_mb / duration if row.size_mb is not None and duration else None
     scenario_report.record("S7", experiment, fault_kind=spec.kind, target=spec.target, title=f"S7 {case.label}",
-                           table=table, table_name=f"s7-{'unthrottled' if case.max_rate is None else 'at-' + case.max_rate}",
+                           table=table, table_name=f"s7-{spec.params.get('max_rate', 'unthrottled')}",
                            numbers={"backup": f"{fmt(row.size_mb, ' MB')} in {fmt(duration, ' s')} "
                                               f"({fmt(throughput, ' MB/s')})",
                                     "TPS before": fmt(before.tps, "", 0), "during": fmt(during.tps, "", 0),

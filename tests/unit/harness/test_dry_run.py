@@ -139,3 +139,14 @@ def test_the_suites_plan_a_failover_cluster_instance_role_move_with_the_exact_po
     assert "management.winrm[0].credential.password" in plan
     assert "host-power-off on host:esx-a1 via redfish" in result.stdout  # S4 unplanned: the active node's host
     assert "no backend" not in result.stdout
+
+
+def test_the_suites_plan_a_cross_site_migration_of_each_database_vm_and_the_n_minus_1_host():
+    result = dry_run_suites("examples/stretched-2plus2.yaml")
+    assert result.returncode == 0, result.stdout + result.stderr
+    plan = plan_of(result.stdout, "vm-migrate on node:sql-ag-01/sql01 via vsphere")
+    assert "RelocateVM_Task of VM sql01-vm to a connected host of another site" in plan, plan
+    assert "back to the host it ran on at inject" in plan
+    after = result.stdout[result.stdout.index("vm-migrate on node:sql-ag-01/sql01"):].split("\n[", 1)[0]
+    assert "NOT ALLOWED" not in after, "the example's allow-list names its database nodes"
+    assert "test_s6_mixed_workloads.py" in result.stdout and "host-power-off on host:esx-b1 via redfish" in result.stdout
