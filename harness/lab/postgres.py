@@ -28,7 +28,9 @@ HBA = ("host all all 198.18.0.0/15 trust\n"
 COMMON_CONF = {
     "max_wal_size": "'64MB'",
     "min_wal_size": "'32MB'",
-    "wal_keep_size": "'32MB'",
+    # A node rewound after a failover replays from the last checkpoint both nodes share; the new primary
+    # must still hold that WAL (pg_auto_failover's slots start at the promotion), or the node waits forever.
+    "wal_keep_size": "'512MB'",
     "shared_buffers": "'32MB'",
     "fsync": "on",
 }
