@@ -31,7 +31,7 @@ class Role(enum.Enum):
     INTER_SITE_LINK = "link between the database sites"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ScenarioFault:
     label: str
     role: Role
@@ -40,6 +40,10 @@ class ScenarioFault:
     note: str = ""
 
     def __str__(self) -> str:
+        return self.label
+
+    def __repr__(self) -> str:
+        """The label: what a report shows as the test's parameter."""
         return self.label
 
     def kind_for(self, topology: Topology) -> str:

@@ -1,8 +1,10 @@
 """What a suite test says about its run, in one call: labels, evidence, the kept table, key numbers.
 
-Every scenario test ends the same way: Allure labels (epic = scenario, feature = fault
-kind, story = target), the plots / metrics / fault record / table attached, the table
-written to `--tables-dir` for the demo's summary, and its figures in the closing summary.
+Every scenario test ends the same way: a title as the published tables name it ("S2 · disk
+group on esx-b1/0") with plain parameters, Allure labels (epic = scenario, feature = fault
+kind, story = target), the plots / metrics / fault record / table attached, the scenario
+record (table and key figures, for the summary page and the nightly trend), the table written
+to `--tables-dir` for the demo's summary, and its figures in the closing summary.
 """
 
 from __future__ import annotations
@@ -12,10 +14,41 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from faults.base import FaultSpec
+from harness.errors import HarnessError
 from harness.experiment import Experiment
+from harness.history import EventKind
 from harness.history.series import MetricSeries
-from reports.allure.steps import Evidence, ExperimentLabels, apply_labels, attach_evidence
+from reports.allure.steps import (
+    Evidence,
+    ExperimentLabels,
+    apply_labels,
+    attach_evidence,
+    attach_json,
+    title_and_parameters,
+)
+from reports.scenario_record import ATTACHMENT_NAME, scenario_record
 from reports.tables import Table, to_html, to_markdown
+
+
+def human_title(scenario: str, title: str, target: str) -> str:
+    """"S2 disk group" on "diskgroup:esx-b1/0" -> "S2 · disk group on esx-b1/0"."""
+    what = title.removeprefix(scenario).strip()
+    where = target.partition(":")[2] or target
+    return f"{scenario} · {what} on {where}"
+
+
+def mechanism(experiment: Experiment, fault_kind: str, target: str) -> str:
+    """How the fault was made: its kind and the backend that made it, as the plan names it."""
+    injected = [e for e in experiment.timeline.events(EventKind.INJECT)
+                if e.attrs.get("fault") == fault_kind and e.attrs.get("target") == target]
+    if not injected:
+        return fault_kind
+    params = {k: v for k, v in injected[-1].attrs.items() if k not in ("fault", "target")}
+    try:
+        return f"{fault_kind} via {experiment.session.build(FaultSpec(fault_kind, target, params)).plan().backend}"
+    except HarnessError:
+        return fault_kind
 
 
 @dataclass
@@ -27,10 +60,15 @@ class ScenarioReport:
                table: Table | None, table_name: str | None = None, numbers: Mapping[str, str] | None = None,
                metrics: Sequence[MetricSeries] = ()) -> None:
         """`metrics`: more series to plot beside the workload's (an I/O workload's IOPS)."""
+        title_and_parameters(human_title(scenario, title, target), {"fault kind": fault_kind, "target": target})
         apply_labels(ExperimentLabels(scenario=scenario, fault_kind=fault_kind, target=target))
         resync = [experiment.resync_bytes] if any(p.value > 0 for p in experiment.resync_bytes.points()) else []
         attach_evidence(Evidence(timeline=experiment.timeline, series=experiment.series, metrics=[*resync, *metrics],
                                  table=table, title=title))
+        record = scenario_record(scenario, human_title(scenario, title, target), fault_kind=fault_kind, target=target,
+                                 mechanism=mechanism(experiment, fault_kind, target), table=table,
+                                 numbers=numbers or {})
+        attach_json(record.to_json(), ATTACHMENT_NAME)
         if table is not None and table_name is not None:
             self.keep_table(table, table_name)
         self.numbers.update(numbers or {})

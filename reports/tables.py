@@ -17,6 +17,7 @@ from reports.html import esc, page
 
 Cell = float | int | str | None
 Op = Literal["<=", ">=", "<", ">", "=="]
+Better = Literal["lower", "higher"]
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt, "==": operator.eq,
 }
@@ -30,12 +31,14 @@ class Verdict(StrEnum):
 
 @dataclass(frozen=True)
 class Column:
-    """`fmt` formats numbers; text cells are shown as they are."""
+    """`fmt` formats numbers; text cells are shown as they are. A column whose `better` is set holds a
+    key figure: its values are kept night after night and judged for regressions in that direction."""
 
     key: str
     title: str
     fmt: str = "{:,.0f}"
     text: bool = False
+    better: Better | None = None
 
 
 @dataclass(frozen=True)

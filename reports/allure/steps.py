@@ -77,6 +77,28 @@ def add_parameters(parameters: Mapping[str, object]) -> None:
         _dynamic().parameter(name, "***" if SECRET_KEY.search(name) else str(value))
 
 
+class _Shown:
+    """A value Allure shows as it is: allure-commons quotes strings and shows other objects by their repr."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def title_and_parameters(title: str, parameters: Mapping[str, str]) -> None:
+    """The test's title as the published tables name it, and its parameters as plain values (replacing
+    pytest's own representation of a parameter of the same name)."""
+    _dynamic().title(title)
+    for name, value in parameters.items():
+        _dynamic().parameter(name, _Shown("***" if SECRET_KEY.search(name) else value))
+
+
+def attach_json(text: str, name: str) -> None:
+    allure.attach(text, name=name, attachment_type=allure.attachment_type.JSON)
+
+
 def link_change_ticket(ticket: ChangeTicket) -> None:
     _dynamic().link(ticket.url, link_type="link", name=f"change {ticket.ticket}")
 

@@ -73,12 +73,13 @@ def test_a_live_migration_across_sites_keeps_the_business_running(
     warmup_s, step_s = pytestconfig.getoption("--warmup-s"), pytestconfig.getoption("--step-s")
     users = pytestconfig.getoption("--users")
     link = LATENCY.resolve(experiment.cluster, topology)
-    measured = []
+    measured, migration = [], None
     for rtt in steps:
         with phase("observe", f"migration at {rtt:g} ms added RTT"), \
                 added_rtt(experiment, link, rtt, warmup_s + 2 * step_s + 2 * MIGRATION_TIMEOUT_S):
             experiment.measure(f"warm-up at {rtt:g} ms", warmup_s)
-            measured.append(migrate_once(experiment, MIGRATION.resolve(experiment.cluster, topology), rtt, step_s, users))
+            migration = MIGRATION.resolve(experiment.cluster, topology)
+            measured.append(migrate_once(experiment, migration, rtt, step_s, users))
     experiment.finish()
     modelled = product_versions.get("modelled")
     notes = (f"modelled on this platform (the stun column is still measured): {modelled}",) if modelled else ()
@@ -86,7 +87,8 @@ def test_a_live_migration_across_sites_keeps_the_business_running(
                                max_stun_s=topology.slo.non_primary_stall_max_s,
                                gap_threshold_s=DriverConfig.gap_threshold_s, notes=notes)
     lost = experiment.ledger.lost_count if experiment.ledger else None
-    scenario_report.record("S5", experiment, fault_kind="vm-migrate", target=MIGRATION.label, title="S5 live migration",
+    scenario_report.record("S5", experiment, fault_kind="vm-migrate",
+                           target=migration.target if migration else "node", title="S5 live migration",
                            table=table, table_name="s5-live-migration",
                            numbers={**{f"{s.rtt_ms:g} ms": f"{fmt(s.migration_s, ' s')} migration, stun "
                                                            f"{fmt(s.stun_s, ' s', 2)}" for s in measured},

@@ -1,0 +1,82 @@
+"""What one scenario test leaves for the summary page and the nightly trend: its table and its key figures.
+
+Written next to the evidence as the `scenario record` attachment (JSON), so the summary is built
+from the Allure results alone, and read back by `reports.summary_page`. A key figure is a cell of
+a column marked with the direction that is better (`Column.better`): failover seconds lower,
+throughput higher. Its key names the scenario, the row and the column, so the same figure is
+found again the next night.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, cast
+
+from reports.tables import Better, Table, format_cell, to_html_fragment
+
+ATTACHMENT_NAME = "scenario record"
+
+
+@dataclass(frozen=True)
+class Figure:
+    key: str  # "S4 · unplanned: the active node's host fails · total (s)"
+    scenario: str
+    row: str
+    column: str
+    value: float
+    better: Better
+    shown: str  # as the table shows it
+
+
+@dataclass(frozen=True)
+class ScenarioRecord:
+    scenario: str
+    title: str
+    fault_kind: str
+    target: str
+    mechanism: str  # how the fault was made, e.g. "latency via lab (Toxiproxy)"
+    verdict: str  # the table's: pass / fail / not judged ("" without a table)
+    table_html: str  # the table as the summary page shows it
+    numbers: Mapping[str, str] = field(default_factory=dict)
+    figures: Sequence[Figure] = ()
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> ScenarioRecord:
+        data = cast(dict[str, Any], json.loads(text))
+        figures = [Figure(**f) for f in data.pop("figures", [])]
+        return cls(**data, figures=figures)
+
+
+def row_label(table: Table, row: Mapping[str, Any]) -> str:
+    """A row's name: its first cell, with the column's title when that cell is a number (an RTT step)."""
+    first = table.columns[0]
+    shown = format_cell(first, row.get(first.key))
+    return shown if first.text else f"{first.title} {shown}"
+
+
+def figures_of(scenario: str, table: Table) -> list[Figure]:
+    """Every numeric cell of the table's key-figure columns."""
+    found = []
+    for row in table.rows:
+        label = row_label(table, row)
+        for column in table.columns:
+            value = row.get(column.key)
+            if column.better is None or not isinstance(value, int | float):
+                continue
+            found.append(Figure(key=f"{scenario} · {label} · {column.title}", scenario=scenario, row=label,
+                                column=column.title, value=float(value), better=column.better,
+                                shown=format_cell(column, value)))
+    return found
+
+
+def scenario_record(scenario: str, title: str, *, fault_kind: str, target: str, mechanism: str, table: Table | None,
+                    numbers: Mapping[str, str]) -> ScenarioRecord:
+    return ScenarioRecord(scenario=scenario, title=title, fault_kind=fault_kind, target=target, mechanism=mechanism,
+                          verdict=table.verdict.value if table is not None else "",
+                          table_html=to_html_fragment(table) if table is not None else "",
+                          numbers=dict(numbers), figures=figures_of(scenario, table) if table is not None else [])
