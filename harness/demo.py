@@ -21,6 +21,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from reports.cli import add_regression_options, regression_rule
+from reports.regression import REGRESSION_EXIT_CODE
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -75,6 +78,8 @@ def add_demo_parser(subparsers: Any) -> None:
                         help="run S2 and S3 with the lab's own faults instead of through the production vSphere, "
                              "vSAN and Redfish backends against the lab's simulator")
     parser.add_argument("--state-dir", default=None)
+    parser.add_argument("--no-pdf", action="store_true", help="do not print the summary page to PDF")
+    add_regression_options(parser)
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (e.g. -k S4, --observe-s 60)")
     parser.set_defaults(func=run_demo)
 
@@ -136,7 +141,7 @@ def bind_vsphere(prefix: str, component_mb: int) -> BoundLab:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from reports.allure.generate import generate_report
+    from reports.build import build_report
 
     out: Path = args.out.resolve()
     results, tables = out / "allure-results", out / "tables"
@@ -151,15 +156,23 @@ def run_demo(args: argparse.Namespace) -> int:
         print(f"demo interrupted ({', '.join(signal.Signals(s).name for s in signals)}): pytest exit {returncode}; "
               "no report built", file=sys.stderr)
         return returncode or 128 + signals[0]
-    report = generate_report(results, out / "report", name="Resilience demo (embedded lab)")
+    report = build_report(results, out / "report", name="Resilience demo (embedded lab)", rule=regression_rule(args),
+                          pdf=not args.no_pdf)
     print("\nscenario tables (measured in this run)\n")
     for table in sorted(tables.glob("*.md")):
         print(table.read_text().rstrip() + "\n")
-    print(f"demo wall time: {time.monotonic() - started:.0f} s; pytest exit {returncode}")
+    for judgement in report.regressions:
+        print(f"REGRESSION {judgement.sentence()}")
+    print(f"demo wall time: {time.monotonic() - started:.0f} s; pytest exit {returncode}; "
+          f"{len(report.regressions)} figure(s) regressed")
     if not (args.full or args.smoke):
         print(f"make demo FULL=1 adds {FULL_ADDS}")
-    print(f"report site: {report.site_dir / 'index.html'}")
-    print(f"report: {report.single_file}")
+    print(f"allure site: {report.allure.site_dir / 'index.html'}")
+    if report.pdf_file is not None:
+        print(f"pdf: {report.pdf_file}")
+    print(f"report: {report.summary_file}")
+    if returncode == 0 and args.fail_on_regression and report.regressions:
+        return REGRESSION_EXIT_CODE
     return returncode
 
 

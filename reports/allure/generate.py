@@ -1,9 +1,10 @@
 """Drive the pinned Allure 3 CLI: one `generate` gives the multi-file site, the single HTML file and the trend.
 
 Both outputs come from one generate run (two `awesome` plugin instances in one config) so
-the history file gains exactly one entry per night. The generator embeds a Google Tag
-Manager script in every page; it is stripped here, since a report opened on a change board
-must not call anyone.
+the history file gains exactly one entry per night. The tree is grouped as the scenarios are
+(scenario -> fault kind -> target), and fixture noise is left out of a staged copy of the
+results (`staging`). The generator embeds a Google Tag Manager script in every page; it is
+stripped here, since a report opened on a change board must not call anyone.
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.paths import tools_dir
 from reports.allure.results_dir import categories
+from reports.allure.staging import stage
 
-SINGLE_FILE_NAME = "resilience-report.html"
+SINGLE_FILE_NAME = "allure-report.html"
+GROUP_BY = ["epic", "feature", "story"]  # scenario -> fault kind -> target
 HISTORY_FILE_NAME = "history.jsonl"
-_GENERATED = ("site", "single", "index.html", "summary.json", "test-results.json", SINGLE_FILE_NAME)
+_GENERATED = ("site", "single", "index.html", "summary.json", "test-results.json", SINGLE_FILE_NAME,
+              "resilience-report.html")
 _SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script>\s*", re.IGNORECASE | re.DOTALL)
 _ANALYTICS = re.compile(r"googletagmanager|google-analytics|\bgtag\(|dataLayer", re.IGNORECASE)
 
@@ -61,8 +65,8 @@ def allure_config(name: str, history_file: Path, rules: Sequence[Mapping[str, An
         "historyPath": str(history_file),
         "categories": list(rules),
         "plugins": {
-            "site": {"import": "awesome", "options": {"reportName": name}},
-            "single": {"import": "awesome", "options": {"reportName": name, "singleFile": True}},
+            "site": {"import": "awesome", "options": {"reportName": name, "groupBy": GROUP_BY}},
+            "single": {"import": "awesome", "options": {"reportName": name, "singleFile": True, "groupBy": GROUP_BY}},
             "agent": {"enabled": False},
         },
     }
@@ -109,7 +113,7 @@ def _count_lines(path: Path) -> int:
 
 def generate_report(results_dir: Path, out_dir: Path, *, history_file: Path | None = None,
                     name: str = "Resilience report", tools: Path | None = None, timeout_s: float = 300.0) -> ReportOutput:
-    """Generate `out_dir/site/` and `out_dir/resilience-report.html`; append this run to the history file.
+    """Generate `out_dir/site/` and `out_dir/allure-report.html`; append this run to the history file.
 
     The history file defaults to `out_dir/history.jsonl`: it survives regeneration (only what
     Allure generates is replaced), so consecutive nightly runs into the same `--out` build the trend.
@@ -126,8 +130,9 @@ def generate_report(results_dir: Path, out_dir: Path, *, history_file: Path | No
     with tempfile.TemporaryDirectory(prefix="allurerc-") as config_dir:
         config = Path(config_dir) / "allurerc.json"
         config.write_text(json.dumps(allure_config(name, history, _results_categories(results_dir))))
+        staged = stage(results_dir, Path(config_dir) / "results")
         run = subprocess.run([*command, "generate", "--config", str(config), "--output", str(out_dir),
-                              str(results_dir.resolve())], cwd=config_dir, capture_output=True, text=True,
+                              str(staged)], cwd=config_dir, capture_output=True, text=True,
                              timeout=timeout_s, check=False, env=os.environ | {"NO_COLOR": "1"})
     if run.returncode != 0:
         raise AllureCliError(f"allure generate exited {run.returncode}: {(run.stderr or run.stdout)[-2000:]}")

@@ -31,10 +31,10 @@ DEMO = textwrap.dedent("""\
     import argparse, sys
     from pathlib import Path
     import harness.demo as demo
-    import reports.allure.generate
+    import reports.build
     marker, ready, out = sys.argv[1:4]
     demo.pytest_command = lambda args, results, tables, **kw: [sys.executable, "-c", sys.argv[4], marker, ready]
-    reports.allure.generate.generate_report = lambda *a, **k: sys.exit("the report must not be built after Ctrl-C")
+    reports.build.build_report = lambda *a, **k: sys.exit("the report must not be built after Ctrl-C")
     args = argparse.Namespace(out=Path(out), lab="lab", smoke=True, keep_lab=False, no_vsphere=True, state_dir=None,
                               pytest_args=[])
     try:

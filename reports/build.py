@@ -1,0 +1,79 @@
+"""One night's report, start to end: the Allure report, tonight's figures judged against the last nights,
+the summary page the board opens (with the Allure report inside it), and optionally its PDF.
+
+The figures history (`figures.jsonl`) lives beside Allure's history in the output directory,
+so running every night into the same `OUT` grows both trends. A run reported twice is kept
+once (a night is named by its first test's start).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from reports.allure.generate import ReportOutput, generate_report
+from reports.allure.results_read import RecordedTest, read_environment, read_tests, report_ids
+from reports.regression import (
+    FIGURES_HISTORY,
+    Judgement,
+    RegressionRule,
+    append_night,
+    judge,
+    night_of,
+    read_history,
+)
+from reports.summary_page import SummaryInput, overall, render
+
+SUMMARY_FILE_NAME = "resilience-report.html"
+PDF_FILE_NAME = "resilience-report.pdf"
+
+
+@dataclass(frozen=True)
+class Report:
+    summary_file: Path  # what the board opens
+    allure: ReportOutput
+    pdf_file: Path | None
+    tests: list[RecordedTest]
+    judgements: list[Judgement]
+    figures_history: Path
+
+    @property
+    def regressions(self) -> list[Judgement]:
+        return [j for j in self.judgements if j.regressed]
+
+    @property
+    def verdict(self) -> str:
+        return overall(self.tests)
+
+
+def build_report(results: Path, out: Path, *, name: str = "Resilience report", history_file: Path | None = None,
+                 rule: RegressionRule | None = None, pdf: bool = False) -> Report:
+    rule = rule or RegressionRule()
+    allure = generate_report(results, out, history_file=history_file, name=name)
+    tests = read_tests(results)
+    figures = [f for t in tests if t.record is not None and t.status != "broken" for f in t.record.figures]
+    history_path = allure.history_file.parent / FIGURES_HISTORY
+    history = read_history(history_path)
+    tonight = night_of(figures, run=_run_name(tests))
+    earlier = [n for n in history if n.run != tonight.run]
+    judgements = judge(tonight.figures, tonight.better, earlier, rule)
+    if tonight.figures and (not history or history[-1].run != tonight.run):
+        append_night(history_path, tonight)
+    summary = out.resolve() / SUMMARY_FILE_NAME
+    summary.write_text(render(SummaryInput(
+        name=name, generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), tests=tests,
+        environment=read_environment(results), judgements=judgements, history=earlier, rule=rule,
+        report_ids=report_ids(allure.site_dir, tests), allure_html=allure.single_file.read_text(encoding="utf-8"))),
+        encoding="utf-8")
+    pdf_file = None
+    if pdf:
+        from reports.pdf import print_pdf
+
+        pdf_file = print_pdf(summary, out.resolve() / PDF_FILE_NAME)
+    return Report(summary, allure, pdf_file, tests, judgements, history_path)
+
+
+def _run_name(tests: list[RecordedTest]) -> str:
+    starts = [t.start for t in tests if t.start]
+    return str(min(starts)) if starts else ""

@@ -1,0 +1,192 @@
+"""The page a change board opens: the run's verdict, every scenario's table and figures, the trend, the environment.
+
+One self-contained HTML file, built from the run's Allure results and the figures history. Its
+first screen answers "did it pass, what got worse, what are the numbers"; each test links into
+the full Allure report, which travels inside the same file (gzip, base64) and opens in a new tab
+from a Blob, so the file works offline and alone. Nothing on it loads anything from anywhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from reports.allure.results_read import RecordedTest
+from reports.html import STYLE, esc
+from reports.regression import Judgement, Night, RegressionRule
+
+VERDICT = {"passed": "PASS", "failed": "FAIL", "broken": "ERROR", "skipped": "SKIP", "unknown": "UNKNOWN"}
+BANNER_CLASS = {"passed": "pass", "failed": "fail", "broken": "broken"}
+VERDICT_MEANING = {"passed": "within every threshold", "failed": "an SLO was violated",
+                   "broken": "harness or infrastructure broken: the product was not judged", "skipped": "not run"}
+SUMMARY_STYLE = STYLE + """
+body{max-width:78rem}
+header{border-bottom:2px solid #1d2430;margin-bottom:.8rem;padding-bottom:.4rem}
+.banner{font-size:1.35rem;font-weight:700;padding:.45rem .7rem;border-radius:.3rem;display:inline-block}
+.banner.pass{background:#dff3e3;color:#13582a}.banner.fail{background:#fadddd;color:#8a1414}
+.banner.broken{background:#fde9c8;color:#7a4a00}
+.regressed{color:#8a1414;font-weight:700}
+h2{font-size:1.05rem;margin:1.2rem 0 .3rem;border-bottom:1px solid #c9d1dc}
+h3{font-size:.95rem;margin:.8rem 0 .2rem}
+td.status-passed{color:#13582a;font-weight:700}td.status-failed{color:#8a1414;font-weight:700}
+td.status-broken{color:#7a4a00;font-weight:700}
+td.figures{white-space:normal;text-align:left;font-size:.85rem}
+.meta{color:#4a5566;font-size:.85rem}
+button.allure{font-size:.9rem;padding:.3rem .7rem;margin:.3rem 0}
+svg.spark{vertical-align:middle}
+@media print{button.allure,.screen-only{display:none}a{color:inherit;text-decoration:none}}
+"""
+OPEN_ALLURE = """
+async function allureUrl(){
+  if(window.__allure) return window.__allure;
+  const b64=document.getElementById('allure-report').textContent.trim();
+  const bytes=Uint8Array.from(atob(b64),c=>c.charCodeAt(0));
+  const html=await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
+  window.__allure=URL.createObjectURL(new Blob([html],{type:'text/html'}));
+  return window.__allure;
+}
+async function openAllure(id){const url=await allureUrl();window.open(id?url+'#'+id:url,'_blank');return false;}
+"""
+
+
+@dataclass(frozen=True)
+class SummaryInput:
+    name: str
+    generated_at: str
+    tests: Sequence[RecordedTest]
+    environment: Mapping[str, str]
+    judgements: Sequence[Judgement]
+    history: Sequence[Night]  # earlier nights, oldest first
+    rule: RegressionRule
+    report_ids: Mapping[str, str]  # test uuid -> Allure route id
+    allure_html: str | None  # the Allure single file, embedded when given
+    modelled_note: str = ""
+
+
+def overall(tests: Sequence[RecordedTest]) -> str:
+    statuses = {t.status for t in tests}
+    return "failed" if "failed" in statuses else "broken" if "broken" in statuses else "passed"
+
+
+def _link(test: RecordedTest, ids: Mapping[str, str], text: str) -> str:
+    route = ids.get(test.uuid)
+    if route is None:
+        return esc(text)
+    return f"<a href='#' onclick=\"return openAllure('{esc(route)}')\">{esc(text)}</a>"
+
+
+def sparkline(values: Sequence[float], *, regressed: bool, width: int = 120, height: int = 24) -> str:
+    """Earlier nights and tonight (the last point, larger), as inline SVG: no script, prints as drawn."""
+    if len(values) < 2:
+        return ""
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    step = (width - 8) / (len(values) - 1)
+    points = [(4 + i * step, height - 4 - (v - low) / span * (height - 8)) for i, v in enumerate(values)]
+    path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+    x, y = points[-1]
+    colour = "#8a1414" if regressed else "#13582a"
+    return (f"<svg class=spark width={width} height={height} viewBox='0 0 {width} {height}' role=img>"
+            f"<polyline points='{path}' fill=none stroke='#6b7a90' stroke-width=1.2 />"
+            f"<circle cx='{x:.1f}' cy='{y:.1f}' r=3 fill='{colour}' /></svg>")
+
+
+def _banner(tests: Sequence[RecordedTest], judgements: Sequence[Judgement]) -> str:
+    verdict = overall(tests)
+    counts = {status: sum(1 for t in tests if t.status == status) for status in VERDICT}
+    detail = ", ".join(f"{n} {VERDICT[s]}" for s, n in counts.items() if n)
+    regressed = [j for j in judgements if j.regressed]
+    parts = [f"<span class='banner {BANNER_CLASS[verdict]}'>{VERDICT[verdict]}: {esc(VERDICT_MEANING[verdict])}</span>",
+             f"<p class=meta>{len(tests)} tests: {esc(detail)}</p>"]
+    if regressed:
+        parts.append(f"<p class=regressed>{len(regressed)} figure(s) got worse than their recent nights: "
+                     + "; ".join(esc(j.sentence()) for j in regressed) + "</p>")
+    else:
+        judged = sum(1 for j in judgements if j.judged)
+        parts.append(f"<p class=meta>No figure got worse than its recent nights ({judged} of {len(judgements)} "
+                     "figures judged; the others have too short a history).</p>")
+    return "\n".join(parts)
+
+
+def _overview(tests: Sequence[RecordedTest], ids: Mapping[str, str]) -> str:
+    rows = []
+    for test in sorted(tests, key=lambda t: (t.scenario or "~", t.start or 0)):
+        figures = ", ".join(f"{k} {v}" for k, v in test.record.numbers.items()) if test.record else ""
+        why = f"<br><span class=meta>{esc(test.message.splitlines()[0][:200])}</span>" \
+            if test.status in ("failed", "broken") and test.message else ""
+        rows.append(f"<tr><td class=text>{esc(test.scenario or '—')}</td><td class=text>{_link(test, ids, test.title)}</td>"
+                    f"<td class='text status-{esc(test.status)}'>{VERDICT.get(test.status, test.status)}</td>"
+                    f"<td class=figures>{esc(figures)}{why}</td></tr>")
+    return ("<table class=overview><thead><tr><th class=text>scenario</th><th class=text>test</th>"
+            "<th class=text>verdict</th><th class=text>key figures</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table>")
+
+
+def _trend(test: RecordedTest, by_key: Mapping[str, Judgement], history: Sequence[Night], rule: RegressionRule) -> str:
+    if test.record is None or not test.record.figures:
+        return ""
+    rows = []
+    for figure in test.record.figures:
+        judgement = by_key.get(figure.key)
+        earlier = [night.figures[figure.key] for night in history if figure.key in night.figures][-rule.window:]
+        regressed = judgement is not None and judgement.regressed
+        verdict = ("<span class=regressed>regressed</span>" if regressed else
+                   "within band" if judgement is not None and judgement.judged else f"{len(earlier)} earlier night(s)")
+        reference = f"{judgement.reference:g}" if judgement is not None and judgement.reference is not None else "—"
+        rows.append(f"<tr><td class=text>{esc(figure.row)} · {esc(figure.column)}</td><td>{esc(figure.shown)}</td>"
+                    f"<td>{reference}</td><td class=text>{verdict}</td>"
+                    f"<td>{sparkline([*earlier, figure.value], regressed=regressed)}</td></tr>")
+    return ("<h3>Figures over the last nights</h3><table><thead><tr><th class=text>figure</th><th>tonight</th>"
+            f"<th>median of last {rule.window}</th><th class=text>trend verdict</th><th>nights</th></tr></thead>"
+            "<tbody>" + "".join(rows) + "</tbody></table>")
+
+
+def _scenarios(summary: SummaryInput) -> str:
+    by_key = {j.key: j for j in summary.judgements}
+    parts = []
+    for test in sorted(summary.tests, key=lambda t: (t.scenario or "~", t.start or 0)):
+        if test.record is None:
+            continue
+        record = test.record
+        parts.append(f"<section class=scenario><h2>{_link(test, summary.report_ids, record.title)} — "
+                     f"<span class='verdict-{'pass' if test.status == 'passed' else 'fail'}'>"
+                     f"{VERDICT.get(test.status, test.status)}</span></h2>"
+                     f"<p class=meta>fault: {esc(record.mechanism)} on {esc(record.target)}</p>"
+                     f"{record.table_html}{_trend(test, by_key, summary.history, summary.rule)}</section>")
+    return "\n".join(parts)
+
+
+def _environment(environment: Mapping[str, str], tests: Sequence[RecordedTest], modelled_note: str) -> str:
+    rows = "".join(f"<tr><td class=text>{esc(k.removeprefix('product.'))}</td><td class=text>{esc(v)}</td></tr>"
+                   for k, v in environment.items())
+    mechanisms = sorted({f"{t.record.mechanism}" for t in tests if t.record is not None})
+    note = f"<p class=note>{esc(modelled_note)}</p>" if modelled_note else ""
+    return (f"<h2>Environment</h2><table><tbody>{rows}</tbody></table>"
+            f"<p class=meta>Faults and how they were made: {esc('; '.join(mechanisms))}</p>{note}")
+
+
+def render(summary: SummaryInput) -> str:
+    modelled = summary.environment.get("product.modelled")
+    modelled_note = summary.modelled_note or (
+        f"Modelled rather than done on this platform: {modelled}" if modelled else "")
+    embedded = ""
+    button = ""
+    if summary.allure_html is not None:
+        packed = base64.b64encode(gzip.compress(summary.allure_html.encode("utf-8"), 6)).decode("ascii")
+        embedded = f"<script type='application/gzip;base64' id='allure-report'>{packed}</script>"
+        button = ("<button class=allure onclick='openAllure(null)'>Open the full Allure report "
+                  "(every test, step, plot and attachment)</button>")
+    body = "\n".join([
+        f"<header><h1>{esc(summary.name)}</h1><p class=meta>generated {esc(summary.generated_at)} · topology "
+        f"{esc(summary.environment.get('topology', '?'))}</p>{_banner(summary.tests, summary.judgements)}"
+        f"<div class=screen-only>{button}</div></header>",
+        "<h2>Scenarios</h2>", _overview(summary.tests, summary.report_ids),
+        _scenarios(summary),
+        _environment(summary.environment, summary.tests, modelled_note),
+        f"<p class=note>Regression rule: a figure regresses when it is {esc(summary.rule.describe())}.</p>",
+    ])
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(summary.name)}</title>'
+            f"<style>{SUMMARY_STYLE}</style><script>{OPEN_ALLURE}</script></head>\n<body>\n{body}\n{embedded}\n"
+            "</body></html>\n")

@@ -1,0 +1,84 @@
+"""The summary page: verdict first, every scenario with its table, figures and trend, nothing fetched from anywhere."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import gzip
+import json
+import re
+from pathlib import Path
+
+from reports.allure.results_read import RecordedTest
+from reports.allure.staging import stage
+from reports.regression import RegressionRule, judge, night_of
+from reports.scenario_record import scenario_record
+from reports.scenario_tables import FailoverPhases, s4_failover_table
+from reports.summary_page import SummaryInput, render, sparkline
+
+
+def s4_run(uuid: str, total_s: float, status: str = "passed") -> RecordedTest:
+    table = s4_failover_table([FailoverPhases("unplanned", 1.6, 3.3, 0.9, total_s, total_s, 0)], max_total_s=35)
+    record = scenario_record("S4", "S4 · unplanned on host-a", fault_kind="host-crash", target="host:host-a",
+                             mechanism="host-crash via lab", table=table, numbers={"failover": f"{total_s} s"})
+    return RecordedTest(uuid=uuid, title=record.title, full_name="tests.resiliency.test_s4#t", status=status, start=1000,
+                   labels={"epic": "S4"}, message="", record=record)
+
+
+def page(total_s: float, earlier: list[float], allure_html: str | None = "<html>allure</html>") -> str:
+    test = s4_run("u1", total_s)
+    assert test.record is not None
+    history = [night_of([dataclasses.replace(f, value=v) for f in test.record.figures], run=str(i))
+               for i, v in enumerate(earlier)]
+    tonight = night_of(test.record.figures, run="tonight")
+    return render(SummaryInput(name="Nightly", generated_at="2026-11-24 02:00 UTC", tests=[test],
+                               environment={"topology": "prod-stretched-01", "product.modelled": "stun_s=1"},
+                               judgements=judge(tonight.figures, tonight.better, history), history=history,
+                               rule=RegressionRule(), report_ids={"u1": "abc123"}, allure_html=allure_html))
+
+
+def test_the_first_screen_says_the_verdict_and_every_scenario_with_its_figures() -> None:
+    html = page(5.7, [])
+    head = html[:html.index("<section")]
+    assert "PASS: within every threshold" in head
+    assert "S4 · unplanned on host-a" in head and "failover 5.7 s" in head
+    assert "openAllure('abc123')" in head, "each test links into the Allure report"
+    assert "<table class=scenario-table>" in html and "host-crash via lab" in html
+    assert "Modelled rather than done on this platform: stun_s=1" in html
+
+
+def test_a_regressed_figure_is_flagged_in_the_banner_and_its_trend() -> None:
+    html = page(9.5, [6.5, 6.8, 7.0, 6.9, 6.6])
+    banner = html[:html.index("<h2>Scenarios")]
+    assert "figure(s) got worse than their recent nights" in banner and "S4 · unplanned · total (s): 9.5 tonight" in banner
+    assert "<span class=regressed>regressed</span>" in html and "<svg class=spark" in html
+    calm = page(6.9, [6.5, 6.8, 7.0, 6.9, 6.6])
+    assert "No figure got worse" in calm and "regressed</span>" not in calm
+
+
+def test_the_allure_report_travels_inside_and_nothing_is_fetched() -> None:
+    html = page(5.7, [])
+    packed = re.search(r"<script type='application/gzip;base64' id='allure-report'>([^<]+)</script>", html)
+    assert packed is not None and gzip.decompress(base64.b64decode(packed.group(1))) == b"<html>allure</html>"
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html), "no external resource"
+    assert "Open the full Allure report" not in page(5.7, [], allure_html=None)
+
+
+def test_a_sparkline_ends_with_tonight_in_the_verdicts_colour() -> None:
+    assert sparkline([1.0], regressed=False) == ""
+    assert "#8a1414" in sparkline([5.0, 6.0, 9.0], regressed=True)
+    assert "#13582a" in sparkline([5.0, 6.0, 5.5], regressed=False)
+
+
+def test_staging_drops_fixture_noise_and_keeps_what_did_something(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "a-result.json").write_text("{}")
+    fixtures = [{"name": "pytestconfig", "status": "passed"}, {"name": "cluster", "status": "broken"},
+                {"name": "experiment", "status": "passed", "steps": [{"name": "baseline"}]}]
+    (results / "c-container.json").write_text(json.dumps({"uuid": "c", "befores": fixtures, "afters": fixtures[:1]}))
+    staged = stage(results, tmp_path / "staged")
+    container = json.loads((staged / "c-container.json").read_text())
+    assert [f["name"] for f in container["befores"]] == ["cluster", "experiment"] and container["afters"] == []
+    assert (staged / "a-result.json").read_text() == "{}" and not (staged / "a-result.json").is_symlink()
+    assert len(json.loads((results / "c-container.json").read_text())["befores"]) == 3, "the run's results untouched"
