@@ -92,11 +92,23 @@ def _mark_events(axes: Sequence[Any], timeline: Timeline) -> None:
                      bbox={"facecolor": "white", "alpha": 0.75, "lw": 0, "pad": 0.5})
 
 
+BYTE_UNITS = ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "bytes"))
+
+
+def readable_unit(unit: str, values: Sequence[float]) -> tuple[float, str]:
+    """Bytes in the unit a person reads at this size (GB, MB, ...): the divisor and its name."""
+    if unit != "bytes":
+        return 1.0, unit
+    peak = max((abs(v) for v in values), default=0.0)
+    return next(((size, name) for size, name in BYTE_UNITS if peak >= size), (1.0, "bytes"))
+
+
 def _metric_panels(axes: Sequence[Any], metrics: Sequence[MetricSeries]) -> None:
     for ax, series in zip(axes, metrics, strict=True):
         points = series.points()
-        ax.plot([p.t for p in points], [p.value for p in points], color="#34495e", lw=1.3, marker=".", ms=3)
-        ax.set_ylabel(f"{series.name}\n({series.unit})", fontsize=8)
+        scale, unit = readable_unit(series.unit, [p.value for p in points])
+        ax.plot([p.t for p in points], [p.value / scale for p in points], color="#34495e", lw=1.3, marker=".", ms=3)
+        ax.set_ylabel(f"{series.name}\n({unit})", fontsize=8)
         ax.grid(True, alpha=0.3)
 
 

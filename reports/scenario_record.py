@@ -53,10 +53,14 @@ class ScenarioRecord:
 
 
 def row_label(table: Table, row: Mapping[str, Any]) -> str:
-    """A row's name: its first cell, with the column's title when that cell is a number (an RTT step)."""
+    """A row's name: its first cell, read with the column's title when that cell is a number
+    ("added RTT (ms)" and 4 -> "added RTT 4 ms")."""
     first = table.columns[0]
     shown = format_cell(first, row.get(first.key))
-    return shown if first.text else f"{first.title} {shown}"
+    if first.text:
+        return shown
+    name, _, unit = first.title.partition(" (")
+    return f"{name} {shown} {unit.rstrip(')')}".rstrip()
 
 
 def figures_of(scenario: str, table: Table) -> list[Figure]:

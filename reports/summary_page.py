@@ -36,6 +36,7 @@ td.figures{white-space:normal;text-align:left;font-size:.85rem}
 .meta{color:#4a5566;font-size:.85rem}
 button.allure{font-size:.9rem;padding:.3rem .7rem;margin:.3rem 0}
 svg.spark{vertical-align:middle}
+table.environment td{white-space:normal;max-width:60rem}
 @media print{button.allure,.screen-only{display:none}a{color:inherit;text-decoration:none}}
 """
 OPEN_ALLURE = """
@@ -163,7 +164,7 @@ def _environment(environment: Mapping[str, str], tests: Sequence[RecordedTest], 
                    for k, v in environment.items())
     mechanisms = sorted({f"{t.record.mechanism}" for t in tests if t.record is not None})
     note = f"<p class=note>{esc(modelled_note)}</p>" if modelled_note else ""
-    return (f"<h2>Environment</h2><table><tbody>{rows}</tbody></table>"
+    return (f"<h2>Environment</h2><table class=environment><tbody>{rows}</tbody></table>"
             f"<p class=meta>Faults and how they were made: {esc('; '.join(mechanisms))}</p>{note}")
 
 

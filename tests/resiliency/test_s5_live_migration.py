@@ -74,6 +74,7 @@ def test_a_live_migration_across_sites_keeps_the_business_running(
     users = pytestconfig.getoption("--users")
     link = LATENCY.resolve(experiment.cluster, topology)
     measured, migration = [], None
+    experiment.baseline()  # a steady state before the first step's own window
     for rtt in steps:
         with phase("observe", f"migration at {rtt:g} ms added RTT"), \
                 added_rtt(experiment, link, rtt, warmup_s + 2 * step_s + 2 * MIGRATION_TIMEOUT_S):

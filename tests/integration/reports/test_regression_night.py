@@ -1,0 +1,78 @@
+"""A night whose failover got slower is flagged, and `--fail-on-regression` fails the run with its own code.
+
+Two real S4 runs on the lab into one output directory: a normal night, then a night whose
+failover is made slower for real (the monitor's `node_considered_unhealthy_timeout`, a test-only
+knob on the lab's HA manager, never the reported figure). Two more earlier nights are seeded
+from the first night's measurement, so the rule has the three nights it needs without three runs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.lab.controller import Lab
+from harness.lab.layout import LabLayout
+from harness.topology.models import LabSettings
+from reports.regression import FIGURES_HISTORY, REGRESSION_EXIT_CODE
+
+ROOT = Path(__file__).parents[3]
+PREFIX = "hlabr"
+FAILOVER = "S4 · unplanned: the active node's host fails · total (s)"
+WINDOWS = ["--baseline-s", "5", "--observe-s", "10", "--settle-s", "3", "--steady-window-s", "3",
+           "--recover-timeout-s", "120"]
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[Lab]:
+    yield Lab(LabLayout.from_settings(LabSettings(prefix=PREFIX)))
+    subprocess.run([sys.executable, "-m", "harness", "lab", "down", "--prefix", PREFIX], cwd=ROOT, timeout=300,
+                   capture_output=True, check=False)
+
+
+def night(tmp: Path, n: int) -> Path:
+    results = tmp / f"results-{n}"
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                          "tests/resiliency/test_s4_application_failover.py", "-k", "unplanned",
+                          "--topology", f"lab:{PREFIX}", "--keep-lab", "--alluredir", str(results), "--quiet-progress",
+                          "--state-dir", str(tmp / "state"), *WINDOWS],
+                         cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    assert run.returncode in (0, 1), run.stdout[-4000:] + run.stderr[-2000:]
+    return results
+
+
+def report(results: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", "report", str(results), "--out", str(out),
+                           "--fail-on-regression"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_a_slower_failover_is_flagged_and_fails_the_run_with_the_regression_code(lab: Lab, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = report(night(tmp_path, 1), out)
+    assert first.returncode == 0, first.stderr[-2000:]
+    history = out / FIGURES_HISTORY
+    measured = json.loads(history.read_text().splitlines()[-1])
+    normal = measured["figures"][FAILOVER]
+    for i, factor in enumerate((0.97, 1.03)):  # two earlier nights like the first, seeded
+        seeded = {**measured, "run": f"seeded-{i}", "figures": {**measured["figures"], FAILOVER: normal * factor}}
+        history.write_text(json.dumps(seeded) + "\n" + history.read_text())
+
+    lab.pg.sql("alter system set pgautofailover.node_considered_unhealthy_timeout to 12000")
+    lab.pg.sql("select pg_reload_conf()")
+    try:
+        slowed = report(night(tmp_path, 2), out)
+    finally:
+        lab.pg.sql("alter system reset pgautofailover.node_considered_unhealthy_timeout")
+        lab.pg.sql("select pg_reload_conf()")
+
+    tonight = json.loads(history.read_text().splitlines()[-1])["figures"][FAILOVER]
+    assert tonight > normal * 1.2 + 2, f"the knob did not slow the failover: {normal:.1f} s -> {tonight:.1f} s"
+    assert slowed.returncode == REGRESSION_EXIT_CODE, slowed.stderr[-3000:]
+    assert f"REGRESSION {FAILOVER}: {tonight:g} tonight, regressed" in slowed.stderr
+    summary = Path(slowed.stdout.strip().splitlines()[-1]).read_text()
+    assert "figure(s) got worse than their recent nights" in summary and f"{FAILOVER}: {tonight:g} tonight" in summary
