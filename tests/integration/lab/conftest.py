@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.clusters.lab import LabCluster
+from harness.history.series import TransactionSeries
 from harness.history.timeline import Timeline
 from harness.lab.controller import Lab
 from harness.lab.layout import LabLayout
@@ -16,6 +18,8 @@ from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
 from harness.topology.models import LabSettings, Topology
 from tests.integration.lab.lab_support import FaultBuilder, make_state_dir
+from workloads.oltp import DriverConfig, OltpDriver, prepare_schema
+from workloads.oltp.schema import Scale
 
 TEST_PREFIX = "hlabt"
 
@@ -78,3 +82,14 @@ def healthy_lab(request: pytest.FixtureRequest) -> None:
     except Exception:
         lab.rebuild()
         raise
+
+
+@pytest.fixture
+def load(lab: Lab, topology: Topology, runner: FaultRunner) -> Iterator[OltpDriver]:
+    """Six users of the OLTP driver against the lab, on the runner's timeline, for the test's duration."""
+    dialect, settings = LabCluster(lab, topology).connection()
+    prepare_schema(dialect, settings, Scale(), scratch=True)
+    driver = OltpDriver(dialect, settings, runner.timeline, TransactionSeries(), DriverConfig(users=6))
+    driver.start()
+    yield driver
+    driver.stop()

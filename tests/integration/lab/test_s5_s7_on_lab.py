@@ -9,7 +9,6 @@ leaves no process and none of its files behind, and nothing else in its destinat
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,26 +16,12 @@ import pytest
 from faults.backends.pgbackup import PgBaseBackup
 from faults.base import FaultSpec, FaultState
 from harness.analysis.phases import longest_gap_within
-from harness.clusters.lab import LabCluster
-from harness.history.series import TransactionSeries
 from harness.lab.controller import Lab
 from harness.lab.vmotion import PreCopyModel, migrate
 from harness.safety.runner import FaultRunner
 from harness.topology.models import Topology
 from tests.integration.lab.lab_support import FaultBuilder
-from workloads.oltp import DriverConfig, OltpDriver, prepare_schema
-from workloads.oltp.schema import Scale
-
-
-@pytest.fixture
-def load(lab: Lab, topology: Topology, runner: FaultRunner) -> Iterator[OltpDriver]:
-    dialect, settings = LabCluster(lab, topology).connection()
-    prepare_schema(dialect, settings, Scale(), scratch=True)
-    driver = OltpDriver(dialect, settings, runner.timeline, TransactionSeries(), DriverConfig(users=6))
-    driver.start()
-    time.sleep(3)
-    yield driver
-    driver.stop()
+from workloads.oltp import OltpDriver
 
 
 def stun_seen(lab: Lab, runner: FaultRunner, stun_s: float) -> float | None:
@@ -50,6 +35,7 @@ def stun_seen(lab: Lab, runner: FaultRunner, stun_s: float) -> float | None:
 
 def test_two_modelled_stuns_are_two_different_stuns_seen_by_the_clients(
         lab: Lab, runner: FaultRunner, load: OltpDriver) -> None:
+    time.sleep(3)  # the users have connected and commit steadily
     short, long = stun_seen(lab, runner, 0.8), stun_seen(lab, runner, 2.0)
     assert short is not None and long is not None, "each stun is a commit gap over the driver's threshold"
     assert 0.7 <= short <= 1.4, short
@@ -67,6 +53,7 @@ def backup(factory: FaultBuilder, topology: Topology, destination: Path, **param
 
 def test_a_rate_limited_backup_under_load_takes_its_size_at_that_rate_and_leaves_nothing(
         topology: Topology, runner: FaultRunner, factory: FaultBuilder, load: OltpDriver, tmp_path: Path) -> None:
+    time.sleep(3)  # the users have connected and commit steadily
     (tmp_path / "operator.tar").write_text("not the harness's")
     fault = backup(factory, topology, tmp_path, max_rate="8M", timeout_s=120.0)
     with runner.inject(fault, duration_s=150) as active:

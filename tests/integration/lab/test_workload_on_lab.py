@@ -10,31 +10,15 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterator
-
-import pytest
 
 from faults.base import FaultSpec
 from harness.analysis.phases import failover_phases
-from harness.clusters.lab import LabCluster
-from harness.history.series import TransactionSeries
 from harness.history.timeline import Timeline
 from harness.lab.controller import Lab
 from harness.safety.runner import FaultRunner
 from harness.topology.models import Topology
 from tests.integration.lab.lab_support import FaultBuilder
-from workloads.oltp import DriverConfig, OltpDriver, prepare_schema
-from workloads.oltp.schema import Scale
-
-
-@pytest.fixture
-def load(lab: Lab, topology: Topology, runner: FaultRunner) -> Iterator[OltpDriver]:
-    dialect, settings = LabCluster(lab, topology).connection()
-    prepare_schema(dialect, settings, Scale(), scratch=True)
-    driver = OltpDriver(dialect, settings, runner.timeline, TransactionSeries(), DriverConfig(users=6))
-    driver.start()
-    yield driver
-    driver.stop()
+from workloads.oltp import OltpDriver
 
 
 def wait_for_commits(driver: OltpDriver, timeline: Timeline, seconds: float) -> None:
