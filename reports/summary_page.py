@@ -37,7 +37,10 @@ td.figures{white-space:normal;text-align:left;font-size:.85rem}
 button.allure{font-size:.9rem;padding:.3rem .7rem;margin:.3rem 0}
 svg.spark{vertical-align:middle}
 table.environment td{white-space:normal;max-width:60rem}
-@media print{button.allure,.screen-only{display:none}a{color:inherit;text-decoration:none}}
+@media print{button.allure,.screen-only{display:none}a{color:inherit;text-decoration:none}
+body{margin:0;font-size:9pt}table{font-size:7.5pt}th,td{white-space:normal;padding:.15rem .3rem}
+section.scenario{break-inside:avoid}h2{break-after:avoid}}
+@page{size:A4;margin:12mm}
 """
 OPEN_ALLURE = """
 async function allureUrl(){

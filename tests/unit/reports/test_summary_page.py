@@ -82,3 +82,13 @@ def test_staging_drops_fixture_noise_and_keeps_what_did_something(tmp_path: Path
     assert [f["name"] for f in container["befores"]] == ["cluster", "experiment"] and container["afters"] == []
     assert (staged / "a-result.json").read_text() == "{}" and not (staged / "a-result.json").is_symlink()
     assert len(json.loads((results / "c-container.json").read_text())["befores"]) == 3, "the run's results untouched"
+
+
+def test_a_figure_is_named_by_scenario_row_and_column_and_a_numeric_row_reads_with_its_unit() -> None:
+    from reports.scenario_record import figures_of
+    from reports.scenario_tables import MigrationStep, s5_migration_table
+
+    table = s5_migration_table([MigrationStep(4, 3000, 2400, 2950, 900, 63.0, 0.8)])
+    keys = [f.key for f in figures_of("S5", table)]
+    assert keys == ["S5 · added RTT 4 ms · min TPS (per s)", "S5 · added RTT 4 ms · migration (s)",
+                    "S5 · added RTT 4 ms · stun seen by clients (s)"]
