@@ -43,15 +43,20 @@ section.scenario{break-inside:avoid}h2{break-after:avoid}}
 @page{size:A4;margin:12mm}
 """
 OPEN_ALLURE = """
-async function allureUrl(){
+async function allureHtml(){
   if(window.__allure) return window.__allure;
   const b64=document.getElementById('allure-report').textContent.trim();
   const bytes=Uint8Array.from(atob(b64),c=>c.charCodeAt(0));
-  const html=await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
-  window.__allure=URL.createObjectURL(new Blob([html],{type:'text/html'}));
+  window.__allure=await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
   return window.__allure;
 }
-async function openAllure(id){const url=await allureUrl();window.open(id?url+'#'+id:url,'_blank');return false;}
+async function openAllure(id){
+  const tab=window.open('','_blank');
+  const html=await allureHtml();
+  tab.document.open();tab.document.write(html);tab.document.close();
+  if(id) tab.location.hash=id;
+  return false;
+}
 """
 
 
