@@ -22,7 +22,7 @@ from harness.topology.targets import Target, TargetKind
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "stretched-2plus2.yaml"
 FCI_EXAMPLE = EXAMPLE.with_name("stretched-fci.yaml")
-PARAMS = {"latency": {"rtt_ms": 4.0}}
+PARAMS: dict[str, dict[str, object]] = {"latency": {"rtt_ms": 4.0}, "backup": {"destination": "/srv/backup"}}
 
 
 def example(without_bmc: str = "esx-b1") -> Topology:
@@ -45,6 +45,16 @@ def lab() -> Topology:
     return LabLayout.from_settings(LabSettings(prefix="hunit")).topology()
 
 
+def postgres_example() -> Topology:
+    """The shipped example with its database a PostgreSQL cluster (pg_auto_failover on the same VMs)."""
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    doc["databases"] = [{"name": "pg-01", "kind": "postgres", "endpoint": "192.0.2.21,192.0.2.22", "port": 5432,
+                         "database": "bench", "nodes": [{"name": "pg01", "host": "esx-a1"},
+                                                        {"name": "pg02", "host": "esx-b1"}]}]
+    doc["allow_list"] = [t for t in doc["allow_list"] if not t.startswith(("database:", "node:"))] + ["database:pg-01"]
+    return parse_topology(doc, str(EXAMPLE))
+
+
 def spec_for(kind: str, platform: str, topology: Topology) -> FaultSpec | None:
     """A spec of `kind` on the first target of the right kind that `platform` serves."""
     for text in sorted(topology.targets()):
@@ -56,7 +66,7 @@ def spec_for(kind: str, platform: str, topology: Topology) -> FaultSpec | None:
 
 @pytest.mark.parametrize(("kind", "platform"), sorted(registry.BACKENDS))
 def test_every_registered_pair_builds_and_plans_without_contacting_anything(kind: str, platform: str) -> None:
-    topology = lab() if platform == "lab" else fci_example() if platform == "wsfc" else example()
+    topology = {"lab": lab, "wsfc": fci_example, "postgres": postgres_example}.get(platform, example)()
     spec = spec_for(kind, platform, topology)
     assert spec is not None, f"no target in the {topology.name} topology is served by {platform} for {kind}"
     assert registry.resolve(spec, topology).platform == platform
