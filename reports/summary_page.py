@@ -83,7 +83,7 @@ def _link(test: RecordedTest, ids: Mapping[str, str], text: str) -> str:
     route = ids.get(test.uuid)
     if route is None:
         return esc(text)
-    return f"<a href='#' onclick=\"return openAllure('{esc(route)}')\">{esc(text)}</a>"
+    return f"<a href='#' onclick=\"openAllure('{esc(route)}'); return false\">{esc(text)}</a>"
 
 
 def sparkline(values: Sequence[float], *, regressed: bool, width: int = 120, height: int = 24) -> str:

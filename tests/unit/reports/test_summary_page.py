@@ -42,7 +42,7 @@ def test_the_first_screen_says_the_verdict_and_every_scenario_with_its_figures()
     head = html[:html.index("<section")]
     assert "PASS: within every threshold" in head
     assert "S4 · unplanned on host-a" in head and "failover 5.7 s" in head
-    assert "openAllure('abc123')" in head, "each test links into the Allure report"
+    assert "openAllure('abc123'); return false" in head, "each test links into the Allure report"
     assert "<table class=scenario-table>" in html and "host-crash via lab" in html
     assert "Modelled rather than done on this platform: stun_s=1" in html
 
