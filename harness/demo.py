@@ -39,7 +39,7 @@ class DemoWindows:
     component_mb: int  # the bound lab's modelled vSAN component size: how long a resync lasts
     migration_rtt_steps: str = "0,4"
     backup_rates: str = "4M"
-    io_rate_iops: int = 400  # S6's offered I/O: the lab's scale (two cores), not a mail store's
+    io_rate_iops: int = 200  # S6's offered I/O: the lab's scale (two cores, shared with the database), not a mail store's
     deselect: tuple[str, ...] = ()  # node ids left to FULL
 
 
