@@ -116,6 +116,7 @@ class OperationProgress:
     running: bool
     bytes_done: float | None = None
     bytes_total: float | None = None
+    percent: float | None = None  # where the server reports progress as a share only (SQL Server)
     started_wall: float | None = None  # the operation's own start and end (the tool's or server's clock)
     finished_wall: float | None = None
     error: str | None = None  # it ended without completing, in the tool's or server's words

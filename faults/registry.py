@@ -34,7 +34,7 @@ BACKENDS: dict[tuple[str, str], str] = {
     ("storage-loss", "lab"): "faults.backends.lab:StorageLoss",
     ("backup", "lab"): "faults.backends.pgbackup:PgBaseBackup",
     ("backup", "postgres"): "faults.backends.pgbackup:PgBaseBackup",
-    ("backup", "sqlserver"): "faults.backends.sqlbackup:SqlServerBackup",
+    ("backup", "sqlserver"): "faults.backends.sqlserver_backup:SqlServerBackup",
     ("process-freeze", "process"): "faults.backends.process:ProcessFreeze",
     ("link-partition", "router"): "faults.backends.router:RouterPartition",
     ("witness-isolation", "router"): "faults.backends.router:RouterPartition",

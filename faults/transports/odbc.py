@@ -49,6 +49,7 @@ class TSqlSession:
     login: Database  # the topology's database entry: credential reference, driver, TLS, timeouts
     field_path: str  # "databases[0]", for errors about its settings
     connector: Connector | None = None
+    statement_timeout_s: float | None = None  # this session's own bound (a backup's); default: the topology's
     _connection: Any = field(default=None, init=False, repr=False)
 
     @classmethod
@@ -82,7 +83,8 @@ class TSqlSession:
         return ConnectionSettings(
             endpoints=(self.endpoint,), database=self.database_name,
             credentials=Credentials(self.login.credential.username, password),
-            login_timeout_s=self.login.login_timeout_s, statement_timeout_s=self.login.query_timeout_s,
+            login_timeout_s=self.login.login_timeout_s,
+            statement_timeout_s=self.statement_timeout_s or self.login.query_timeout_s,
             encrypt=self.login.encrypt, trust_server_certificate=self.login.trust_server_certificate,
             application_name=APPLICATION)
 
