@@ -41,6 +41,8 @@ from typing import Any
 
 import pyodbc
 
+from tests.support.sqlserver_backup_model import BackupModel
+
 DRIVER = "[Microsoft][ODBC Driver 18 for SQL Server]"
 
 
@@ -92,6 +94,7 @@ class SqlServerModel:
     clock_offset_s: float = 0.0
     executed: list[tuple[str, str]] = field(default_factory=list)  # (replica, statement) of every ALTER
     connections: list[dict[str, Any]] = field(default_factory=list)
+    backup: BackupModel = field(default_factory=BackupModel)
 
     def now(self) -> float:
         return time.time() + self.clock_offset_s
@@ -99,8 +102,9 @@ class SqlServerModel:
     # -- pyodbc.connect ---------------------------------------------------------------------
     def connect(self, string: str, autocommit: bool = False, timeout: int = 0) -> ModelConnection:
         attributes = dict(_attributes(string))
+        session_id = 51 + len(self.connections)
         self.connections.append({"attributes": {k: v for k, v in attributes.items() if k != "PWD"},
-                                 "autocommit": autocommit, "timeout": timeout})
+                                 "autocommit": autocommit, "timeout": timeout, "session_id": session_id})
         if timeout <= 0:
             raise AssertionError("the model expects a login timeout (pyodbc.connect(..., timeout=N))")
         server = re.fullmatch(r"tcp:([^,]+),(\d+)", attributes.get("SERVER", ""))
@@ -110,14 +114,18 @@ class SqlServerModel:
         if attributes.get("UID") != self.username or attributes.get("PWD") != self.password:
             raise pyodbc.InterfaceError("28000", f"[28000] {DRIVER}[SQL Server]Login failed for user "
                                                  f"'{attributes.get('UID')}'. (18456) (SQLDriverConnect)")
-        return ModelConnection(self, replica, autocommit)
+        return ModelConnection(self, replica, autocommit, session_id=session_id)
 
     # -- what an instance answers ----------------------------------------------------------------
-    def answer(self, replica: Replica, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    def answer(self, replica: Replica, sql: str, params: tuple[Any, ...],
+               connection: ModelConnection | None = None) -> list[tuple[Any, ...]]:
         if replica.error is not None:
             sqlstate, native, text = replica.error
             raise driver_error(sqlstate, text, native)
         sql = " ".join(sql.split())
+        if connection is not None and (rows := self.backup.answer(connection.session_id, connection.timeout, sql,
+                                                                  params, driver_error)) is not None:
+            return rows
         if (alter := re.fullmatch(r"ALTER AVAILABILITY GROUP \[((?:[^\]]|\]\])+)\] "
                                   r"(FAILOVER|FORCE_FAILOVER_ALLOW_DATA_LOSS);", sql)):
             self._failover(replica, alter.group(1).replace("]]", "]"), alter.group(2) != "FAILOVER", sql)
@@ -245,7 +253,7 @@ class ModelCursor:
         if sql.lstrip().upper().startswith("ALTER") and not self.connection.autocommit:
             raise driver_error("42000", "ALTER AVAILABILITY GROUP statement not allowed within multi-statement "
                                         "transaction.", 226)
-        self._rows = self.connection.model.answer(self.connection.replica, sql, params)
+        self._rows = self.connection.model.answer(self.connection.replica, sql, params, self.connection)
         return self
 
     def fetchall(self) -> list[tuple[Any, ...]]:
@@ -253,8 +261,9 @@ class ModelCursor:
 
 
 class ModelConnection:
-    def __init__(self, model: SqlServerModel, replica: Replica, autocommit: bool) -> None:
+    def __init__(self, model: SqlServerModel, replica: Replica, autocommit: bool, session_id: int) -> None:
         self.model, self.replica, self.autocommit = model, replica, autocommit
+        self.session_id = session_id  # @@SPID
         self.timeout = 0
         self.closed = False
 
