@@ -150,3 +150,14 @@ def test_the_suites_plan_a_cross_site_migration_of_each_database_vm_and_the_n_mi
     after = result.stdout[result.stdout.index("vm-migrate on node:sql-ag-01/sql01"):].split("\n[", 1)[0]
     assert "NOT ALLOWED" not in after, "the example's allow-list names its database nodes"
     assert "test_s6_mixed_workloads.py" in result.stdout and "host-power-off on host:esx-b1 via redfish" in result.stdout
+
+
+def test_the_backup_suite_plans_a_copy_only_backup_where_it_is_told_to_write():
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                             "tests/resiliency/test_s7_backup_under_load.py", "--topology", "examples/stretched-2plus2.yaml",
+                             "--dry-run", "--backup-destination", "D:\\Backup"], capture_output=True, text=True, cwd=ROOT,
+                            timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    plan = plan_of(result.stdout, "backup on database:sql-ag-01 via sqlserver")
+    assert "BACKUP DATABASE [bench] TO DISK = N'D:\\Backup\\harness-bench-" in plan and "WITH COPY_ONLY" in plan, plan
+    assert "KILL the backup's session" in plan and "Remove-Item -LiteralPath 'D:\\Backup\\harness-bench-" in plan
