@@ -54,8 +54,10 @@ def backup(factory: FaultBuilder, topology: Topology, destination: Path, **param
 def test_a_rate_limited_backup_under_load_takes_its_size_at_that_rate_and_leaves_nothing(
         topology: Topology, runner: FaultRunner, factory: FaultBuilder, load: OltpDriver, tmp_path: Path) -> None:
     time.sleep(3)  # the users have connected and commit steadily
-    (tmp_path / "operator.tar").write_text("not the harness's")
-    fault = backup(factory, topology, tmp_path, max_rate="8M", timeout_s=120.0)
+    destination = tmp_path / "backups"  # (the runner keeps its journal in tmp_path)
+    destination.mkdir()
+    (destination / "operator.tar").write_text("not the harness's")
+    fault = backup(factory, topology, destination, max_rate="8M", timeout_s=120.0)
     with runner.inject(fault, duration_s=150) as active:
         while fault.progress().running and runner.timeline.now() - active.injected_at < 120:
             active.sleep(0.5)
@@ -67,17 +69,18 @@ def test_a_rate_limited_backup_under_load_takes_its_size_at_that_rate_and_leaves
     took = done.finished_wall - done.started_wall
     assert took >= 0.8 * done.bytes_done / (8 * 1024 * 1024), f"{done.bytes_done:.0f} B in {took:.1f} s at 8 MB/s"
     assert fault.check() is FaultState.CLEARED
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["operator.tar"]
+    assert sorted(p.name for p in destination.iterdir()) == ["operator.tar"]
     load.stop()
     assert load.verify().lost_count == 0
 
 
 def test_a_backup_stopped_mid_run_leaves_no_process_and_none_of_its_files(
         topology: Topology, runner: FaultRunner, factory: FaultBuilder, tmp_path: Path) -> None:
-    fault = backup(factory, topology, tmp_path, max_rate="1M", timeout_s=120.0)
+    destination = tmp_path / "backups"
+    fault = backup(factory, topology, destination, max_rate="1M", timeout_s=120.0)
     with runner.inject(fault, duration_s=150):
         time.sleep(2)
         assert fault.progress().running and fault._pids(), "still copying at 1 MB/s"
     assert not fault._pids()
-    assert fault.check() is FaultState.CLEARED and list(tmp_path.iterdir()) == []
+    assert fault.check() is FaultState.CLEARED and list(destination.iterdir()) == []
     assert fault.progress().error is not None, "it ended without completing, and says how"

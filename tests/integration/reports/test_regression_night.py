@@ -72,6 +72,7 @@ def test_a_slower_failover_is_flagged_and_fails_the_run_with_the_regression_code
         lab.pg.sql("select pg_reload_conf()")
 
     tonight = json.loads(history.read_text().splitlines()[-1])["figures"][FAILOVER]
+    print(f"failover total: {normal:.1f} s on a normal night, {tonight:.1f} s with the slowed detection")
     assert tonight > normal * 1.2 + 2, f"the knob did not slow the failover: {normal:.1f} s -> {tonight:.1f} s"
     assert slowed.returncode == REGRESSION_EXIT_CODE, slowed.stderr[-3000:]
     assert f"REGRESSION {FAILOVER}: {tonight:g} tonight, regressed" in slowed.stderr
