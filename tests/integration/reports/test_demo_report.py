@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,10 @@ def test_one_click_opens_the_test_in_the_allure_report_inside_the_file(
     allure.get_by_text("S3 site failure (table)", exact=True).first.click()
     allure.wait_for_function("Array.from(document.images).some(i => i.complete && i.naturalWidth >= 1000)",
                              timeout=15_000)
-    frames = [f for f in allure.frames if f != allure.main_frame and "scenario-table" in f.content()]
+    deadline = time.monotonic() + 15
+    while not (frames := [f for f in allure.frames if f != allure.main_frame and "scenario-table" in f.content()]) \
+            and time.monotonic() < deadline:
+        allure.wait_for_timeout(250)  # the attachment's frame loads after it is expanded
     assert frames and "failover (s)" in frames[0].inner_text("table.scenario-table", timeout=5_000)
     path = tmp_path / "allure-test-page.png"
     allure.screenshot(path=str(path), full_page=True)
