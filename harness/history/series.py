@@ -127,6 +127,28 @@ class TransactionSeries:
                                    b.percentile(0.99), dict(b.error_classes)))
         return out
 
+    def export(self, since: int | None = None) -> dict[int, dict[str, Any]]:
+        """Buckets from second `since` on, as plain data (what a remote load generator sends home):
+        counts, error classes and the latency histogram, so percentiles can be merged, not averaged."""
+        with self._lock:
+            return {second: {"commits": b.commits, "errors": b.errors, "error_classes": dict(b.error_classes),
+                             "histogram": dict(b.histogram)}
+                    for second, b in self._buckets.items() if since is None or second >= since}
+
+    def absorb(self, exported: Mapping[int, Mapping[str, Any]], last_commit_t: float | None = None) -> None:
+        """Add another series' buckets (already on this series' clock) to this one's."""
+        with self._lock:
+            for second, data in exported.items():
+                bucket = self._buckets.get(int(second))
+                if bucket is None:
+                    bucket = self._buckets[int(second)] = _Bucket()
+                bucket.commits += int(data["commits"])
+                bucket.errors += int(data["errors"])
+                bucket.error_classes.update({str(k): int(v) for k, v in data["error_classes"].items()})
+                bucket.histogram.update({int(k): int(v) for k, v in data["histogram"].items()})
+            if last_commit_t is not None and (self.last_commit_t is None or last_commit_t > self.last_commit_t):
+                self.last_commit_t = last_commit_t
+
     def recent_tps(self, seconds: float, now: float) -> list[float]:
         """TPS of the last whole `seconds` before `now` (for stop conditions)."""
         end = math.floor(now)

@@ -34,6 +34,7 @@ class DriverConfig:
     backoff_max_s: float = 1.0
     seed: int = 1
     source: str = "oltp"
+    first_user_id: int | None = None  # several generators on one database: each its own range of ledger ids
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class OltpDriver:
         if self.users:
             raise RuntimeError("this driver has already been started")
         cfg = self.config
-        first_user = self._first_free_user_id()
+        first_user = cfg.first_user_id if cfg.first_user_id is not None else self._first_free_user_id()
         shared = Shared(self.dialect, self.settings, cfg.mix, cfg.scale, self.timeline, self.series, self.gaps,
                         self._stop, cfg.think_time_s, cfg.backoff_initial_s, cfg.backoff_max_s)
         self.users = [VirtualUser(first_user + i, shared, seed=cfg.seed * 1_000_003 + i) for i in range(cfg.users)]
