@@ -31,7 +31,7 @@ from harness.progress import Progress
 from harness.safety.guards import Guard, ThroughputFloor
 from harness.safety.run import HarnessSession
 from harness.safety.runner import ActiveFault
-from workloads.base import LedgerReport, StopReport, Workload
+from workloads.base import LedgerReport, Monitored, StopReport, Workload
 
 PhaseStep = Callable[[str, str], AbstractContextManager[None]]
 
@@ -137,8 +137,18 @@ class Experiment:
 
     # -- phases ------------------------------------------------------------------------
     def measure(self, what: str, seconds: float) -> None:
-        """Keep the load running for `seconds` (the resync sampler runs meanwhile)."""
-        self.progress.wait(what, seconds, interval_s=1.0)
+        """Keep the load running for `seconds` (the resync sampler runs meanwhile); a workload that can no
+        longer be trusted (a load generator lost) ends the experiment as a harness error, never as an outage."""
+        self.progress.wait(what, seconds, interval_s=1.0, abort=lambda: self.workload_problem() is not None)
+        problem = self.workload_problem()
+        if problem is not None:
+            raise HarnessError(problem)
+
+    def workload_problem(self) -> str | None:
+        for workload in self.workloads:
+            if isinstance(workload, Monitored) and (problem := workload.problem()) is not None:
+                return problem
+        return None
 
     def sample_resync(self) -> None:
         try:

@@ -112,13 +112,28 @@ def new_experiment(harness_session: HarnessSession, cluster: Cluster, schema: Sc
     series = series if series is not None else TransactionSeries()
     dialect, settings = cluster.connection()
     workload: Workload
-    if schema is None:
+    driver = DriverConfig(users=config.getoption("--users"), scale=schema) if schema is not None else None
+    if driver is None:
         workload = server_counter(dialect, settings, timeline, series)
+    elif config.getoption("--load-workers") or config.getoption("--load-scheduler"):
+        workload = distributed_load(dialect, settings, timeline, series, driver, config)
     else:
-        workload = OltpDriver(dialect, settings, timeline, series,
-                              DriverConfig(users=config.getoption("--users"), scale=schema))
+        workload = OltpDriver(dialect, settings, timeline, series, driver)
     return Experiment(harness_session, cluster, timeline, progress, [workload], windows, series=series, step=phase,
                       degraded_on_purpose=degraded_on_purpose)
+
+
+def distributed_load(dialect: Dialect, settings: ConnectionSettings, timeline: Timeline, series: TransactionSeries,
+                     driver: DriverConfig, config: pytest.Config) -> Workload:
+    """The OLTP users spread over Dask workers: a local cluster (--load-workers) or the user's (--load-scheduler)."""
+    from workloads.load.distributed import DistributedOltp, local_cluster, remote_cluster
+
+    workers, scheduler = config.getoption("--load-workers"), config.getoption("--load-scheduler")
+    if workers and scheduler:
+        raise ConfigError("--load-workers starts a local cluster, --load-scheduler uses yours: give one of them")
+    client = local_cluster(workers) if workers else remote_cluster(scheduler)
+    return DistributedOltp(dialect, settings, timeline, series, driver, client, generators=workers or None,
+                           owns_cluster=bool(workers))
 
 
 @pytest.fixture

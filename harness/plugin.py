@@ -61,6 +61,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rtt-steps", default="0,2,4,8", help="S1: added inter-site RTT steps (ms)")
     group.addoption("--step-s", type=float, default=20.0, help="S1: measured seconds per RTT step")
     group.addoption("--warmup-s", type=float, default=5.0, help="S1: warm-up seconds per RTT step")
+    group.addoption("--load-workers", type=int, default=0,
+                    help="spread the OLTP users over a local Dask cluster of N worker processes (default: in-process)")
+    group.addoption("--load-scheduler", default=None, metavar="tcp://HOST:PORT",
+                    help="spread the OLTP users over the Dask workers of this scheduler (your load machines; "
+                         "--users per worker)")
     group.addoption("--migration-rtt-steps", default="0,1,2,4",
                     help="S5: added inter-site RTT steps (ms) at which the database VM migrates")
     group.addoption("--io-profile", default="mail", help="S6: the I/O workload's fio profile (mail: 70/30 r/w, 32 KiB)")

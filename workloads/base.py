@@ -74,3 +74,10 @@ class Workload(Protocol):
 
     def verify(self) -> LedgerReport | None:
         """The ledger's verdict; None for a workload that keeps no ledger (fio, server counters)."""
+
+
+@runtime_checkable
+class Monitored(Protocol):
+    """A workload that can fail on its own (a remote load generator lost): `problem` says so while it runs."""
+
+    def problem(self) -> str | None: ...

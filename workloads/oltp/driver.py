@@ -121,14 +121,7 @@ class OltpDriver:
         return report
 
     def _first_free_user_id(self) -> int:
-        """Ledger ids must not collide with a previous run's on the same database."""
-        connection = connect(self.dialect, self.settings)
-        try:
-            highest = connection.cursor().execute(self.dialect.statements.ledger_max_id).fetchone()[0]
-            connection.rollback()
-        finally:
-            close_quietly(connection)
-        return 1 if highest is None or highest < 0 else (int(highest) >> SEQ_BITS) + 1
+        return first_free_user_id(self.dialect, self.settings)
 
     def __enter__(self) -> OltpDriver:
         self.start()
@@ -142,3 +135,14 @@ class OltpDriver:
 if TYPE_CHECKING:  # mypy proves the driver meets the protocol
     def _is_a_workload(driver: OltpDriver) -> Workload:
         return driver
+
+
+def first_free_user_id(dialect: Dialect, settings: ConnectionSettings) -> int:
+    """Ledger ids must not collide with a previous run's on the same database."""
+    connection = connect(dialect, settings)
+    try:
+        highest = connection.cursor().execute(dialect.statements.ledger_max_id).fetchone()[0]
+        connection.rollback()
+    finally:
+        close_quietly(connection)
+    return 1 if highest is None or highest < 0 else (int(highest) >> SEQ_BITS) + 1
