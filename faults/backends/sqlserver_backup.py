@@ -5,16 +5,23 @@ differential backups nor change their backup chain. The statement blocks until t
 so it runs on a session of its own in a thread, bounded by `params.timeout_s`; another session
 watches it in `sys.dm_exec_requests` and reads the result from msdb. Everything it writes is one
 file named after the fault's instance (`harness-<database>-<instance>.bak`), so a revert, or
-`recover` after a crash, finds exactly that backup: a request still running is stopped with
-`KILL` only when its statement names that file; the file is removed over WinRM when the topology
-names an endpoint for the database's nodes, and otherwise (or for a URL) left where it is, as the
-plan says. SQL Server's BACKUP has no rate limit of its own, and Resource Governor's
-MAX_IOPS_PER_VOLUME would change the server's configuration, so `max_rate` is refused.
+`recover` after a crash, finds exactly that backup: a request is stopped with `KILL` only when
+its statement names that file; the file is removed over WinRM on every node of the database
+that names an endpoint (a disk path is local to the node that was primary, which may have
+changed since), and otherwise (or for a URL) left where it is, as the plan says. SQL Server's
+BACKUP has no rate limit of its own, and Resource Governor's MAX_IOPS_PER_VOLUME would change
+the server's configuration, so `max_rate` is refused.
+
+Times: the server's `start_time`, `backup_start_date` and `backup_finish_date` are in the
+server's local time zone. Rather than guess its offset, each is read as an age on the server
+(`DATEDIFF_BIG(millisecond, t, SYSDATETIME())`, both sides local) and placed on the harness's
+clock as `time.time() - age`: no time zone, no clock skew between the machines, only the
+query's round trip (and a daylight-saving change inside that age would be off by its hour).
 
 T-SQL as documented by Microsoft: BACKUP (Transact-SQL)
 https://learn.microsoft.com/en-us/sql/t-sql/statements/backup-transact-sql ; copy-only backups
 https://learn.microsoft.com/en-us/sql/relational-databases/backup-restore/copy-only-backups-sql-server ;
-sys.dm_exec_requests (command 'BACKUP DATABASE', percent_complete)
+sys.dm_exec_requests (command 'BACKUP DATABASE', percent_complete, start_time)
 https://learn.microsoft.com/en-us/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-requests-transact-sql ;
 backupset / backupmediafamily in msdb
 https://learn.microsoft.com/en-us/sql/relational-databases/system-tables/backupset-transact-sql ; KILL
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -34,7 +42,7 @@ from faults.backends.sqlserver import AvailabilityGroup, bracketed
 from faults.base import FaultPlan, FaultSpec, FaultState, OperationProgress, UnknownState
 from faults.kinds import BackupParams, Params
 from faults.transports.odbc import Connector, SqlServerError, TSqlSession
-from faults.transports.winrm import EndpointUnreachable, WinRmSession, winrm_endpoint
+from faults.transports.winrm import WinRmSession, winrm_endpoint
 from harness.errors import ConfigError, ControlPlaneError, HarnessError
 from harness.topology.models import Database, Topology
 from harness.topology.targets import Target
@@ -44,14 +52,19 @@ log = logging.getLogger(__name__)
 BACKEND = "sqlserver"
 START_TIMEOUT_S = 15.0
 KILL_TIMEOUT_S = 60.0
+FILE_TIMEOUT_S = 60.0
+NOT_ACTIVE = 6106  # KILL of a session that has already ended: what revert wanted
 SESSION_ID = "SELECT @@SPID;"
 DATABASE_STATE = "SELECT state_desc FROM sys.databases WHERE name = ?;"
-RUNNING = ("SELECT r.session_id, r.percent_complete, t.text FROM sys.dm_exec_requests AS r "
-           "CROSS APPLY sys.dm_exec_sql_text(r.sql_handle) AS t "
+RUNNING = ("SELECT r.session_id, r.percent_complete, DATEDIFF_BIG(millisecond, r.start_time, SYSDATETIME()), t.text "
+           "FROM sys.dm_exec_requests AS r CROSS APPLY sys.dm_exec_sql_text(r.sql_handle) AS t "
            "WHERE r.command LIKE 'BACKUP%' AND r.database_id = DB_ID(?);")
-RESULT = ("SELECT TOP (1) s.backup_size, s.backup_start_date, s.backup_finish_date, s.is_copy_only "
+RESULT = ("SELECT TOP (1) s.backup_size, s.compressed_backup_size, "
+          "DATEDIFF_BIG(millisecond, s.backup_start_date, s.backup_finish_date), "
+          "DATEDIFF_BIG(millisecond, s.backup_finish_date, SYSDATETIME()), s.is_copy_only "
           "FROM msdb.dbo.backupset AS s JOIN msdb.dbo.backupmediafamily AS f ON f.media_set_id = s.media_set_id "
           "WHERE f.physical_device_name = ? ORDER BY s.backup_finish_date DESC;")
+_NOT_IN_A_FILE_NAME = re.compile(r'[\\/:*?"<>|\x00-\x1f]')
 
 
 def literal(text: str) -> str:
@@ -63,9 +76,13 @@ def powershell_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def file_name(database: str, instance: str) -> str:
+    return f"harness-{database}-{instance}.bak"
+
+
 def backup_file(destination: str, database: str, instance: str) -> str:
     """Where the backup goes: a Windows or Linux directory on the server, or a container URL."""
-    name = f"harness-{database}-{instance}.bak"
+    name = file_name(database, instance)
     if destination.startswith("https://") or ("/" in destination and "\\" not in destination):
         return destination.rstrip("/") + "/" + name
     return destination.rstrip("\\") + "\\" + name
@@ -74,6 +91,25 @@ def backup_file(destination: str, database: str, instance: str) -> str:
 def backup_statement(database: str, file: str) -> str:
     device = "URL" if file.startswith("https://") else "DISK"
     return f"BACKUP DATABASE {bracketed(database)} TO {device} = {literal(file)} WITH COPY_ONLY, CHECKSUM, STATS = 10;"
+
+
+def exists_script(file: str) -> str:
+    return f"Test-Path -LiteralPath {powershell_literal(file)}"
+
+
+def remove_script(file: str) -> str:
+    path = powershell_literal(file)
+    return f"if (Test-Path -LiteralPath {path}) {{ Remove-Item -LiteralPath {path} -ErrorAction Stop }}"
+
+
+@dataclass(frozen=True)
+class Request:
+    """A running BACKUP request as sys.dm_exec_requests shows it."""
+
+    session_id: int
+    percent: float | None
+    age_s: float | None  # since its start_time, on the server's clock
+    text: str
 
 
 @dataclass
@@ -88,9 +124,15 @@ class BackupRun:
     reverted: bool = False
     unknown: UnknownState = field(default_factory=UnknownState)
 
+    @property
+    def alive(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
 
 @dataclass
 class SqlServerBackup:
+    """backup on SQL Server (AG or FCI): one copy-only full backup into a file named after the fault."""
+
     spec: FaultSpec
     topology: Topology
     database: Database
@@ -110,6 +152,9 @@ class SqlServerBackup:
         if params.destination is None:
             raise ConfigError(f"backup: params.destination: required for SQL Server: a directory on the server with "
                               f"room for a full copy of {database.database}, or an https:// container URL")
+        if _NOT_IN_A_FILE_NAME.search(database.database):
+            raise ConfigError(f"databases[{index}].database: {database.database!r} cannot be part of the backup's "
+                              "file name (it has a path separator or a character Windows refuses in one)")
         return cls(spec, topology, database, f"databases[{index}]",
                    backup_file(params.destination, database.database, spec.instance), params.timeout_s)
 
@@ -122,6 +167,7 @@ class SqlServerBackup:
         return TSqlSession.to_listener(self.topology, self.database, connector=self.connector)
 
     def _winrm(self) -> list[WinRmSession]:
+        """Every node's WinRM endpoint: the file is on the disk of whichever node was primary at inject."""
         names = [n for n in [self.database.winrm, *(node.winrm for node in self.database.nodes)] if n]
         sessions = []
         for name in dict.fromkeys(names):
@@ -134,27 +180,63 @@ class SqlServerBackup:
         """The file can be removed: it is on a disk and the topology gives a way to the server's files."""
         return not self.file.startswith("https://") and bool(self._winrm())
 
-    def _on_server(self, script: str, what: str) -> str:
-        unreachable = []
+    def _own_file(self) -> str:
+        """The file, after making sure it is this fault's by name (nothing else is ever removed)."""
+        name = re.split(r"[\\/]", self.file)[-1]
+        if name != file_name(self.database.database, self.spec.instance):
+            raise HarnessError(f"backup: {self.file} is not named after this fault; not touching it")
+        return self.file
+
+    def _file_exists(self) -> bool:
+        """On any node: every endpoint must answer (one that cannot might hold it)."""
+        found = False
         for session in self._winrm():
-            try:
-                return session.run_ps(script, what=what, timeout_s=60.0)
-            except EndpointUnreachable as exc:
-                unreachable.append(str(exc))
-        raise EndpointUnreachable("; ".join(unreachable))
+            out = session.run_ps(exists_script(self._own_file()), what=f"looking for {self.file}", timeout_s=FILE_TIMEOUT_S)
+            found = found or out.strip() == "True"
+        return found
+
+    def _provably_ours(self, request: Request) -> bool:
+        """Its statement names our file, as our literal spells it (so a longer path cannot match)."""
+        return literal(self.file) in request.text
+
+    def _requests(self, session: TSqlSession) -> list[Request]:
+        rows = session.rows(RUNNING, (self.database.database,), what="reading running backups")
+        return [Request(int(r[0]), None if r[1] is None else float(r[1]), None if r[2] is None else int(r[2]) / 1000,
+                        str(r[3] or "")) for r in rows]
+
+    def _ours(self, session: TSqlSession) -> list[Request]:
+        """This fault's backup requests now running: any naming its file, or its own session while its thread
+        waits (a session id alone is reused by SQL Server once the session ends, so it counts only then)."""
+        return [r for r in self._requests(session)
+                if self._provably_ours(r) or (self.run.alive and r.session_id == self.run.session_id)]
+
+    def _result(self, session: TSqlSession) -> tuple[Any, ...] | None:
+        rows = session.rows(RESULT, (self.file,), what=f"reading the result of the backup to {self.file}")
+        return rows[0] if rows else None
 
     # -- the fault contract ---------------------------------------------------------------------
     def plan(self) -> FaultPlan:
         statement = backup_statement(self.database.database, self.file)
-        removal = (f"Remove-Item -LiteralPath {powershell_literal(self.file)} over WinRM on the node holding it"
-                   if self.removable else f"the file is left at {self.file}: the harness has no file access to the "
-                                          "server (name a winrm endpoint for the database's nodes to have it removed)")
+        winrm = self._winrm()
+        if self.removable:
+            where = ", ".join(f"{s.endpoint.name}" for s in winrm)
+            removal = f"over WinRM on each of {where}: {remove_script(self.file)}"
+        else:
+            removal = (f"left at {self.file}: the harness has no file access to the server"
+                       + ("" if self.file.startswith("https://") else
+                          " (name a winrm endpoint for the database's nodes to have it removed)"))
         return FaultPlan(self.spec, BACKEND, (
-            f"on the primary of {self.database.name} (found at inject), on a session of its own, bounded to "
-            f"{self.timeout_s:g} s: {statement}",
-            "watched in sys.dm_exec_requests (percent_complete); size and duration from msdb.dbo.backupset"),
-            ("KILL the backup's session if it still runs (only a request whose statement names that file)", removal),
-            (f"{self.field_path}.credential.password",))
+            f"on the primary of {self.database.name} (found at inject), on a session of its own bounded to "
+            f"{self.timeout_s:g} s: {SESSION_ID} then {statement}",
+            f"watched in sys.dm_exec_requests: {RUNNING}",
+            f"its result from msdb: {RESULT}",
+            ("in effect while it runs or " + (f"while {exists_script(self.file)} is True on a node" if self.removable
+                                              else "while msdb records it, until the revert"))),
+            (f"KILL the backup's session if it still runs, only when its request's statement contains "
+             f"{literal(self.file)}; "
+             f"wait up to {KILL_TIMEOUT_S:g} s until it is gone", removal),
+            (f"{self.field_path}.credential.password",
+             *((f"{s.field_path}.credential.password" for s in winrm) if self.removable else ())))
 
     def preflight(self) -> None:
         session = self._primary()
@@ -162,10 +244,11 @@ class SqlServerBackup:
         if not rows or rows[0][0] != "ONLINE":
             raise HarnessError(f"backup: database {self.database.database} on {session.where} is "
                                f"{rows[0][0] if rows else 'not there'}; a backup needs it ONLINE")
-        running = session.rows(RUNNING, (self.database.database,), what="looking for backups already running")
+        running = self._requests(session)
         if running:
+            first = running[0]
             raise HarnessError(f"backup: a backup of {self.database.database} already runs on {session.where} "
-                               f"(session {running[0][0]}, {float(running[0][1] or 0):.0f} %): not starting another")
+                               f"(session {first.session_id}, {first.percent or 0:.0f} %): not starting another")
 
     def inject(self) -> None:
         primary = self._primary()
@@ -173,6 +256,7 @@ class SqlServerBackup:
         self.run = BackupRun(session_id=int(backup.rows(SESSION_ID, what="reading the backup session's id")[0][0]),
                              started_wall=time.time())
         statement = backup_statement(self.database.database, self.file)
+        log.info("%s on %s (session %s)", statement, backup.where, self.run.session_id)
 
         def execute() -> None:
             try:
@@ -186,64 +270,69 @@ class SqlServerBackup:
         self.run.thread = threading.Thread(target=execute, name=f"backup-{self.spec.instance}", daemon=True)
         self.run.thread.start()
         deadline = time.monotonic() + START_TIMEOUT_S
-        while self.run.ended_wall is None and not self._ours(primary) and time.monotonic() < deadline:
+        while self.run.ended_wall is None and not self._ours(primary):
+            if time.monotonic() > deadline:
+                log.warning("the backup to %s is not in sys.dm_exec_requests %.0f s after it was sent",
+                            self.file, START_TIMEOUT_S)
+                break
             time.sleep(0.1)
 
-    def _ours(self, session: TSqlSession) -> list[tuple[Any, ...]]:
-        """This fault's backup requests now running: its session, or any whose statement names its file."""
-        rows = session.rows(RUNNING, (self.database.database,), what="reading running backups")
-        return [r for r in rows if r[0] == self.run.session_id or self.file in str(r[2] or "")]
-
-    def _result(self, session: TSqlSession) -> tuple[Any, ...] | None:
-        rows = session.rows(RESULT, (self.file,), what=f"reading the result of the backup to {self.file}")
-        return rows[0] if rows else None
-
     def progress(self) -> OperationProgress:
-        running = self.run.thread is not None and self.run.thread.is_alive()
         session = self._primary()
-        if running:
-            ours = self._ours(session)
-            percent = float(ours[0][1] or 0) if ours else None
-            return OperationProgress(running=True, percent=percent, started_wall=self.run.started_wall)
-        result = self._result(session) if self.run.error is None else None
+        ours = self._ours(session)
+        if self.run.alive or ours:  # after a crash the server alone knows it still runs
+            request = ours[0] if ours else None
+            started = (time.time() - request.age_s if request is not None and request.age_s is not None
+                       else self.run.started_wall)
+            return OperationProgress(running=True, percent=request.percent if request else None, started_wall=started)
+        if self.run.error is not None:
+            return OperationProgress(running=False, started_wall=self.run.started_wall,
+                                     finished_wall=self.run.ended_wall, error=self.run.error)
+        result = self._result(session)
         if result is None:
             return OperationProgress(running=False, started_wall=self.run.started_wall, finished_wall=self.run.ended_wall,
-                                     error=self.run.error or "no record of the backup in msdb")
-        size, begun, ended, _ = result
-        server_s = (ended - begun).total_seconds() if begun is not None and ended is not None else None
-        started = self.run.started_wall
-        return OperationProgress(running=False, bytes_done=float(size), bytes_total=float(size), started_wall=started,
-                                 finished_wall=started + server_s if started is not None and server_s is not None
-                                 else self.run.ended_wall)
+                                     error=f"no record of the backup to {self.file} in msdb (it failed, was stopped "
+                                           "or never started)")
+        size, _compressed, duration_ms, age_ms, copy_only = result
+        finished = time.time() - int(age_ms) / 1000
+        started = finished - int(duration_ms) / 1000
+        error = None if copy_only else f"msdb records the backup to {self.file} as not copy-only"
+        return OperationProgress(running=False, bytes_done=float(size), bytes_total=float(size), percent=100.0,
+                                 started_wall=started, finished_wall=finished, error=error)
 
     def check(self) -> FaultState:
         try:
-            if self._ours(self._primary()):
+            session = self._primary()
+            if self._ours(session):
                 return FaultState.IN_EFFECT
             if self.removable:
-                exists = self._on_server(f"Test-Path -LiteralPath {powershell_literal(self.file)}",
-                                         f"looking for {self.file}").strip()
-                return FaultState.IN_EFFECT if exists == "True" else FaultState.CLEARED
-        except (HarnessError, SqlServerError) as exc:
+                return FaultState.IN_EFFECT if self._file_exists() else FaultState.CLEARED
+            if self.run.reverted:  # the file is left in place, as the plan says
+                return FaultState.CLEARED
+            return FaultState.IN_EFFECT if self._result(session) is not None else FaultState.CLEARED
+        except HarnessError as exc:  # SqlServerError, an unreachable or refusing WinRM endpoint
             return self.run.unknown.because(self.spec, str(exc))
-        injected_here = self.run.started_wall is not None
-        return FaultState.IN_EFFECT if injected_here and not self.run.reverted else FaultState.CLEARED
 
     def revert(self) -> None:
         session = self._primary()
-        for row in self._ours(session):
-            log.info("stopping backup session %s of %s", row[0], self.database.database)
-            session.execute(f"KILL {int(row[0])};", what=f"stopping the backup to {self.file}")
+        for request in self._requests(session):
+            if not self._provably_ours(request):
+                continue
+            log.info("stopping backup session %s of %s", request.session_id, self.database.database)
+            try:
+                session.execute(f"KILL {request.session_id};", what=f"stopping the backup to {self.file}")
+            except SqlServerError as exc:
+                if exc.info.native != NOT_ACTIVE:
+                    raise
         deadline = time.monotonic() + KILL_TIMEOUT_S
-        while self._ours(session):
+        while any(self._provably_ours(r) for r in self._requests(session)):
             if time.monotonic() > deadline:
                 raise ControlPlaneError(f"{session.where}: the backup to {self.file} still runs "
                                         f"{KILL_TIMEOUT_S:.0f} s after KILL")
-            time.sleep(0.5)
+            time.sleep(0.2)
         if self.run.thread is not None:
             self.run.thread.join(KILL_TIMEOUT_S)
         if self.removable:
-            self._on_server(f"if (Test-Path -LiteralPath {powershell_literal(self.file)}) "
-                            f"{{ Remove-Item -LiteralPath {powershell_literal(self.file)} -ErrorAction Stop }}",
-                            f"removing {self.file}")
+            for winrm in self._winrm():
+                winrm.run_ps(remove_script(self._own_file()), what=f"removing {self.file}", timeout_s=FILE_TIMEOUT_S)
         self.run.reverted = True

@@ -96,6 +96,9 @@ class SqlServerModel:
     connections: list[dict[str, Any]] = field(default_factory=list)
     backup: BackupModel = field(default_factory=BackupModel)
 
+    def __post_init__(self) -> None:
+        self.backup.clock = self.now  # the server's clock, SYSDATETIME's
+
     def now(self) -> float:
         return time.time() + self.clock_offset_s
 
@@ -123,8 +126,9 @@ class SqlServerModel:
             sqlstate, native, text = replica.error
             raise driver_error(sqlstate, text, native)
         sql = " ".join(sql.split())
-        if connection is not None and (rows := self.backup.answer(connection.session_id, connection.timeout, sql,
-                                                                  params, driver_error)) is not None:
+        if connection is not None and (rows := self.backup.answer(replica.name, connection.session_id,
+                                                                  connection.timeout, sql, params,
+                                                                  driver_error)) is not None:
             return rows
         if (alter := re.fullmatch(r"ALTER AVAILABILITY GROUP \[((?:[^\]]|\]\])+)\] "
                                   r"(FAILOVER|FORCE_FAILOVER_ALLOW_DATA_LOSS);", sql)):
