@@ -26,9 +26,10 @@ from tests.integration.contract.conftest import (
     WINRM_PASSWORD_ENV,
     ag_topology,
     example,
+    pointed_at,
 )
 from tests.support.sqlserver_backup_model import BackupRun, ServerFiles
-from tests.support.sqlserver_model import SqlServerModel
+from tests.support.sqlserver_model import Replica, SqlServerModel
 from tests.support.wsman import running_wsman
 
 INSTANCE = "0123456789ab"
@@ -102,6 +103,22 @@ def test_a_backup_is_copy_only_and_written_to_an_instance_named_file(world: Worl
     assert FILE in world.node2.paths and not world.node1.paths
     fault.revert()
     assert not world.node2.paths, "removed on the node that holds it"
+
+
+def test_on_a_failover_cluster_instance_the_backup_goes_to_its_network_name(world: World) -> None:
+    world.sql.replicas = {"fci": Replica("fci", "sqlfci01.example.net", role="PRIMARY")}
+    world.sql.backup.local_files = {"fci": world.node1}  # the clustered disk, on whichever node owns the role
+    spec = FaultSpec("backup", "database:sql-fci-01", {"destination": "E:\\Backup"}, instance=INSTANCE)
+    fault = registry.build(spec, pointed_at(example("stretched-fci.yaml"), world.ports))
+    assert isinstance(fault, SqlServerBackup)
+    fault.connector = world.sql.connect
+    fault.preflight()
+    fault.inject()
+    assert finish(fault).completed
+    assert world.server_of(fault.run.session_id) == "tcp:sqlfci01.example.net,1433"
+    assert world.node1.paths == {"E:\\Backup\\harness-bench-0123456789ab.bak"}
+    fault.revert()
+    assert not world.node1.paths and fault.check() is FaultState.CLEARED
 
 
 def test_progress_reports_percent_then_size_and_duration_from_msdb(world: World) -> None:
