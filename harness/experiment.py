@@ -124,6 +124,8 @@ class Experiment:
         keeper = next((w for w in self.workloads if w.keeps_ledger), None)
         if keeper is None:
             return  # observe-only: no lost-commit verdict, and the report says so
+        if self.workload_problem() is not None:
+            return  # a load generator lost: the run is a harness error already, no ledger verdict
         with contextlib.suppress(Exception):
             self.ledger = keeper.verify()
         if self.ledger is None:

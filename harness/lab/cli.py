@@ -12,7 +12,7 @@ from harness.lab.layout import LabLayout
 from harness.lab.postgres import NODES
 from harness.topology.models import LabSettings
 
-LAB_NAMESPACE = re.compile(r"^([a-z][a-z0-9]{1,7})-[abrw]$")
+LAB_NAMESPACE = re.compile(r"^([a-z][a-z0-9]{1,7})-(?:[abrw]|l[12])$")
 
 
 def _lab(prefix: str, state_dir: str | None, subnet_index: int | None = None) -> Lab:

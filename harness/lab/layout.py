@@ -38,7 +38,7 @@ DATABASE = "bench"
 class Member:
     """One namespace hanging off the router: its role, namespace and both link ends."""
 
-    role: str  # "a", "b", "w" or "c" (the root namespace, where clients run)
+    role: str  # "a", "b", "w", "c" (the root namespace, where clients run), "l1", "l2" (load machines)
     netns: str | None  # None for the root namespace
     veth_inside: str
     veth_router: str
@@ -104,8 +104,13 @@ class LabLayout:
         return f"{self.prefix}-r"
 
     @property
+    def load_machines(self) -> tuple[Member, ...]:
+        """Two namespaces with their own addresses, for load generators run as separate machines would be."""
+        return (self._member("l1", 4), self._member("l2", 5))
+
+    @property
     def members(self) -> tuple[Member, ...]:
-        return (self.site_a, self.site_b, self.witness, self.client)
+        return (self.site_a, self.site_b, self.witness, self.client, *self.load_machines)
 
     @property
     def namespaces(self) -> tuple[str, ...]:

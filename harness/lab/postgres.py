@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import procs
 from harness.errors import ControlPlaneError
 from harness.lab import shell
 from harness.lab.layout import DATABASE, PG_PORT, LabLayout, Member
@@ -31,6 +32,9 @@ COMMON_CONF = {
     # A node rewound after a failover replays from the last checkpoint both nodes share; the new primary
     # must still hold that WAL (pg_auto_failover's slots start at the promotion), or the node waits forever.
     "wal_keep_size": "'512MB'",
+    # A node restarted in the middle of its demotion cannot be rewound; pg_auto_failover clones it with
+    # pg_basebackup, whose spread checkpoint lasts up to 0.9 x checkpoint_timeout: 27 s, not 4.5 min.
+    "checkpoint_timeout": "'30s'",
     "shared_buffers": "'32MB'",
     "fsync": "on",
 }
@@ -155,9 +159,19 @@ class PgCluster:
 
     def start(self, name: str) -> int:
         """`pg_autoctl run` for a created node or the monitor; its pid is the keeper's."""
+        self.clear_dead_keeper_pidfile(name)
         return self.services.start(name, ["pg_autoctl", "run", "--pgdata", str(self.pgdata(name))],
                                    netns=self.member(name).netns, user=PG_USER, env=self.env(name), cwd=self.root / name,
                                    socket_dir=self.socket_dir(name))
+
+    def clear_dead_keeper_pidfile(self, name: str) -> None:
+        """A keeper killed by another process than the lab's owner stays the owner's zombie until reaped;
+        pg_autoctl takes the zombie's pid for a running keeper and refuses to start. Its own pid file
+        naming a dead or zombie process is removed, nothing else."""
+        for pidfile in (self.root / name / "xdg-run" / "pg_autoctl").rglob("pg_autoctl.pid"):
+            first = pidfile.read_text().split("\n", 1)[0].strip()
+            if first.isdigit() and procs.state(int(first)) in (None, "Z", "X"):
+                pidfile.unlink(missing_ok=True)
 
     def rebuild_node(self, name: str, max_rate: str) -> int:
         """Re-create a node whose data is gone: register again and copy the primary, throttled."""

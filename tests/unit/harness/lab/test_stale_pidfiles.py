@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.lab.layout import LabLayout
+from harness.lab.postgres import PgCluster
 from harness.lab.services import Services
+from harness.topology.models import LabSettings
 
 
 def _start_time(pid: int) -> int:
@@ -54,3 +57,41 @@ def test_a_service_the_lab_started_is_still_stopped(tmp_path):
     services.kill("helper")
     assert not services.alive("helper")
     assert not Path(f"/proc/{pid}").exists()
+
+
+def _keeper_pidfile(cluster: PgCluster, pid: int) -> Path:
+    """Where pg_autoctl keeps its own pid file: under the node's XDG runtime directory, by data path."""
+    path = cluster.root / "node-a" / "xdg-run" / "pg_autoctl" / str(cluster.pgdata("node-a")).lstrip("/") / "pg_autoctl.pid"
+    path.parent.mkdir(parents=True)
+    path.write_text(f"{pid}\n{cluster.pgdata('node-a')}\n")
+    return path
+
+
+def _cluster(tmp_path: Path) -> PgCluster:
+    layout = LabLayout.from_settings(LabSettings(prefix="hunit", state_dir=str(tmp_path)))
+    return PgCluster(layout, Services(tmp_path / "pids"))
+
+
+def test_a_keeper_killed_from_another_process_can_be_started_again(tmp_path):
+    """Its pid is a zombie of the lab's owner until reaped; pg_autoctl would take it for a running keeper."""
+    cluster = _cluster(tmp_path)
+    keeper = subprocess.Popen(["true"])
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{keeper.pid}/stat").read_text().split(") ")[1][0] != "Z" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    pidfile = _keeper_pidfile(cluster, keeper.pid)
+    cluster.clear_dead_keeper_pidfile("node-a")
+    keeper.wait()
+    assert not pidfile.exists()
+
+
+def test_a_running_keepers_pid_file_is_left_alone(tmp_path):
+    cluster = _cluster(tmp_path)
+    running = subprocess.Popen(["sleep", "60"])
+    try:
+        pidfile = _keeper_pidfile(cluster, running.pid)
+        cluster.clear_dead_keeper_pidfile("node-a")
+        assert pidfile.exists()
+    finally:
+        running.kill()
+        running.wait()

@@ -1,0 +1,122 @@
+"""Load from two "load machines" of the lab (their own namespaces and addresses) through Dask, under S4's failover.
+
+The merged series agrees with the database's own commit counter, the merged ledger loses no
+acknowledged commit through an unplanned failover, and the client RTO measured on the merged
+commit gaps is the single-process run's within its tolerance. Killing one worker mid-run is
+*load generator lost*: a harness error naming it, the fault reverted, no failover verdict.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from faults.base import FaultSpec
+from harness.analysis.phases import failover_phases
+from harness.clusters.lab import LabCluster
+from harness.history.series import TransactionSeries
+from harness.lab.controller import Lab
+from harness.safety.runner import FaultRunner
+from harness.topology.models import Topology
+from tests.integration.lab.lab_support import FaultBuilder
+from tests.support.dask_lab import LabDask, dask_on_lab
+from workloads.base import Workload
+from workloads.load.distributed import DistributedOltp, remote_cluster
+from workloads.oltp import DriverConfig, OltpDriver, prepare_schema
+from workloads.oltp.schema import Scale
+
+pytest.importorskip("distributed")
+
+ROOT = Path(__file__).parents[3]
+USERS = 3  # per load machine; the single-process reference runs both machines' users
+
+
+@pytest.fixture
+def dask(lab: Lab, topology: Topology) -> Iterator[LabDask]:
+    dialect, settings = LabCluster(lab, topology).connection()
+    prepare_schema(dialect, settings, Scale(), scratch=True)
+    with dask_on_lab(lab) as cluster:
+        yield cluster
+
+
+def distributed(lab: Lab, topology: Topology, runner: FaultRunner, dask: LabDask) -> DistributedOltp:
+    dialect, settings = LabCluster(lab, topology).connection()
+    return DistributedOltp(dialect, settings, runner.timeline, TransactionSeries(), DriverConfig(users=USERS),
+                           remote_cluster(dask.scheduler), generators=2)
+
+
+def xact_commit(lab: Lab) -> int:
+    rows = lab.pg.sql("select xact_commit from pg_stat_database where datname = 'bench'", node=lab.primary(),
+                      database="postgres")
+    return int(rows[0][0])
+
+
+def crash_the_primary(lab: Lab, topology: Topology, runner: FaultRunner, factory: FaultBuilder,
+                      workload: Workload) -> float | None:
+    """Steady load, the primary's host crashes, failover, revert; the client RTO the workload's gaps give."""
+    workload.start()
+    time.sleep(4)
+    spec = FaultSpec("host-crash", f"host:{lab.primary().replace('node', 'host')}")
+    with runner.inject(factory.build(spec, topology)) as active:
+        active.sleep(12)
+    lab.wait_healthy(90)
+    time.sleep(3)
+    workload.stop()
+    ledger = workload.verify()
+    assert ledger is not None and ledger.lost_count == 0
+    return failover_phases(runner.timeline, active.injected_at).client_rto_s
+
+
+def test_two_load_machines_agree_with_the_database_and_lose_nothing_through_a_failover(
+        lab: Lab, topology: Topology, runner: FaultRunner, factory: FaultBuilder, dask: LabDask) -> None:
+    steady = distributed(lab, topology, runner, dask)
+    time.sleep(1)
+    before = xact_commit(lab)
+    steady.start()
+    time.sleep(8)
+    steady.stop()
+    time.sleep(1)  # the backends have reported their counts
+    server = xact_commit(lab) - before
+    merged = sum(p.commits for p in steady.series.points())
+    assert {g.worker.removeprefix("tcp://").rsplit(":", 1)[0] for g in steady.generators} == set(dask.workers)
+    assert abs(merged - server) <= 0.02 * server, f"merged {merged} commits, xact_commit delta {server}"
+    assert steady.verify().lost_count == 0
+
+    spread_rto = crash_the_primary(lab, topology, runner, factory, distributed(lab, topology, runner, dask))
+    dialect, settings = LabCluster(lab, topology).connection()
+    single = OltpDriver(dialect, settings, runner.timeline, TransactionSeries(), DriverConfig(users=2 * USERS))
+    single_rto = crash_the_primary(lab, topology, runner, factory, single)
+    print(f"client RTO: two load machines {spread_rto} s, one process {single_rto} s")
+    assert spread_rto is not None and single_rto is not None
+    assert abs(spread_rto - single_rto) <= max(1.5, 0.3 * single_rto)
+
+
+def test_a_load_machine_lost_mid_run_is_a_harness_error_the_fault_reverted_and_no_verdict(
+        lab: Lab, dask: LabDask, tmp_path: Path) -> None:
+    run = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA",
+                            "tests/resiliency/test_s4_application_failover.py", "-k", "unplanned",
+                            "--topology", f"lab:{lab.layout.prefix}", "--keep-lab", "--quiet-progress",
+                            "--load-scheduler", dask.scheduler, "--users", str(USERS), "--state-dir", str(tmp_path / "s"),
+                            "--baseline-s", "6", "--observe-s", "20", "--settle-s", "2"],
+                           cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env={**os.environ, "HARNESS_LAB_DIR": str(lab.layout.state_dir)})
+    victim = lab.layout.load_machines[1].address
+    deadline = time.monotonic() + 180
+    while not list((tmp_path / "s").glob("journal/*.json")) and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(2)  # the fault journaled, then in effect: the failover is under way
+    dask.kill(victim)
+    out, _ = run.communicate(timeout=600)
+    assert run.returncode == 10, out[-4000:]  # harness or infrastructure broken only
+    assert f"load generator lost: tcp://{victim}:" in out, out[-4000:]
+    summary = out.split("resilience summary")[-1].split("short test summary")[0]
+    assert "S4   ERROR (harness or infrastructure broken)" in summary, summary
+    assert "PASS" not in summary and "FAIL" not in summary and "1 error" in summary, summary
+    assert not list((tmp_path / "s").glob("journal/*.json")), "the fault was reverted"
+    lab.wait_healthy(90)
