@@ -34,10 +34,8 @@ from harness.odbc.settings import ConnectionSettings
 from workloads.base import LedgerReport, StopReport
 from workloads.load.generator import Handback, LoadGenerator
 from workloads.load.merge import ClockOffset, common_gaps, measure_offset
-from workloads.oltp.connect import close_quietly, connect
 from workloads.oltp.dialect import Dialect
-from workloads.oltp.driver import DriverConfig, first_free_user_id
-from workloads.oltp.ledger import verify
+from workloads.oltp.driver import DriverConfig, first_free_user_id, verify_books
 
 log = logging.getLogger(__name__)
 
@@ -186,15 +184,7 @@ class DistributedOltp:
         if self.lost is not None:
             raise LoadGeneratorLost(self.lost)
         books = [book for g in self.generators if g.handback is not None for book in g.handback.books]
-        connection = connect(self.dialect, self.settings)
-        try:
-            report = verify(connection.cursor(), self.dialect.statements, books)
-            connection.rollback()
-        finally:
-            close_quietly(connection)
-        self.timeline.record(EventKind.LEDGER_VERIFIED, self.config.source, acknowledged=report.acknowledged,
-                             lost=report.lost_count, failed=report.failed, failed_present=report.failed_present_count)
-        return report
+        return verify_books(self.dialect, self.settings, self.timeline, self.config.source, books)
 
 
 def _remote_clock(actor: Any) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,7 @@ from workloads.base import LedgerReport, StopReport, Workload
 from workloads.oltp.connect import close_quietly, connect
 from workloads.oltp.dialect import Dialect
 from workloads.oltp.gaps import CommitGapDetector
-from workloads.oltp.ledger import SEQ_BITS, verify
+from workloads.oltp.ledger import SEQ_BITS, LedgerBook, verify
 from workloads.oltp.mix import TPCB, Mix
 from workloads.oltp.schema import Scale
 from workloads.oltp.user import Shared, VirtualUser
@@ -110,15 +111,7 @@ class OltpDriver:
 
     def verify(self) -> LedgerReport:
         """Read the ledger back (call after stop, once the database is reachable)."""
-        connection = connect(self.dialect, self.settings)
-        try:
-            report = verify(connection.cursor(), self.dialect.statements, [u.book for u in self.users])
-            connection.rollback()
-        finally:
-            close_quietly(connection)
-        self.timeline.record(EventKind.LEDGER_VERIFIED, self.config.source, acknowledged=report.acknowledged,
-                             lost=report.lost_count, failed=report.failed, failed_present=report.failed_present_count)
-        return report
+        return verify_books(self.dialect, self.settings, self.timeline, self.config.source, [u.book for u in self.users])
 
     def _first_free_user_id(self) -> int:
         return first_free_user_id(self.dialect, self.settings)
@@ -146,3 +139,17 @@ def first_free_user_id(dialect: Dialect, settings: ConnectionSettings) -> int:
     finally:
         close_quietly(connection)
     return 1 if highest is None or highest < 0 else (int(highest) >> SEQ_BITS) + 1
+
+
+def verify_books(dialect: Dialect, settings: ConnectionSettings, timeline: Timeline, source: str,
+                 books: Sequence[LedgerBook]) -> LedgerReport:
+    """Read the books of every user back on one connection, and put the verdict on the timeline."""
+    connection = connect(dialect, settings)
+    try:
+        report = verify(connection.cursor(), dialect.statements, books)
+        connection.rollback()
+    finally:
+        close_quietly(connection)
+    timeline.record(EventKind.LEDGER_VERIFIED, source, acknowledged=report.acknowledged,
+                    lost=report.lost_count, failed=report.failed, failed_present=report.failed_present_count)
+    return report
