@@ -161,7 +161,7 @@ def add_lab_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ign
         verb = verbs.add_parser(name, help=text)
         verb.add_argument("--prefix", default="hlab", help="lab prefix (default hlab)")
         verb.add_argument("--state-dir", default=None, help="lab state directory (default $HARNESS_LAB_DIR or "
-                                                            "/var/lib/resilience-harness/lab-PREFIX)")
+                                                            "/var/lib/resilience-lab/PREFIX)")
         verb.set_defaults(func=func)
         if name == "up":
             verb.add_argument("--subnet-index", type=int, default=None, help="which /24 of 198.18.0.0/15 (0-511)")

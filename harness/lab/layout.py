@@ -47,6 +47,15 @@ class Member:
     network: str
 
 
+LAB_STATE_ROOT = Path("/var/lib/resilience-lab")
+
+
+def default_state_dir(prefix: str) -> Path:
+    """A lab's state by default: not under the harness's private state directory (0700), which
+    user postgres could not enter, but beside it."""
+    return LAB_STATE_ROOT / prefix
+
+
 @dataclass(frozen=True)
 class LabLayout:
     prefix: str
@@ -55,7 +64,7 @@ class LabLayout:
 
     @classmethod
     def from_settings(cls, settings: LabSettings) -> LabLayout:
-        state = settings.state_dir or os.environ.get("HARNESS_LAB_DIR") or f"/var/lib/resilience-harness/lab-{settings.prefix}"
+        state = settings.state_dir or os.environ.get("HARNESS_LAB_DIR") or default_state_dir(settings.prefix)
         index = settings.subnet_index
         if index is None:
             index = zlib.crc32(settings.prefix.encode()) % 512

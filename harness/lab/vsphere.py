@@ -33,7 +33,7 @@ from harness.errors import ConfigError, ControlPlaneError
 from harness.lab.ca import LabCa
 from harness.lab.controller import CODE_ROOT, IO_PAUSE_MAX_S, Lab
 from harness.lab.esxi import EsxiEndpoint, EsxiShells
-from harness.lab.layout import LabLayout
+from harness.lab.layout import LabLayout, default_state_dir
 from harness.lab.redfish_emulator import RedfishEmulator, system_id
 from harness.paths import tools_dir
 from harness.topology.loader import parse_topology
@@ -278,7 +278,7 @@ class VsphereBinding:
         env = env_names(self.lab.layout.prefix)
         exports = {env["vcenter"]: credentials.vcenter_password, env["bmc"]: credentials.bmc_password,
                    env["ssh_key"]: str(self.lab.ssh_key_file)}
-        if self.lab.layout.state_dir != Path(f"/var/lib/resilience-harness/lab-{self.lab.layout.prefix}"):
+        if self.lab.layout.state_dir != default_state_dir(self.lab.layout.prefix):
             # the topology names the lab by its prefix alone: say where this one keeps its state
             exports["HARNESS_LAB_DIR"] = str(self.lab.layout.state_dir)
         return Bound(self.topology_file, topology, exports, control_url, time.monotonic() - started)

@@ -31,7 +31,7 @@ class WriteLoad:
 
     def __enter__(self) -> WriteLoad:
         conn = pyodbc.connect(self.dsn, autocommit=True, timeout=5)
-        conn.execute("create table if not exists ledger (id bigserial primary key, writer int, t double precision)")
+        conn.execute("create table if not exists lab_writes (id bigserial primary key, writer int, t double precision)")
         conn.close()
         self._workers = [threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(self.threads)]
         for worker in self._workers:
@@ -50,7 +50,7 @@ class WriteLoad:
             try:
                 if conn is None:
                     conn = pyodbc.connect(self.dsn, autocommit=True, timeout=3)
-                conn.execute("insert into ledger (writer, t) values (?, ?)", writer, time.time())
+                conn.execute("insert into lab_writes (writer, t) values (?, ?)", writer, time.time())
                 ok = True
             except pyodbc.Error:
                 ok = False
