@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError
-from harness.lab.layout import LabLayout
+from harness.lab.layout import LabLayout, default_state_dir
 from harness.topology.loader import load_topology, parse_topology
 from harness.topology.models import LabSettings
 from harness.topology_source import load_source
@@ -40,7 +40,7 @@ def test_a_vsphere_file_binds_to_a_lab_by_its_prefix_alone() -> None:
     doc["lab"] = {"prefix": "hbound"}
     topology = parse_topology(doc, "t.yaml")
     assert (topology.kind, topology.lab and topology.lab.prefix) == ("vsphere", "hbound")
-    assert LabLayout.from_settings(topology.lab).state_dir.name == "lab-hbound"  # the lab's own rule
+    assert LabLayout.from_settings(topology.lab).state_dir == default_state_dir("hbound")  # the lab's own rule
 
 
 def test_the_lab_is_still_built_by_code_and_keeps_its_kind() -> None:
