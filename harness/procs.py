@@ -72,9 +72,10 @@ def freeze_tree(root: int, settle_s: float = 2.0) -> bool:
 
 
 def stopped_fraction(root: int) -> float | None:
-    """Share of the tree in stopped state ('T'); None if the tree is gone."""
+    """Share of the tree in stopped state ('T'); None if the tree is gone. A zombie does not count:
+    it no longer runs, and a stopped parent cannot reap a child that exited as it was frozen."""
     states = [state(pid) for pid in tree(root)]
-    alive = [s for s in states if s is not None]
+    alive = [s for s in states if s is not None and s not in ("Z", "X")]
     if not alive:
         return None
     return sum(1 for s in alive if s in ("T", "t")) / len(alive)

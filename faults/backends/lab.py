@@ -169,8 +169,9 @@ class HostHang(_LabFault):
 
     def inject(self) -> None:
         self.cut.inject()
-        if not self.lab.signal_node(self.node, signal.SIGSTOP):
-            raise ControlPlaneError(f"{self.spec.target}: {self.node} has no running process to freeze")
+        if not self.lab.freeze_node(self.node):
+            raise ControlPlaneError(f"{self.spec.target}: {self.node} has no running process to freeze, "
+                                    "or part of it kept running")
 
     def _check(self) -> FaultState:
         stopped = self.lab.node_stopped_fraction(self.node)

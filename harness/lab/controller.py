@@ -302,6 +302,11 @@ class Lab:
         pid = self.services.pid(node)
         return procs.signal_tree(pid, signum) if pid is not None else 0
 
+    def freeze_node(self, node: str) -> bool:
+        """SIGSTOP a node's whole tree, again for a backend forked during a pass; True once all of it is stopped."""
+        pid = self.services.pid(node)
+        return pid is not None and procs.freeze_tree(pid)
+
     def node_stopped_fraction(self, node: str) -> float | None:
         pid = self.services.pid(node)
         return procs.stopped_fraction(pid) if pid is not None else None
