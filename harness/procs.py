@@ -25,6 +25,11 @@ def state(pid: int) -> str | None:
     return found[0] if found else None
 
 
+def running(pid: int) -> bool:
+    """The process exists and is not a zombie (one that exited, not yet reaped by its parent)."""
+    return state(pid) not in (None, "Z", "X")
+
+
 def tree(root: int) -> list[int]:
     """`root` and all its descendants that exist now."""
     children: dict[int, list[int]] = {}
@@ -74,8 +79,7 @@ def freeze_tree(root: int, settle_s: float = 2.0) -> bool:
 def stopped_fraction(root: int) -> float | None:
     """Share of the tree in stopped state ('T'); None if the tree is gone. A zombie does not count:
     it no longer runs, and a stopped parent cannot reap a child that exited as it was frozen."""
-    states = [state(pid) for pid in tree(root)]
-    alive = [s for s in states if s is not None and s not in ("Z", "X")]
+    alive = [state(pid) for pid in tree(root) if running(pid)]
     if not alive:
         return None
     return sum(1 for s in alive if s in ("T", "t")) / len(alive)

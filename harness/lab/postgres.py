@@ -169,8 +169,8 @@ class PgCluster:
         pg_autoctl takes the zombie's pid for a running keeper and refuses to start. Its own pid file
         naming a dead or zombie process is removed, nothing else."""
         for pidfile in (self.root / name / "xdg-run" / "pg_autoctl").rglob("pg_autoctl.pid"):
-            first = pidfile.read_text().split("\n", 1)[0].strip()
-            if first.isdigit() and procs.state(int(first)) in (None, "Z", "X"):
+            keeper = procs.read_pidfile(pidfile)
+            if keeper is not None and not procs.running(keeper):
                 pidfile.unlink(missing_ok=True)
 
     def rebuild_node(self, name: str, max_rate: str) -> int:

@@ -57,7 +57,7 @@ class Services:
         if pid is None:
             return False
         reap(pid)
-        return procs.state(pid) not in (None, "Z", "X")
+        return procs.running(pid)
 
     def tree(self, name: str) -> list[int]:
         pid = self.pid(name)
@@ -77,14 +77,14 @@ class Services:
                 _signal(member, signal.SIGCONT)
                 _signal(member, signal.SIGTERM)
             deadline = time.monotonic() + grace_s
-            while time.monotonic() < deadline and any(_running(p) for p in members):
+            while time.monotonic() < deadline and any(procs.running(p) for p in members):
                 reap(pid)
                 time.sleep(0.1)
         latecomers = procs.tree(pid) if self.pid(name) == pid else []  # re-check: the root may be gone
         for member in [*members, *latecomers]:
             _signal(member, signal.SIGKILL)
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and any(_running(p) for p in members):
+        while time.monotonic() < deadline and any(procs.running(p) for p in members):
             reap(pid)
             time.sleep(0.05)
         reap(pid)
@@ -129,10 +129,6 @@ class ProcessIdentity:
 
 def boot_id() -> str:
     return (procs.PROC / "sys" / "kernel" / "random" / "boot_id").read_text().strip()
-
-
-def _running(pid: int) -> bool:
-    return procs.state(pid) not in (None, "Z", "X")
 
 
 def _signal(pid: int, signum: signal.Signals) -> None:
