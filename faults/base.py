@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from harness.errors import ConfigError
+from harness.text import escaped
 
 _INSTANCE = re.compile(r"[0-9a-f]{12}")
 log = logging.getLogger(__name__)
@@ -81,8 +82,18 @@ class FaultPlan:
     inject_steps: tuple[str, ...]
     revert_steps: tuple[str, ...]
     credentials: tuple[str, ...] = ()
+    effects: frozenset[str] | None = field(default=None, kw_only=True)
+    """Targets the fault cuts off or powers off, where that is more than its own target (a witness
+    isolation cuts links, a site power-off powers off hosts); None: the target alone. The allow-list
+    judges these (`faults.allowlist`)."""
+
+    @property
+    def effect_set(self) -> frozenset[str]:
+        return self.effects if self.effects is not None else frozenset({self.spec.target})
 
     def render(self) -> str:
+        """One line per step, whatever the values hold: an unprintable character is shown as `\\uXXXX`,
+        so no value can add a line that looks like a step of its own."""
         lines = [f"{self.spec.kind} on {self.spec.target} via {self.backend}"]
         if self.spec.params:
             lines.append("  params: " + ", ".join(f"{k}={v}" for k, v in sorted(self.spec.params.items())))
@@ -90,7 +101,9 @@ class FaultPlan:
         lines += [f"  revert: {s}" for s in self.revert_steps]
         if self.credentials:
             lines.append("  credentials: " + ", ".join(self.credentials))
-        return "\n".join(lines)
+        if self.effect_set != {self.spec.target}:
+            lines.append("  cuts or powers off: " + ", ".join(sorted(self.effect_set)))
+        return "\n".join(escaped(line) for line in lines)
 
 
 @runtime_checkable

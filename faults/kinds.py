@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.errors import ConfigError
+from harness.text import one_line
 from harness.topology.loader import format_validation_error
 from harness.topology.targets import TargetKind
 
@@ -28,6 +30,8 @@ class Params(BaseModel):
 class NoParams(Params):
     pass
 
+
+ANY_QUOTE = frozenset("'\"`\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f")
 
 Direction = Literal["both", "forward", "reverse"]
 
@@ -88,13 +92,34 @@ class BackupParams(Params):
     base stay as they were); the files it writes are named after the fault's instance and removed on revert."""
 
     destination: str | None = Field(
-        default=None, min_length=1, max_length=400, pattern=r"^[^\x00-\x1f'\"]+$",
+        default=None, min_length=1, max_length=400,
         description="where the backup is written: a directory (PostgreSQL: on the harness machine; SQL Server: on "
-                    "the server) or, for SQL Server, an https:// container URL; default on the lab: its backup area")
+                    "the server) or, for SQL Server, an https:// container URL without credentials or query "
+                    "(a SAS token belongs in a SQL Server credential); default on the lab: its backup area")
     max_rate: str | None = Field(default=None, pattern=r"^[1-9][0-9]{0,6}[kM]?$",
                                  description="PostgreSQL: pg_basebackup --max-rate (32k..1024M); SQL Server's BACKUP "
                                              "has no rate limit of its own")
     timeout_s: float = Field(default=3600.0, gt=0, le=86_400, description="bound on the whole backup")
+
+    @field_validator("destination")
+    @classmethod
+    def _plain_place(cls, destination: str | None) -> str | None:
+        """It goes into T-SQL, a PowerShell script, the plan and the journal: no quote of any kind, no
+        unprintable character, and no secret (a URL's user information or query string is one)."""
+        if destination is None:
+            return None
+        one_line(destination)
+        quotes = sorted(set(destination) & ANY_QUOTE)
+        if quotes:
+            raise ValueError("quotes are refused in a backup destination: " + ", ".join(f"U+{ord(q):04X}" for q in quotes))
+        if "://" in destination:
+            url = urlsplit(destination)
+            if url.scheme != "https" or not url.hostname:
+                raise ValueError("a backup URL is https://ACCOUNT.blob.core.windows.net/CONTAINER")
+            if "@" in url.netloc or url.query or url.fragment or "?" in destination or "#" in destination:
+                raise ValueError("a backup URL names the container only: user information, a query string (SAS "
+                                 "token) or a fragment would be printed and journaled; refused")
+        return destination
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-from faults.base import Fault, FaultSpec
+from faults import allowlist
+from faults.base import Fault, FaultPlan, FaultSpec
 from faults.kinds import FaultKind, Params, fault_kind
 from harness.errors import ConfigError, TargetNotAllowedError
 from harness.topology.models import Topology
@@ -129,18 +130,43 @@ def build(spec: FaultSpec, topology: Topology) -> Fault:
     return fault
 
 
-def permit(spec: FaultSpec, topology: Topology, *, allow_destructive: bool) -> None:
+class EffectNotAllowedError(TargetNotAllowedError):
+    """The target is allowed, but the fault would cut or power off something the allow-list does not cover."""
+
+    def __init__(self, spec: FaultSpec, uncovered: list[str]) -> None:
+        self.uncovered = uncovered
+        super().__init__(f"{spec.kind} on {spec.target}: it cuts or powers off {', '.join(uncovered)}, which no "
+                         "allow_list entry covers")
+
+
+def permit(plan: FaultPlan, topology: Topology, *, allow_destructive: bool) -> None:
     """The one allow-list rule, for the runner, `--dry-run` and `plan` alike.
 
-    Every fault kind is destructive: its target must be on the topology's allow-list, and a
-    topology other than the embedded lab also needs the run's explicit `--allow-destructive`.
+    Every fault kind is destructive: its target must be on the topology's allow-list, so must
+    everything its plan says it cuts off or powers off (`faults.allowlist`), and a topology
+    other than the embedded lab also needs the run's explicit `--allow-destructive`.
     """
+    spec = plan.spec
     if spec.target not in topology.allow_list:
         raise TargetNotAllowedError(f"{spec.kind}: target {spec.target!r} is not in the allow_list of topology "
                                     f"{topology.name!r}")
+    beyond = allowlist.uncovered(plan.effect_set, topology)
+    if beyond:
+        raise EffectNotAllowedError(spec, beyond)
     if topology.kind != "lab" and not allow_destructive:
         raise TargetNotAllowedError(f"{spec.kind} on {spec.target}: destructive faults on topology {topology.name!r} "
                                     "need --allow-destructive")
+
+
+def not_allowed(plan: FaultPlan, topology: Topology) -> str | None:
+    """Why the allow-list refuses this plan, in the words dry-run and `plan` print; None if it does not."""
+    try:
+        permit(plan, topology, allow_destructive=True)
+    except EffectNotAllowedError as exc:
+        return f"it cuts or powers off {', '.join(exc.uncovered)}, which no allow_list entry covers"
+    except TargetNotAllowedError:
+        return "target is not in the allow_list"
+    return None
 
 
 def _load(path: str, platform: str) -> Any:

@@ -11,7 +11,7 @@ from faults import registry
 from faults.base import FaultSpec
 from harness import redaction
 from harness.demo import add_demo_parser
-from harness.errors import ConfigError, HarnessError, TargetNotAllowedError
+from harness.errors import ConfigError, HarnessError
 from harness.lab.cli import add_lab_parser
 from harness.paths import state_dir
 from harness.safety.journal import Journal
@@ -42,11 +42,11 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         if not target:
             raise ConfigError(f"--fault {text!r}: expected KIND@TARGET, e.g. host-crash@host:host-a")
         spec = FaultSpec(kind=kind, target=target)
-        print(session.build(spec).plan().render())
-        try:
-            registry.permit(spec, topology, allow_destructive=True)
-        except TargetNotAllowedError:
-            print("  NOT ALLOWED: target is not in the allow_list")
+        plan = session.build(spec).plan()
+        print(plan.render())
+        not_allowed = registry.not_allowed(plan, topology)
+        if not_allowed:
+            print(f"  NOT ALLOWED: {not_allowed}")
     missing = session.missing_credentials()
     print("credentials missing for a real run: " + ("; ".join(missing) if missing else "none"))
     return 0

@@ -13,7 +13,7 @@ import pytest
 
 from faults import registry
 from faults.base import FaultSpec
-from harness.errors import ConfigError, TargetNotAllowedError
+from harness.errors import ConfigError
 from harness.plugin_state import plugin_state
 from harness.topology.models import Topology
 
@@ -99,11 +99,10 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
             except ConfigError as exc:
                 lines.append(f"  {spec.kind} on {spec.target}: {exc}")
                 continue
-            lines.extend("  " + line for line in plan.render().splitlines())
-            try:
-                registry.permit(spec, harness.topology, allow_destructive=True)
-            except TargetNotAllowedError:
-                lines.append("  NOT ALLOWED: target is not in the allow_list")
+            lines.extend("  " + line for line in plan.render().split("\n"))
+            not_allowed = registry.not_allowed(plan, harness.topology)
+            if not_allowed:
+                lines.append(f"  NOT ALLOWED: {not_allowed}")
             planned += 1
     lines.append(f"dry-run: {planned} fault(s) planned in {len(items)} test(s)")
     missing = harness.missing_credentials()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import time
 from pathlib import Path
 
@@ -85,9 +86,73 @@ def stopped_fraction(root: int) -> float | None:
     return sum(1 for s in alive if s in ("T", "t")) / len(alive)
 
 
+PIDFILE_MAX_BYTES = 4096
+"""A pid file holds a pid and perhaps a few lines more (pg_autoctl's does); more is not a pid file."""
+
+
+class NotAPidFile(ValueError):
+    """The path is not a small regular file (a device, a /proc file, a directory, a link): never read it."""
+
+
 def read_pidfile(path: Path) -> int | None:
+    """The pid a pid file names, or None when the file is absent or names none.
+
+    Read with bounds: a regular file of 1 to PIDFILE_MAX_BYTES bytes, opened without following a
+    symbolic link and without blocking. `/dev/zero` would read without end and `/proc/1/stat`
+    (size 0) would name pid 1: both raise `NotAPidFile`."""
     try:
-        first = path.read_text().split()[0]
-    except (FileNotFoundError, IndexError):
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
         return None
-    return int(first) if first.isdigit() else None
+    except OSError as exc:
+        raise NotAPidFile(f"{path}: cannot be opened as a pid file ({exc.strerror})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or not 0 < info.st_size <= PIDFILE_MAX_BYTES:
+            raise NotAPidFile(f"{path}: not a pid file (a regular file of 1 to {PIDFILE_MAX_BYTES} bytes)")
+        data = os.read(fd, PIDFILE_MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+    words = data.decode("ascii", "replace").split()
+    return int(words[0]) if words and words[0].isdigit() and len(words[0]) <= 10 else None
+
+
+def ancestors(pid: int) -> list[int]:
+    """`pid`'s parent, its parent's parent, ... up to pid 1."""
+    found: list[int] = []
+    current = _stat(pid)
+    while current is not None and current[1] > 0 and current[1] not in found:
+        found.append(current[1])
+        current = _stat(current[1])
+    return found
+
+
+def executable(pid: int) -> str | None:
+    """The program `pid` runs (/proc/PID/exe), or None if it is gone or not ours to read."""
+    try:
+        return os.readlink(PROC / str(pid) / "exe")
+    except OSError:
+        return None
+
+
+def why_not_a_target(pid: int, program: str) -> str | None:
+    """Why signalling `pid`'s tree could hit what it must not; None when it is the declared program's.
+
+    Never pid 1 (every process), this process or one it runs under, or a member of this process's
+    group or session (a Ctrl-C's reach): a freeze of any of them would stop the harness itself."""
+    me = os.getpid()
+    if pid <= 1:
+        return f"pid {pid} is the whole machine's init"
+    if pid == me or pid in ancestors(me):
+        return f"pid {pid} is the harness or a process it runs under"
+    try:
+        if os.getpgid(pid) == os.getpgrp() or os.getsid(pid) == os.getsid(0):
+            return f"pid {pid} shares the harness's process group or session"
+    except ProcessLookupError:
+        return f"pid {pid} is not running"
+    running_program = executable(pid)
+    if running_program is None:
+        return f"pid {pid} is not running or its program cannot be read"
+    if running_program != os.path.realpath(program):
+        return f"pid {pid} runs {running_program}, not {program}"
+    return None

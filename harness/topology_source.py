@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.errors import ConfigError
 from harness.lab.layout import LabLayout
 from harness.topology.loader import load_topology
-from harness.topology.models import LabSettings, Topology
+from harness.topology.models import LAB_PREFIX, WIDEST_SITE_PREFIX, LabSettings, Topology, shown
 
 LAB_SCHEME = "lab"
 
@@ -24,11 +25,14 @@ def canonical(source: str) -> str:
     return source if is_lab(source) else str(Path(source).resolve())
 
 
-def load_source(source: str | Path) -> Topology:
-    """The topology `source` names; errors name the file and the field."""
+def load_source(source: str | Path, *, widest_site_prefix: int = WIDEST_SITE_PREFIX) -> Topology:
+    """The topology `source` names; errors name the file and the field (one line, never a traceback)."""
     text = str(source)
     if not is_lab(text):
-        return load_topology(Path(text))
+        return load_topology(Path(text), widest_site_prefix=widest_site_prefix)
     prefix = text.partition(":")[2]
+    if prefix and not LAB_PREFIX.fullmatch(prefix):
+        raise ConfigError(f"--topology {shown(text)}: a lab prefix is 2-8 lower-case letters and digits, starting "
+                          "with a letter (e.g. lab:hlab)")
     settings = LabSettings(prefix=prefix) if prefix else LabSettings()
     return LabLayout.from_settings(settings).topology()

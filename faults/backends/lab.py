@@ -97,9 +97,11 @@ def _router_shell(lab: Lab) -> LocalShell:
 
 
 def _cut(lab: Lab, spec: FaultSpec, topology: Topology, rules: list[DropRule]) -> RouterPartition:
-    """A drop table of this fault's own in the lab's router namespace, as the router backend makes it."""
+    """A drop table of this fault's own in the lab's router namespace, as the router backend makes it.
+
+    It cuts off the fault's own target (a site, or one host's address), and says so to the allow-list."""
     return RouterPartition(spec=spec, router=topology.routers[0], shell=_router_shell(lab), credentials=(),
-                           instance=spec.instance, rules=rules)
+                           instance=spec.instance, rules=rules, effects=frozenset({spec.target}))
 
 
 def _settled(lab: Lab, node: str) -> bool:
@@ -264,7 +266,7 @@ class LinkPartition(Isolation):
         base = super().plan()
         if self.watchdog is None:
             return base
-        return FaultPlan(self.spec, base.backend,
+        return FaultPlan(self.spec, base.backend, effects=base.effects,
                          inject_steps=(*base.inject_steps, f"watchdog: standby silent {self.watchdog.timeout_s:g} s -> "
                                        "replication-quorum false on it"),
                          revert_steps=(*base.revert_steps, "replication-quorum true again once the standby streams"))

@@ -22,37 +22,50 @@ KIND_FREEZE = "process-freeze"
 
 @dataclass
 class ProcessFreeze:
+    """SIGSTOP a declared process's tree, only when the pid file's process runs the declared program."""
+
     spec: FaultSpec
     pidfile: Path
+    executable: str
 
     @classmethod
     def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> ProcessFreeze:
         for proc in topology.processes:
             if proc.name == target.name:
-                return cls(spec, Path(proc.pidfile))
+                return cls(spec, Path(proc.pidfile), proc.executable)
         raise ConfigError(f"{spec.kind}: target {spec.target!r} is not a process of the topology")
 
     def plan(self) -> FaultPlan:
+        whose = f"the pid in {self.pidfile}, if it runs {self.executable}"
         return FaultPlan(self.spec, "process",
-                         inject_steps=(f"SIGSTOP the process tree of the pid in {self.pidfile}",),
-                         revert_steps=(f"SIGCONT the process tree of the pid in {self.pidfile}",))
+                         inject_steps=(f"SIGSTOP the process tree of {whose}",),
+                         revert_steps=(f"SIGCONT the process tree of {whose}",))
 
-    def _root(self) -> int | None:
-        return procs.read_pidfile(self.pidfile)
+    def _root(self) -> tuple[int | None, str | None]:
+        """The pid to act on, or None and why not."""
+        try:
+            pid = procs.read_pidfile(self.pidfile)
+        except procs.NotAPidFile as exc:
+            return None, str(exc)
+        if pid is None:
+            return None, f"no pid in {self.pidfile}"
+        return (None, reason) if (reason := procs.why_not_a_target(pid, self.executable)) else (pid, None)
 
     def inject(self) -> None:
-        root = self._root()
-        if root is None or not procs.freeze_tree(root):
+        root, why = self._root()
+        if root is None:
+            raise ConfigError(f"{self.spec.target}: not frozen: {why}")
+        if not procs.freeze_tree(root):
             raise ConfigError(f"{self.spec.target}: no running process in {self.pidfile}")
 
     def check(self) -> FaultState:
-        root = self._root()
+        root, _ = self._root()
         share = procs.stopped_fraction(root) if root is not None else None
         if share is None or share == 0.0:
             return FaultState.CLEARED
         return FaultState.IN_EFFECT if share == 1.0 else FaultState.UNKNOWN
 
     def revert(self) -> None:
-        root = self._root()
+        root, _ = self._root()
         if root is not None:
             procs.signal_tree(root, signal.SIGCONT)

@@ -74,6 +74,7 @@ class _PowerOff:
             revert_steps=tuple(f"{b.host}: ComputerSystem.Reset ResetType={ON} via {b.describe()}, then wait "
                                f"PowerState On (up to {self.power_on_timeout_s:g} s)" for b in self.bmcs),
             credentials=tuple(dict.fromkeys(b.credential for b in self.bmcs)),
+            effects=frozenset(f"host:{b.host}" for b in self.bmcs),
         )
 
     def preflight(self) -> None:

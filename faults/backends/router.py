@@ -130,6 +130,8 @@ class _OnRouter:
     shell: Shell
     credentials: tuple[str, ...]
     instance: str
+    effects: frozenset[str] = field(default=frozenset(), kw_only=True)
+    """The links (or, for the lab's own cuts, the sites and hosts) it cuts off: the allow-list judges these."""
     inflight_wait_s: float = field(default=INFLIGHT_WAIT_S, repr=False)
     _unsettled: bool = field(default=False, init=False, repr=False)
     _unknown: UnknownState = field(default_factory=UnknownState, init=False, repr=False)
@@ -235,7 +237,7 @@ class _OnRouter:
 
     def _plan(self, inject: tuple[str, ...], revert: tuple[str, ...]) -> FaultPlan:
         via = f"{BACKEND} {self.router.name} over {self.shell.wire} {self.shell.where}"
-        return FaultPlan(self.spec, via, inject, revert, self.credentials)
+        return FaultPlan(self.spec, via, inject, revert, self.credentials, effects=self.effects)
 
 
 @dataclass
@@ -423,7 +425,8 @@ def build_partition(spec: FaultSpec, topology: Topology, shell: Shell | None = N
     rules = [DropRule(saddr=src_net, daddr=dst_net)
              for link in links for src, dst in _directed(spec, link)
              for src_net in link.networks[src] for dst_net in link.networks[dst]]
-    return RouterPartition(**_session(spec, topology, _one_router(links, spec.target), shell), rules=rules)
+    return RouterPartition(**_session(spec, topology, _one_router(links, spec.target), shell), rules=rules,
+                           effects=_links_cut(links))
 
 
 def build_latency(spec: FaultSpec, topology: Topology, shell: Shell | None = None) -> RouterLatency:
@@ -439,4 +442,8 @@ def build_latency(spec: FaultSpec, topology: Topology, shell: Shell | None = Non
     tag = instance_tag(session["instance"])
     shapes = [Netem(link.interface(dst), link.networks[src], rtt / 2, jitter / 2, loss, float(rate) if rate else None, tag)
               for src, dst in _directed(spec, link)]
-    return RouterLatency(**session, shapes=shapes)
+    return RouterLatency(**session, shapes=shapes, effects=_links_cut(links))
+
+
+def _links_cut(links: list[RoutedLink]) -> frozenset[str]:
+    return frozenset(f"link:{link.link.name}" for link in links)

@@ -41,6 +41,7 @@ from typing import Any
 from faults.backends.sqlserver import AvailabilityGroup, bracketed
 from faults.base import FaultPlan, FaultSpec, FaultState, OperationProgress, UnknownState
 from faults.kinds import BackupParams, Params
+from faults.transports import powershell
 from faults.transports.odbc import Connector, SqlServerError, TSqlSession
 from faults.transports.winrm import WinRmSession, winrm_endpoint
 from harness.errors import ConfigError, ControlPlaneError, HarnessError
@@ -72,10 +73,6 @@ def literal(text: str) -> str:
     return "N'" + text.replace("'", "''") + "'"
 
 
-def powershell_literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def file_name(database: str, instance: str) -> str:
     return f"harness-{database}-{instance}.bak"
 
@@ -94,11 +91,11 @@ def backup_statement(database: str, file: str) -> str:
 
 
 def exists_script(file: str) -> str:
-    return f"Test-Path -LiteralPath {powershell_literal(file)}"
+    return f"Test-Path -LiteralPath {powershell.literal(file)}"
 
 
 def remove_script(file: str) -> str:
-    path = powershell_literal(file)
+    path = powershell.literal(file)
     return f"if (Test-Path -LiteralPath {path}) {{ Remove-Item -LiteralPath {path} -ErrorAction Stop }}"
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from faults.backends.role_move import RoleMoveState, database_of, other_site_first
 from faults.base import FaultPlan, FaultSpec, FaultState
 from faults.kinds import Params, RoleMoveParams
+from faults.transports import powershell
 from faults.transports.winrm import EndpointUnreachable, WinRmSession, winrm_endpoint
 from harness.errors import ConfigError, ControlPlaneError, HarnessError
 from harness.topology.models import Database, Topology
@@ -40,11 +41,6 @@ EVENT_LOG = "Microsoft-Windows-FailoverClustering/Operational"
 # 1201 role online, 1205 role failed to come online
 EVENT_IDS = (1135, 1069, 1177, 1641, 1201, 1205)
 JSON = "ConvertTo-Json -Compress -Depth 4"
-
-
-def ps_quoted(value: str) -> str:
-    """A PowerShell single-quoted literal: nothing inside is expanded; `'` is doubled."""
-    return "'" + value.replace("'", "''") + "'"
 
 
 @dataclass(frozen=True)
@@ -121,13 +117,13 @@ NOW = "[DateTimeOffset]::UtcNow.ToUnixTimeMilliseconds()"
 
 
 def owners_script(role: str) -> str:
-    return (f"Get-ClusterOwnerNode -Group {ps_quoted(role)} | ForEach-Object {{ $_.OwnerNodes | "
+    return (f"Get-ClusterOwnerNode -Group {powershell.literal(role)} | ForEach-Object {{ $_.OwnerNodes | "
             f"ForEach-Object {{ [pscustomobject]@{{Name=$_.Name}} }} }} | {JSON}")
 
 
 def detection_script(role: str) -> str:
     return ("$c = Get-Cluster; $p = @{}; "
-            f"Get-ClusterResource | Where-Object {{ $_.OwnerGroup.Name -eq {ps_quoted(role)} -and "
+            f"Get-ClusterResource | Where-Object {{ $_.OwnerGroup.Name -eq {powershell.literal(role)} -and "
             "($_.ResourceType.Name -eq 'SQL Server Availability Group' -or $_.ResourceType.Name -eq 'SQL Server') } | "
             "Get-ClusterParameter | ForEach-Object { $p[$_.Name] = $_.Value }; "
             "[pscustomobject]@{SameSubnetDelay=$c.SameSubnetDelay; SameSubnetThreshold=$c.SameSubnetThreshold; "
@@ -140,15 +136,15 @@ def events_script(since_wall: float) -> str:
     start = datetime.fromtimestamp(since_wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     ids = ",".join(str(i) for i in EVENT_IDS)
     return ("try { "
-            f"Get-WinEvent -FilterHashtable @{{LogName={ps_quoted(EVENT_LOG)}; Id={ids}; "
-            f"StartTime=([DateTime]::Parse({ps_quoted(start)}).ToUniversalTime())}} | "
+            f"Get-WinEvent -FilterHashtable @{{LogName={powershell.literal(EVENT_LOG)}; Id={ids}; "
+            f"StartTime=([DateTime]::Parse({powershell.literal(start)}).ToUniversalTime())}} | "
             "ForEach-Object { [pscustomobject]@{Id=$_.Id; TimeUtc=$_.TimeCreated.ToUniversalTime().ToString('o'); "
             "Machine=$_.MachineName; Message=$_.Message; Properties=@($_.Properties | ForEach-Object { \"$($_.Value)\" })} } "
             f"| {JSON} }} catch {{ if ($_.FullyQualifiedErrorId -notmatch 'NoMatchingEventsFound') {{ throw }} }}")
 
 
 def move_script(role: str, node: str, wait_s: int) -> str:
-    return (f"Move-ClusterGroup -Name {ps_quoted(role)} -Node {ps_quoted(node)} -Wait {int(wait_s)} | "
+    return (f"Move-ClusterGroup -Name {powershell.literal(role)} -Node {powershell.literal(node)} -Wait {int(wait_s)} | "
             f"ForEach-Object {{ [pscustomobject]@{{Name=$_.Name; OwnerNode=\"$($_.OwnerNode)\"; "
             f"State=\"$($_.State)\"}} }} | {JSON}")
 

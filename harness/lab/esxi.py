@@ -10,8 +10,10 @@ on the session's PATH is the interpreter that compiled it.
 The sshds run in the root namespace (the simulator's control API listens on its loopback),
 each with its own host key, accepting only the lab's client key, for root. Commands run
 through the login shell; root's here sources a slow start-up file, so each sshd runs in a
-private mount namespace where /etc/passwd gives root a lean `/bin/sh`: nothing outside
-that sshd sees it.
+private mount namespace where /etc/passwd gives root a lean `/bin/sh` and VMware's script
+directory, /usr/lib/vmware/vsan/bin, is the lab's: the sessions run the very command lines a
+real host gets (the topology's defaults), and nothing outside that sshd sees either. The lab
+leaves the empty mount point /usr/lib/vmware/vsan/bin on this machine (Debian has no such path).
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from pathlib import Path
 from harness.errors import ControlPlaneError
 from harness.lab import shell
 from harness.lab.services import Services
+from harness.topology.models import DiskFaultCommands
 
 SCRIPT_NAME = "vsanDiskFaultInjection.pyc"
+VMWARE_VSAN_BIN = Path("/usr/lib/vmware/vsan/bin")
 LEAN_SHELL = "/bin/sh"
 READY_TIMEOUT_S = 10.0
 HOST_ENV = "HARNESS_ESXI_HOST"
@@ -101,10 +105,9 @@ class EsxiShells:
         return self.directory / "bin" / SCRIPT_NAME
 
     def disk_fault_commands(self) -> dict[str, str]:
-        """The topology's management.vsan.disk_faults for this lab (the real flags, our script)."""
-        run = f"python {self.script}"
-        return {"permanent": f"{run} -p -d @DEVICE@", "transient": f"{run} -t -r @SECONDS@ -d @DEVICE@",
-                "unplug": f"{run} -u -d @DEVICE@", "clear": f"{run} -c -d @DEVICE@"}
+        """The topology's management.vsan.disk_faults for this lab: VMware's documented lines, as they are
+        (in each sshd's namespace the script's directory is the lab's `bin`)."""
+        return DiskFaultCommands().model_dump()
 
     @property
     def bin_dir(self) -> Path:
@@ -142,6 +145,7 @@ class EsxiShells:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.directory.chmod(0o700)
         self.install_script()
+        VMWARE_VSAN_BIN.mkdir(parents=True, exist_ok=True)  # the mount point; it stays empty outside the sshds
         passwd = self._passwd()
         authorized = self.directory / "authorized_keys"
         authorized.write_text(client_public_key.read_text())
@@ -164,8 +168,10 @@ class EsxiShells:
                 "AllowTcpForwarding no\nPermitUserEnvironment no\nMaxStartups 30:30:60\n")
             shell.run(["/usr/sbin/sshd", "-t", "-f", str(config)])
             # A private mount namespace: the lean /etc/passwd is this sshd's alone. -D keeps the pid ours.
+            # VMware's script directory is the lab's bin there too.
             argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                    'mount --bind "$0" /etc/passwd && exec "$@"', str(passwd),
+                    'mount --bind "$1" /etc/passwd && mount --bind "$2" "$3" && shift 3 && exec "$@"', "sh",
+                    str(passwd), str(self.bin_dir), str(VMWARE_VSAN_BIN),
                     "/usr/sbin/sshd", "-D", "-e", "-f", str(config)]
             self.services.start(f"esxi-{name}", argv)
             kind, blob = key.with_suffix(".pub").read_text().split()[:2]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Final
 
 from pydantic import ValidationError
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential
@@ -127,6 +128,10 @@ def snapshot(topology: Topology) -> dict[str, Any]:
     return topology.model_dump(mode="json")
 
 
+JUDGED_BY_THE_RUN: Final = MappingProxyType({"widest_site_prefix": 1})
+"""A snapshot's site subnets passed the run's own bound (which its command line may have widened)."""
+
+
 def topology_of(entry: JournalEntry) -> Topology:
     """The topology as the run saw it (its snapshot), not as today's file says; the source only for old entries.
 
@@ -134,7 +139,7 @@ def topology_of(entry: JournalEntry) -> Topology:
     reads a model (the embedded lab's snapshot included), not as a user's document."""
     if entry.topology is not None:
         try:
-            return Topology.model_validate(entry.topology)
+            return Topology.model_validate(entry.topology, context=JUDGED_BY_THE_RUN)
         except ValidationError as exc:
             log.warning("journal entry %s: topology snapshot unusable (%s); falling back to %s",
                         entry.id, format_validation_error(exc), entry.topology_source)

@@ -112,7 +112,7 @@ class FaultRunner:
         self.on_revert_failed = on_revert_failed
 
     def check_allowed(self, fault: Fault) -> None:
-        permit(fault.spec, self.topology, allow_destructive=self.allow_destructive)
+        permit(fault.plan(), self.topology, allow_destructive=self.allow_destructive)
 
     def new_entry(self, fault: Fault, duration_s: float | None) -> JournalEntry:
         seconds, basis = self.settings.deadline(duration_s)

@@ -76,18 +76,19 @@ def resolve_secret(ref: SecretRef, field_path: str, environ: Mapping[str, str] |
     if ref.env is not None:
         value = env.get(ref.env)
         if not value:
-            raise MissingCredentialError(f"{field_path}: environment variable {ref.env} is not set")
+            raise MissingCredentialError(f"{field_path}: the environment variable named at {field_path}.env is not set")
         return Secret(value)
     assert ref.keyring is not None
     try:
         value = _keyring_password(ref.keyring.service, ref.keyring.username, KEYRING_TIMEOUT_S)
     except TimeoutError:
-        raise MissingCredentialError(f"{field_path}: keyring lookup {ref.describe()} timed out after "
+        raise MissingCredentialError(f"{field_path}: keyring lookup of {field_path}.keyring timed out after "
                                      f"{KEYRING_TIMEOUT_S:g} s (a locked or unreachable keyring?)") from None
     except Exception as exc:  # keyring backends raise many things; all mean "not available"
-        raise MissingCredentialError(f"{field_path}: keyring lookup {ref.describe()} failed: {exc}") from None
+        raise MissingCredentialError(f"{field_path}: keyring lookup of {field_path}.keyring failed: "
+                                     f"{type(exc).__name__}") from None
     if not value:
-        raise MissingCredentialError(f"{field_path}: keyring entry {ref.describe()} is missing")
+        raise MissingCredentialError(f"{field_path}: the keyring has no entry for {field_path}.keyring")
     return Secret(value)
 
 

@@ -14,16 +14,19 @@ import yaml
 from pydantic import ValidationError
 
 from harness.errors import ConfigError
-from harness.topology.models import DOCUMENT, Topology
+from harness.topology.models import DOCUMENT, WIDEST_SITE_PREFIX, Topology
 
 MAX_BYTES = 1 << 20  # a topology is a few kB; anything this large is the wrong file
 MAX_ERRORS = 5
 
 
-def load_topology(source: str | Path) -> Topology:
-    """A topology from a YAML file (the embedded lab's comes from `harness.topology_source`)."""
+def load_topology(source: str | Path, *, widest_site_prefix: int = WIDEST_SITE_PREFIX) -> Topology:
+    """A topology from a YAML file (the embedded lab's comes from `harness.topology_source`).
+
+    `widest_site_prefix` comes from the command line only (`--widest-site-subnet`): a limit the
+    file itself could raise would be none."""
     path = Path(source)
-    return parse_topology(parse_yaml(read_text(path), str(path)), str(path))
+    return parse_topology(parse_yaml(read_text(path), str(path)), str(path), widest_site_prefix=widest_site_prefix)
 
 
 def read_text(path: Path) -> str:
@@ -88,12 +91,12 @@ def parse_yaml(text: str, origin: str) -> Any:
         raise ConfigError(f"{origin}: nested too deeply to be a topology") from None
 
 
-def parse_topology(raw: Any, origin: str) -> Topology:
+def parse_topology(raw: Any, origin: str, *, widest_site_prefix: int = WIDEST_SITE_PREFIX) -> Topology:
     """Validate a document (refusing what only code may build, such as `kind: lab`)."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{origin}: top level: expected a mapping of fields, got {type(raw).__name__}")
     try:
-        return Topology.model_validate(raw, context=DOCUMENT)
+        return Topology.model_validate(raw, context={**DOCUMENT, "widest_site_prefix": widest_site_prefix})
     except ValidationError as exc:
         raise ConfigError(one_line(f"{origin}: {format_validation_error(exc)}")) from None
     except RecursionError:

@@ -56,23 +56,57 @@ def _matching(pattern: re.Pattern[str], what: str) -> Callable[[str], str]:
     return check
 
 
+NUMERIC_LABEL = re.compile(r"0[xX][0-9A-Fa-f]*|[0-9]+")
+"""A label the C resolver reads as a number (inet_aton: decimal, octal, 0x hex): `0xc0000214` is an address."""
+
+
 def _address(value: str) -> str:
+    """A canonical IP address or a DNS host name; never a spelling the resolver turns into an address
+    (`0xc0000214`, `192.0.2.0x14`, `0300.0.2.11`, `::ffff:192.0.2.20`): subnet checks compare addresses,
+    so an address written another way would slip past them."""
     try:
         ip = ipaddress.ip_address(value)
     except ValueError:
-        if HOSTNAME.fullmatch(value) and not value.rsplit(".", 1)[-1].isdigit():
+        if HOSTNAME.fullmatch(value) and not all(NUMERIC_LABEL.fullmatch(label) for label in value.split(".")):
             return value
+        if HOSTNAME.fullmatch(value):
+            raise ValueError(f"{shown(value)} is an address written another way: write it as a.b.c.d") from None
         raise ValueError(f"{shown(value)} is neither an IP address nor a DNS host name") from None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.scope_id is not None:
-        raise ValueError(f"{shown(value)}: an IPv6 zone (%...) is not accepted")
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.scope_id is not None:
+            raise ValueError(f"{shown(value)}: an IPv6 zone (%...) is not accepted")
+        if ip.ipv4_mapped is not None:
+            raise ValueError(f"{shown(value)} is an IPv4 address in IPv6 form: write it as {ip.ipv4_mapped}")
+    _reachable_class(value, ip)
     return str(ip)
+
+
+def _reachable_class(value: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
+    """An endpoint is one host: not every address, not a link-local (a cloud metadata service lives at
+    169.254.169.254), not a group (multicast), not reserved or broadcast. Loopback stays: a tunnel."""
+    for what, yes in (("unspecified", ip.is_unspecified), ("link-local", ip.is_link_local),
+                      ("multicast", ip.is_multicast), ("reserved or broadcast", ip.is_reserved)):
+        if yes:
+            raise ValueError(f"{shown(value)} is a {what} address, not one host's")
 
 
 def _ipv4(value: str) -> str:
     try:
-        return str(ipaddress.IPv4Address(value))
+        ip = ipaddress.IPv4Address(value)
     except ValueError:
         raise ValueError(f"{shown(value)} is not an IPv4 address (the router drops it as <address>/32)") from None
+    if ip.is_loopback:
+        raise ValueError(f"{shown(value)} is a loopback address, not one host's on the network")
+    _reachable_class(value, ip)
+    return str(ip)
+
+
+SPECIAL_NETWORKS = tuple(ipaddress.IPv4Network(n) for n in (
+    "0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "240.0.0.0/4"))
+"""This network, loopback, link-local, multicast, reserved and broadcast (RFC 6890): never a site."""
+WIDEST_SITE_PREFIX = 16
+"""A site subnet is at most a /16 unless the command line says otherwise (`--widest-site-subnet`):
+a partition drops a whole site subnet, so a file must not be able to make it half the Internet."""
 
 
 def _subnet(value: str) -> str:
@@ -91,6 +125,10 @@ def _subnet(value: str) -> str:
         ipaddress.ip_network(value, strict=True)
     except ValueError:
         raise ValueError(f"{shown(value)} has host bits set: the network is {network}") from None
+    for special in SPECIAL_NETWORKS:
+        if network.overlaps(special):
+            raise ValueError(f"{shown(value)} overlaps {special}, which is no site's (loopback, link-local, "
+                             "multicast, reserved or broadcast)")
     return str(network)
 
 
@@ -133,16 +171,24 @@ class Host(_Model):
     disk_groups: list[DiskGroup] = []
 
 
+MAX_SITE_SUBNETS = 4096
+"""A site lists its networks, not its addresses: more than this is the wrong file (and its checks' cost)."""
+
+
 class Site(_Model):
     name: Name
     hosts: list[Host] = Field(min_length=1)
-    subnets: list[Subnet] = []
+    subnets: list[Subnet] = Field(default=[], max_length=MAX_SITE_SUBNETS)
 
 
 class Witness(_Model):
     name: Name
     address: IPv4
-    site: Name | None = Field(default=None, description="the third site the witness lives in")
+    site: Name | None = Field(default=None, description="the third site the witness lives in (default: its name)")
+
+    @property
+    def site_name(self) -> str:
+        return self.site or self.name
 
 
 class Link(_Model):
@@ -196,7 +242,7 @@ class Database(_Model):
     trust_server_certificate: bool = Field(default=False, strict=True,
                                            description="SQL Server: accept a certificate no CA vouches for")
     login_timeout_s: int = Field(default=5, strict=True, ge=1, le=120)
-    query_timeout_s: float = Field(default=10.0, gt=0, le=600)
+    query_timeout_s: float = Field(default=10.0, strict=True, gt=0, le=600)
     nodes: list[DatabaseNode] = []
     winrm: Name | None = Field(default=None, description="winrm endpoint used for cluster operations")
     ag_name: Name | None = Field(default=None, description="sqlserver-ag: the availability group's name")
@@ -240,7 +286,13 @@ VsanApiVersion = Annotated[str, AfterValidator(_matching(re.compile(r"^vsan\.ver
                                                          "a vSAN API version such as vsan.version.version20"))]
 
 
-COMMAND_LINE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ./_@=:+,-]{0,400}$")
+DISK_FAULT_SCRIPT = re.compile(r"/usr/lib/vmware/vsan/bin/[A-Za-z][A-Za-z0-9_]{0,63}\.pyc?")
+"""The disk fault injection script lives in VMware's vSAN directory on the host; nothing else runs."""
+DISK_FAULT_FLAGS: Final = MappingProxyType({"-p": None, "-t": None, "-u": None, "-c": None,
+                                            "-r": "@SECONDS@", "-d": "@DEVICE@"})
+"""The script's flags the harness uses, each with the placeholder it takes (None: none). Which flags a
+host's script has is checked on the host (`-h`); a line may use these and no others."""
+MODE_FLAGS: Final = MappingProxyType({"permanent": "-p", "transient": "-t", "unplug": "-u", "clear": "-c"})
 
 
 class DiskFaultCommands(_Model):
@@ -248,7 +300,9 @@ class DiskFaultCommands(_Model):
 
     Path and flags are as VMware documents them for vSAN OSA but are not confirmed on every
     release: check them on one host (`python <script> -h`) and override here if they differ.
-    Only plain words are accepted (no shell metacharacters): the line runs in the ESXi shell.
+    An override is the interpreter, the script under /usr/lib/vmware/vsan/bin and flags of the
+    declared set with their placeholders: it runs as root in the ESXi shell, so it can name no
+    other program, no environment prefix and no argument of its own.
     """
 
     permanent: str = "python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -p -d @DEVICE@"
@@ -258,11 +312,24 @@ class DiskFaultCommands(_Model):
 
     @field_validator("permanent", "transient", "unplug", "clear")
     @classmethod
-    def _plain_and_names_the_device(cls, command: str) -> str:
-        if not COMMAND_LINE.match(command):
-            raise ValueError(f"{shown(command)}: a command line of plain words (letters, digits, ' ./_@=:+,-')")
-        if "@DEVICE@" not in command:
-            raise ValueError(f"{shown(command)}: the command line must contain @DEVICE@")
+    def _the_script_and_its_flags(cls, command: str, info: ValidationInfo) -> str:
+        words = command.split(" ")
+        if len(words) < 2 or words[0] not in ("python", "python3") or not DISK_FAULT_SCRIPT.fullmatch(words[1]):
+            raise ValueError(f"{shown(command)}: 'python /usr/lib/vmware/vsan/bin/SCRIPT.pyc' and its flags, nothing else")
+        seen: list[str] = []
+        rest = iter(words[2:])
+        for flag in rest:
+            if flag not in DISK_FAULT_FLAGS or flag in seen:
+                raise ValueError(f"{shown(command)}: {shown(flag)} is not one of the script's flags "
+                                 f"({' '.join(DISK_FAULT_FLAGS)}), once each")
+            seen.append(flag)
+            placeholder = DISK_FAULT_FLAGS[flag]
+            if placeholder is not None and next(rest, None) != placeholder:
+                raise ValueError(f"{shown(command)}: {flag} takes {placeholder}")
+        mode = MODE_FLAGS[str(info.field_name)]
+        if "-d" not in seen or mode not in seen or len(set(MODE_FLAGS.values()) & set(seen)) != 1:
+            raise ValueError(f"{shown(command)}: the {info.field_name} line gives {mode} (and no other mode) "
+                             "and -d @DEVICE@")
         return command
 
 
@@ -294,6 +361,13 @@ class WinRmEndpoint(_Model):
     credential: CredentialRef
     tls: TlsPolicy = TlsPolicy()
 
+    @model_validator(mode="after")
+    def _no_readable_password(self) -> WinRmEndpoint:
+        if self.scheme == "http" and self.transport == "basic" and not _is_loopback(self.address):
+            raise ValueError("scheme http with transport basic sends the password readable: use https, or "
+                             "http only to a listener on this machine (127.0.0.1)")
+        return self
+
 
 class SshEndpoint(_Model):
     name: Name
@@ -303,6 +377,13 @@ class SshEndpoint(_Model):
     key_file: SecretRef | None = Field(default=None, description="where the private key path lives")
     password: SecretRef | None = None
     host_key: HostKey | None = Field(default=None, description="'<type> <base64>' pinned host key")
+
+    @model_validator(mode="after")
+    def _a_way_to_log_in(self, info: ValidationInfo) -> SshEndpoint:
+        """A file's endpoint names how to log in (the embedded lab's router is a namespace: no login)."""
+        if self.key_file is None and self.password is None and _from_document(info):
+            raise ValueError("give key_file or password: without either the login cannot succeed")
+        return self
 
 
 class Management(_Model):
@@ -327,10 +408,22 @@ class Management(_Model):
 
 
 class LocalProcess(_Model):
-    """A process on the harness machine that faults may freeze (a stand-in service, a fio server)."""
+    """A process on the harness machine that faults may freeze (a stand-in service, a fio server).
+
+    Its pid file names the process and `executable` confirms it: a freeze acts only on a process
+    whose /proc/PID/exe is that program (never pid 1, the harness or anything it runs under).
+    """
 
     name: Name
     pidfile: FilePath
+    executable: FilePath = Field(description="the program the process runs, as /proc/PID/exe shows it")
+
+    @field_validator("pidfile")
+    @classmethod
+    def _an_ordinary_file(cls, pidfile: str) -> str:
+        if PurePosixPath(pidfile).parts[1:2] in (("proc",), ("sys",), ("dev",)):
+            raise ValueError(f"{shown(pidfile)}: a pid file is an ordinary file, not under /proc, /sys or /dev")
+        return pidfile
 
 
 class Slo(_Model):
@@ -345,16 +438,33 @@ class Slo(_Model):
     planned_failover_max_s: Seconds = 35.0
 
 
+LAB_PREFIX = re.compile(r"^[a-z][a-z0-9]{1,7}$")
+
+
 class LabSettings(_Model):
     """The embedded lab's identity: a prefix for every resource and its /24 in 198.18.0.0/15."""
 
-    prefix: str = Field(default="hlab", pattern=r"^[a-z][a-z0-9]{1,7}$")
+    prefix: str = Field(default="hlab", pattern=LAB_PREFIX.pattern)
     subnet_index: int | None = Field(default=None, ge=0, le=511, description="derived from the prefix if absent")
     state_dir: str | None = None
 
 
 def _from_document(info: ValidationInfo) -> bool:
     return isinstance(info.context, Mapping) and bool(info.context.get("document"))
+
+
+def _widest_site_prefix(info: ValidationInfo) -> int:
+    """The command line may widen the bound (`--widest-site-subnet`); a file cannot."""
+    if isinstance(info.context, Mapping) and isinstance(info.context.get("widest_site_prefix"), int):
+        return int(info.context["widest_site_prefix"])
+    return WIDEST_SITE_PREFIX
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return address == "localhost"
 
 
 class Topology(_Model):
@@ -394,10 +504,12 @@ class Topology(_Model):
         return lab
 
     @model_validator(mode="after")
-    def _coherent(self) -> Topology:
+    def _coherent(self, info: ValidationInfo) -> Topology:
         problems: list[str] = []
-        for check in (_names_are_unique, _references_resolve, _networks_spare_management, _secrets_are_plain):
+        for check in (_names_are_unique, _references_resolve, _networks_spare_management, _secrets_are_plain,
+                      _witness_stands_apart, _one_bmc_per_host):
             check(self, problems)
+        _site_subnets_within(self, _widest_site_prefix(info), problems)
         targets = self.targets()
         for ai, entry in enumerate(self.allow_list):
             if entry not in targets:
@@ -469,12 +581,18 @@ class Topology(_Model):
 # Whole-topology checks: each appends "field.path: problem" lines.
 
 def _unique(named: list[tuple[str, str]], problems: list[str]) -> None:
-    """`named` is (field path, name); a name seen before is reported at its second path."""
-    first: dict[str, str] = {}
+    """`named` is (field path, name); a name seen before, in any case, is reported at its second path.
+
+    Case counts as no difference: Windows, DNS and SQL Server compare names case-insensitively, and so
+    do the backends, so `sql01` and `SQL01` would be one node to them and two to the allow-list."""
+    first: dict[str, tuple[str, str]] = {}
     for path, name in named:
-        if name in first:
-            problems.append(f"{path}: {shown(name)} is used twice (first at {first[name]})")
-        first.setdefault(name, path)
+        key = name.casefold()
+        if key in first:
+            other, spelled = first[key]
+            case = "" if spelled == name else f" as {shown(spelled)}: case makes no difference"
+            problems.append(f"{path}: {shown(name)} is used twice (first at {other}{case})")
+        first.setdefault(key, (path, name))
 
 
 def _names_are_unique(topology: Topology, problems: list[str]) -> None:
@@ -535,26 +653,99 @@ def _references_resolve(topology: Topology, problems: list[str]) -> None:
                 problems.append(f"databases[{di}].nodes[{ni}].winrm: no winrm endpoint named {shown(node.winrm)}")
 
 
+def _site_networks(topology: Topology) -> list[tuple[int, str, ipaddress.IPv4Network]]:
+    """(site index, field path, network) of every site subnet, in document order."""
+    return [(si, f"sites[{si}].subnets[{ni}]", ipaddress.IPv4Network(subnet))
+            for si, site in enumerate(topology.sites) for ni, subnet in enumerate(site.subnets)]
+
+
+def _containing(ip: ipaddress.IPv4Address, by_network: Mapping[ipaddress.IPv4Network, str]) -> list[str]:
+    """Paths of the networks that hold `ip`: one look-up per prefix length, whatever their number."""
+    found = []
+    for length in range(33):
+        path = by_network.get(ipaddress.IPv4Network((int(ip) >> (32 - length) << (32 - length), length)))
+        if path is not None:
+            found.append(path)
+    return found
+
+
 def _networks_spare_management(topology: Topology, problems: list[str]) -> None:
-    """A partition drops a site's subnets: they may neither overlap nor hold a management endpoint."""
-    endpoints = []
+    """A partition drops a site's subnets: they may neither overlap across sites nor hold a management endpoint.
+
+    Linear in the number of subnets: CIDR blocks either nest or are apart, so one pass in address
+    order with the chain of blocks that hold the current one finds every overlap."""
+    networks = _site_networks(topology)
+    by_network: dict[ipaddress.IPv4Network, str] = {}
+    for _, path, network in networks:
+        by_network.setdefault(network, path)
     for path, address in topology.management.addresses():
         try:
-            endpoints.append((path, ipaddress.ip_address(address)))
+            ip = ipaddress.ip_address(address)
         except ValueError:
             continue  # a host name: resolved only when connecting
-    seen: list[tuple[str, ipaddress.IPv4Network]] = []
+        if isinstance(ip, ipaddress.IPv4Address):
+            for where in _containing(ip, by_network):
+                problems.append(f"{where}: it covers {path} ({ip}): a partition would cut the harness off from it")
+    order = {where: index for index, (_, where, _) in enumerate(networks)}
+    chain: list[tuple[int, str, ipaddress.IPv4Network]] = []
+    for site, where, network in sorted(networks, key=lambda n: (int(n[2].network_address), n[2].prefixlen)):
+        while chain and int(chain[-1][2].broadcast_address) < int(network.network_address):
+            chain.pop()
+        other = next((c for c in reversed(chain) if c[0] != site), None)
+        if other is not None:  # said at the one that comes later in the file
+            (_, later, later_net), (_, earlier, earlier_net) = sorted(
+                [(order[where], where, network), (order[other[1]], other[1], other[2])], reverse=True)
+            problems.append(f"{later}: {later_net} overlaps {earlier} ({earlier_net})")
+        chain.append((site, where, network))
+
+
+def _site_subnets_within(topology: Topology, widest: int, problems: list[str]) -> None:
+    for _site, where, network in _site_networks(topology):
+        if network.prefixlen < widest:
+            problems.append(f"{where}: {network} is wider than /{widest}; a partition would drop all of it "
+                            f"(widen the bound from the command line: --widest-site-subnet {network.prefixlen})")
+
+
+def _witness_stands_apart(topology: Topology, problems: list[str]) -> None:
+    """The witness is a third site: its site is no data site, its address no host's and in no site subnet.
+
+    Otherwise a `witness:` target would reach a data site, and isolating the witness would cut the
+    cluster in two (or cut a host off) under a name the allow-list reads as harmless."""
+    witness = topology.witness
+    if witness is None:
+        return
+    data_sites = {site.name.casefold(): site.name for site in topology.sites}
+    if witness.name.casefold() in data_sites:
+        problems.append(f"witness.name: {shown(witness.name)} is a data site's name; the witness is a third site")
+    if witness.site is not None and witness.site.casefold() in data_sites:
+        problems.append(f"witness.site: {shown(witness.site)} is a data site; the witness lives in a third site")
+    ip = ipaddress.IPv4Address(witness.address)
+    for index, where, network in _site_networks(topology):
+        if ip in network:
+            problems.append(f"witness.address: {ip} is inside {where} ({network}) of data site "
+                            f"{topology.sites[index].name!r}")
     for si, site in enumerate(topology.sites):
-        for ni, subnet in enumerate(site.subnets):
-            network, where = ipaddress.IPv4Network(subnet), f"sites[{si}].subnets[{ni}]"
-            for path, ip in endpoints:
-                if ip.version == 4 and ip in network:
-                    problems.append(f"{where}: {subnet} covers {path} ({ip}): a partition would cut the harness "
-                                    "off from it")
-            for other_path, other in seen:
-                if network.overlaps(other) and not other_path.startswith(f"sites[{si}]."):
-                    problems.append(f"{where}: {subnet} overlaps {other_path} ({other})")
-            seen.append((where, network))
+        for hi, host in enumerate(site.hosts):
+            if host.address == str(ip):
+                problems.append(f"witness.address: {ip} is also sites[{si}].hosts[{hi}].address ({host.name})")
+
+
+def _one_bmc_per_host(topology: Topology, problems: list[str]) -> None:
+    """Two BMCs at one address power off one server for two hosts: the wrong one, for one of them."""
+    first: dict[tuple[str, int, str | None], str] = {}
+    for ri, endpoint in enumerate(topology.management.redfish):
+        key = (endpoint.address.casefold(), endpoint.port, endpoint.system_id)  # one service may manage several
+        if key in first:
+            problems.append(f"management.redfish[{ri}].address: {endpoint.address} (system "
+                            f"{endpoint.system_id or 'discovered'}) is also {first[key]}'s: one BMC per host")
+        first.setdefault(key, f"management.redfish[{ri}]")
+    bmcs: dict[str, str] = {}
+    for si, site in enumerate(topology.sites):
+        for hi, host in enumerate(site.hosts):
+            if host.bmc is not None:
+                if host.bmc in bmcs:
+                    problems.append(f"sites[{si}].hosts[{hi}].bmc: {shown(host.bmc)} is also {bmcs[host.bmc]}'s")
+                bmcs.setdefault(host.bmc, f"sites[{si}].hosts[{hi}]")
 
 
 def _secrets_are_plain(topology: Topology, problems: list[str]) -> None:
@@ -563,12 +754,13 @@ def _secrets_are_plain(topology: Topology, problems: list[str]) -> None:
         if not USERNAME.fullmatch(credential.username):
             problems.append(f"{path}.username: {shown(credential.username)} is not a user name: "
                             "letters, digits and '_.@\\-'")
-    for path, ref in topology.secret_refs():
+    for path, ref in topology.secret_refs():  # values never shown: a secret pasted here would be printed
         if ref.env is not None and not ENV_NAME.fullmatch(ref.env):
-            problems.append(f"{path}.env: {shown(ref.env)} is not an environment variable name")
+            problems.append(f"{path}.env: not an environment variable name (letters, digits and '_'; the value is "
+                            "not shown, in case it is the secret itself)")
         if ref.keyring is not None:
             for key in ("service", "username"):
                 value = getattr(ref.keyring, key)
                 if not KEYRING_KEY.fullmatch(value):
-                    problems.append(f"{path}.keyring.{key}: {shown(value)} is not a keyring key: "
-                                    "letters, digits, spaces and '_.@:/\\-'")
+                    problems.append(f"{path}.keyring.{key}: not a keyring key: letters, digits, spaces and "
+                                    "'_.@:/\\-' (the value is not shown, in case it is the secret itself)")

@@ -36,7 +36,7 @@ def write_topology(directory: Path, pidfile: Path, allow: bool = True, extra: st
           - name: site-a
             hosts: [{{name: host-a, address: 192.0.2.1}}]
         processes:
-          - {{name: victim, pidfile: {pidfile}}}
+          - {{name: victim, pidfile: {pidfile}, executable: /bin/sh}}
         allow_list: [{'process:victim' if allow else ''}]
         """) + extra)
     return path

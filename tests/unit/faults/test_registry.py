@@ -32,7 +32,7 @@ def example(without_bmc: str = "esx-b1") -> Topology:
         for entry in site["hosts"]:
             if entry["name"] == without_bmc:
                 del entry["bmc"]
-    doc["processes"] = [{"name": "victim", "pidfile": "/nonexistent/victim.pid"}]
+    doc["processes"] = [{"name": "victim", "pidfile": "/nonexistent/victim.pid", "executable": "/bin/sh"}]
     return parse_topology(doc, str(EXAMPLE))
 
 
@@ -124,14 +124,19 @@ def test_a_missing_optional_sdk_names_the_extra_to_install(monkeypatch: pytest.M
         registry.build(FaultSpec("role-move", "database:sql-ag-01"), example())
 
 
+def planned(spec: FaultSpec, topology: Topology) -> FaultPlan:
+    return registry.build(spec, topology).plan()
+
+
 def test_the_allow_list_rule_is_one_rule() -> None:
     topology = example()
-    registry.permit(FaultSpec("host-power-off", "host:esx-a2"), topology, allow_destructive=True)
+    registry.permit(planned(FaultSpec("host-power-off", "host:esx-a2"), topology), topology, allow_destructive=True)
     with pytest.raises(TargetNotAllowedError, match="not in the allow_list"):
-        registry.permit(FaultSpec("disk-failure", "disk:esx-b2/naa.5000c500b2b2b201"), topology, allow_destructive=True)
+        registry.permit(planned(FaultSpec("disk-failure", "disk:esx-b2/naa.5000c500b2b2b201"), topology), topology,
+                        allow_destructive=True)
     with pytest.raises(TargetNotAllowedError, match="need --allow-destructive"):
-        registry.permit(FaultSpec("host-power-off", "host:esx-a2"), topology, allow_destructive=False)
-    registry.permit(FaultSpec("host-crash", "host:host-a"), lab(), allow_destructive=False)
+        registry.permit(planned(FaultSpec("host-power-off", "host:esx-a2"), topology), topology, allow_destructive=False)
+    registry.permit(planned(FaultSpec("host-crash", "host:host-a"), lab()), lab(), allow_destructive=False)
 
 
 def test_targets_parse_and_print_kind_and_path() -> None:

@@ -191,12 +191,14 @@ def test_a_disk_failure_plans_the_configured_lines_and_says_they_are_unconfirmed
     assert fault.vsan.session._si is None
 
 
-def test_the_topology_overrides_the_command_lines() -> None:
+def test_the_topology_overrides_the_command_lines_within_the_script_and_its_flags() -> None:
     raw = document()
-    raw["management"]["vsan"] = {"disk_faults": {"permanent": "python3 /opt/fault.py inject --device @DEVICE@",
-                                                 "clear": "python3 /opt/fault.py clear --device @DEVICE@"}}
+    raw["management"]["vsan"] = {"disk_faults": {
+        "permanent": "python3 /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.py -d @DEVICE@ -p",
+        "clear": "python3 /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.py -d @DEVICE@ -c"}}
     fault = registry.build(FaultSpec("disk-failure", "disk:esx-b2/naa.5000c5000b201"), parse_topology(raw, "unit"))
-    assert fault.plan().inject_steps[0].startswith("python3 /opt/fault.py inject --device naa.5000c5000b201")
+    assert fault.plan().inject_steps[0].startswith(
+        "python3 /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.py -d naa.5000c5000b201 -p")
 
 
 def test_a_cache_device_named_as_a_capacity_disk_is_refused_with_the_reason() -> None:

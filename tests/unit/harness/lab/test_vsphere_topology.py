@@ -25,7 +25,7 @@ from harness.topology.loader import parse_topology
 from harness.topology.models import LabSettings
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMIsnTjQ227blpw/r2dBsGwEzHn5Vk/eMuW6U1h3BZeC"
-SCRIPT = "/var/lib/lab/esxi/bin/vsanDiskFaultInjection.pyc"
+SCRIPT = "/usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc"
 
 
 @pytest.fixture

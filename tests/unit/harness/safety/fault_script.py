@@ -97,7 +97,7 @@ def main() -> None:
         session.acquire()
     spec = FaultSpec("process-freeze", "process:victim")
     pidfile = Path(next(p.pidfile for p in topology.processes if p.name == "victim"))
-    fault = ScriptedFreeze(spec, pidfile, inject_s=args.inject_s, revert_s=args.revert_s,
+    fault = ScriptedFreeze(spec, pidfile, "/bin/sh", inject_s=args.inject_s, revert_s=args.revert_s,
                            clear_after_s=args.clear_after_s)
     guards = {"none": [], "slow": [SlowGuard()], "trip": [TripsAtOnce()]}[args.guard]
     try:

@@ -151,7 +151,7 @@ class ComesBack(ProcessFreeze):
         self.reverts += 1
         super().revert()
         if self.reverts == 1:
-            root = self._root()
+            root, _ = self._root()
             assert root is not None
             threading.Timer(self.late_s, procs.freeze_tree, (root,)).start()
 

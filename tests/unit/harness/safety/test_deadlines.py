@@ -31,7 +31,7 @@ def session_for(topology_file: Path, state: Path, settings: RunnerSettings = SET
 
 
 def test_a_fault_without_a_duration_still_gets_a_bounded_deadline_and_dead_man(topology_file, state, victim: Victim):
-    fault = ArmRecorder(FREEZE, victim.pidfile)
+    fault = ArmRecorder(FREEZE, victim.pidfile, "/bin/sh")
     before = time.time()
     with session_for(topology_file, state).inject(Timeline(), fault):
         entry = json.loads(journal_files(state)[0].read_text())
@@ -43,7 +43,7 @@ def test_a_fault_without_a_duration_still_gets_a_bounded_deadline_and_dead_man(t
 
 
 def test_a_zero_duration_arms_the_dead_man_past_the_settle_time_not_for_zero_seconds(topology_file, state, victim):
-    fault = ArmRecorder(FREEZE, victim.pidfile)
+    fault = ArmRecorder(FREEZE, victim.pidfile, "/bin/sh")
     with session_for(topology_file, state).inject(Timeline(), fault, duration_s=0):
         pass
     assert fault.armed and fault.armed[0] >= SETTINGS.settle_timeout_s + SETTINGS.deadman_margin_s
@@ -63,8 +63,8 @@ def test_the_run_itself_ends_a_fault_that_reaches_its_deadline(topology_file, st
 def two_victims_topology(tmp_path: Path, first: Victim, second_pidfile: Path) -> Path:
     path = write_topology(tmp_path, first.pidfile)
     text = path.read_text().replace("allow_list: [process:victim]", "allow_list: [process:victim, 'process:a-b', 'process:a-bc']")
-    text = text.replace("processes:\n", f"processes:\n  - {{name: 'a-b', pidfile: {first.pidfile}}}\n"
-                                        f"  - {{name: 'a-bc', pidfile: {second_pidfile}}}\n")
+    text = text.replace("processes:\n", f"processes:\n  - {{name: 'a-b', pidfile: {first.pidfile}, executable: /bin/sh}}\n"
+                                        f"  - {{name: 'a-bc', pidfile: {second_pidfile}, executable: /bin/sh}}\n")
     path.write_text(text)
     return path
 
@@ -76,8 +76,8 @@ def test_disarming_one_entrys_dead_man_leaves_a_similarly_named_entrys_armed(tmp
     try:
         topology_file = two_victims_topology(tmp_path, victim, other_pidfile)
         session = session_for(topology_file, state)
-        outer = LocalDeadman(FaultSpec("process-freeze", "process:a-bc"), other_pidfile)
-        inner = LocalDeadman(FaultSpec("process-freeze", "process:a-b"), victim.pidfile)
+        outer = LocalDeadman(FaultSpec("process-freeze", "process:a-bc"), other_pidfile, "/bin/sh")
+        inner = LocalDeadman(FaultSpec("process-freeze", "process:a-b"), victim.pidfile, "/bin/sh")
         with session.inject(Timeline(), outer, duration_s=60):
             with session.inject(Timeline(), inner, duration_s=60):
                 assert eventually(lambda: deadman_running(outer.marker) and deadman_running(inner.marker))

@@ -35,7 +35,7 @@ def make_session(topology: Topology, source: Path, state: Path, settings: Runner
 
 def test_a_revert_the_control_plane_refuses_at_first_is_retried_until_the_target_proves_it_clear(
         topology, topology_file, state, victim: Victim):
-    fault = FlakyRevert(FREEZE, victim.pidfile, failures=2)
+    fault = FlakyRevert(FREEZE, victim.pidfile, "/bin/sh", failures=2)
     with make_session(topology, topology_file, state).inject(Timeline(), fault):
         assert victim.frozen()
     assert fault.reverts == 3
@@ -44,7 +44,7 @@ def test_a_revert_the_control_plane_refuses_at_first_is_retried_until_the_target
 
 
 def test_a_fault_that_comes_back_after_its_revert_is_reverted_again(topology, topology_file, state, victim: Victim):
-    fault = ComesBack(FREEZE, victim.pidfile, late_s=0.05)
+    fault = ComesBack(FREEZE, victim.pidfile, "/bin/sh", late_s=0.05)
     with make_session(topology, topology_file, state).inject(Timeline(), fault):
         pass
     time.sleep(0.3)
@@ -54,7 +54,7 @@ def test_a_fault_that_comes_back_after_its_revert_is_reverted_again(topology, to
 
 
 def test_a_check_that_errors_counts_as_unknown_and_is_asked_again(topology, topology_file, state, victim: Victim):
-    fault = FlakyCheck(FREEZE, victim.pidfile)
+    fault = FlakyCheck(FREEZE, victim.pidfile, "/bin/sh")
     with make_session(topology, topology_file, state).inject(Timeline(), fault):
         pass
     assert victim.running()
@@ -63,7 +63,7 @@ def test_a_check_that_errors_counts_as_unknown_and_is_asked_again(topology, topo
 
 def test_without_a_positive_cleared_the_fault_stays_journaled_and_its_dead_man_armed(
         topology, topology_file, state, victim: Victim):
-    fault = Unrevertable(FREEZE, victim.pidfile)
+    fault = Unrevertable(FREEZE, victim.pidfile, "/bin/sh")
     settings = RunnerSettings(poll_interval_s=0.02, revert_timeout_s=1.5, settle_timeout_s=5.0)
     started = time.monotonic()
     with pytest.raises(RevertFailedError, match="journal keeps it"), \
@@ -90,7 +90,7 @@ def test_a_journal_that_cannot_be_rewritten_does_not_stop_the_revert(topology, t
     journal = FullDisk(state / "journal")
     runner = FaultRunner(topology, str(topology_file), journal, Timeline(), "run1", FAST, allow_destructive=True)
     seen_in_body: list[str] = []
-    with runner.inject(ProcessFreeze(FREEZE, victim.pidfile)):
+    with runner.inject(ProcessFreeze(FREEZE, victim.pidfile, "/bin/sh")):
         seen_in_body = [json.loads(p.read_text())["status"] for p in journal_files(state)]
         assert victim.frozen()
     assert seen_in_body == ["injecting"], "the first durable entry is what recover needs"
@@ -100,11 +100,11 @@ def test_a_journal_that_cannot_be_rewritten_does_not_stop_the_revert(topology, t
 
 
 def FaultSpecFreeze(victim: Victim) -> FlakyRevert:
-    return FlakyRevert(FREEZE, victim.pidfile, failures=0)
+    return FlakyRevert(FREEZE, victim.pidfile, "/bin/sh", failures=0)
 
 
 def test_an_slo_failure_is_kept_when_the_revert_fails_too(topology, topology_file, state, victim: Victim):
-    fault = Unrevertable(FREEZE, victim.pidfile)
+    fault = Unrevertable(FREEZE, victim.pidfile, "/bin/sh")
     settings = RunnerSettings(poll_interval_s=0.02, revert_timeout_s=1.0, settle_timeout_s=5.0)
     session = make_session(topology, topology_file, state, settings)
     with pytest.raises(AssertionError, match="TPS after failover 12 % of baseline") as raised, \

@@ -66,7 +66,7 @@ def test_journal_entry_is_durable_before_the_fault_touches_the_target(topology, 
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "replace", replace)
     session = make_session(topology, topology_file, state)
-    with session.inject(Timeline(), Spy(FREEZE, victim.pidfile)):
+    with session.inject(Timeline(), Spy(FREEZE, victim.pidfile, "/bin/sh")):
         pass
     assert calls[:4] == ["fsync-file", "rename", "fsync-dir", "inject"]
 
@@ -78,7 +78,7 @@ def test_a_fault_that_raises_mid_inject_is_still_reverted(topology, topology_fil
             raise RuntimeError("control plane dropped the connection")
 
     session = make_session(topology, topology_file, state)
-    with pytest.raises(RuntimeError, match="dropped"), session.inject(Timeline(), HalfInjected(FREEZE, victim.pidfile)):
+    with pytest.raises(RuntimeError, match="dropped"), session.inject(Timeline(), HalfInjected(FREEZE, victim.pidfile, "/bin/sh")):
         pytest.fail("the body must not run when inject fails")
     assert victim.running()
     assert journal_files(state) == []
@@ -135,7 +135,7 @@ def test_a_deadline_guard_ends_a_fault_the_body_forgot_to_end(topology, topology
 
 
 def test_revert_is_idempotent(topology, victim):
-    fault = ProcessFreeze(FREEZE, victim.pidfile)
+    fault = ProcessFreeze(FREEZE, victim.pidfile, "/bin/sh")
     fault.inject()
     assert eventually(fault.check, FaultState.IN_EFFECT)
     fault.revert()

@@ -103,7 +103,7 @@ def test_after_a_failed_revert_the_session_injects_no_more_faults(topology, topo
     session = HarnessSession(topology=topology, topology_source=str(topology_file), state_dir=state,
                              allow_destructive=True,
                              runner_settings=RunnerSettings(poll_interval_s=0.02, revert_timeout_s=1.0))
-    with pytest.raises(RevertFailedError), session.inject(Timeline(), Unrevertable(FREEZE, victim.pidfile)):
+    with pytest.raises(RevertFailedError), session.inject(Timeline(), Unrevertable(FREEZE, victim.pidfile, "/bin/sh")):
         pass
     left = journal_files(state)
     with pytest.raises(HarnessError, match="revert failed"), session.inject(Timeline(), FREEZE):

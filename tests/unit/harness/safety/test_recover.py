@@ -150,14 +150,14 @@ class DeadmanFactory:
         self.built: list[LocalDeadman] = []
 
     def build(self, spec: FaultSpec, topology: Topology) -> LocalDeadman:
-        fault = LocalDeadman(spec, self.victim.pidfile)
+        fault = LocalDeadman(spec, self.victim.pidfile, "/bin/sh")
         self.built.append(fault)
         return fault
 
 
 def test_recover_disarms_the_dead_man_of_every_entry_it_clears(topology_file, state, victim: Victim):
     entry = json.loads(crashed_run(topology_file, state).read_text())
-    armed = LocalDeadman(FaultSpec(**{k: entry["spec"][k] for k in ("kind", "target")}), victim.pidfile,
+    armed = LocalDeadman(FaultSpec(**{k: entry["spec"][k] for k in ("kind", "target")}), victim.pidfile, "/bin/sh",
                          deadman_marker=entry.get("deadman_marker"))
     armed.arm_deadman(120)  # what the crashed run armed on the target
     assert deadman_running(armed.marker)

@@ -82,7 +82,8 @@ def test_a_credential_value_in_the_file_is_not_accepted(tmp_path):
 def test_a_missing_credential_names_the_field_and_the_variable():
     ref = SecretRef(env="HARNESS_TEST_UNSET_VARIABLE")
     with pytest.raises(MissingCredentialError,
-                       match=r"management\.vcenter\.credential\.password: environment variable HARNESS_TEST_UNSET_VARIABLE"):
+                       match=r"management\.vcenter\.credential\.password: the environment variable named at "
+                             r"management\.vcenter\.credential\.password\.env is not set"):
         resolve_secret(ref, "management.vcenter.credential.password", environ={})
 
 
@@ -99,7 +100,7 @@ def test_a_missing_credential_stops_a_pytest_run_before_any_test(tmp_path):
          "--topology", str(EXAMPLE), "--state-dir", str(tmp_path)],
         capture_output=True, text=True, cwd=ROOT, env={"PATH": "/usr/bin:/bin"}, timeout=60)
     assert result.returncode == 4
-    assert "missing credentials: management.vcenter.credential.password: environment variable HARNESS_VC_PASSWORD" \
+    assert "missing credentials: management.vcenter.credential.password: the environment variable named at management.vcenter.credential.password.env is not set" \
         in result.stderr
 
 

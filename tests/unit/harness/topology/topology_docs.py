@@ -17,7 +17,7 @@ _TOKEN = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\['([^']*)'\]")
 def example() -> dict[str, Any]:
     """The shipped example, plus a local process, so every kind of field is present."""
     data: dict[str, Any] = yaml.safe_load(EXAMPLE.read_text())
-    data["processes"] = [{"name": "fio-server", "pidfile": "/run/fio-server.pid"}]
+    data["processes"] = [{"name": "fio-server", "pidfile": "/run/fio-server.pid", "executable": "/usr/bin/fio"}]
     return data
 
 

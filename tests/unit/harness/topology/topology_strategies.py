@@ -99,13 +99,14 @@ def documents(draw: st.DrawFn) -> dict[str, Any]:
                                  "cluster": draw(st.sampled_from(["stretched-01", "Cluster 1"])),
                                  "credential": _credential(draw)}
     sites, targets = [], [f"site:{n}" for n in site_names]
+    free_bmcs = [r["name"] for r in redfish]  # one BMC per host
     for si, site in enumerate(site_names):
         hosts = []
         for hi, host in enumerate(_unique_names(draw, draw(st.integers(1, 2)), taken)):
             entry: dict[str, Any] = {"name": host, "address": f"10.{si}.0.{hi + 10}"}
             targets.append(f"host:{host}")
-            if redfish and draw(st.booleans()):
-                entry["bmc"] = draw(st.sampled_from(redfish))["name"]
+            if free_bmcs and draw(st.booleans()):
+                entry["bmc"] = free_bmcs.pop(draw(st.integers(0, len(free_bmcs) - 1)))
             if draw(st.booleans()):
                 devices = draw(st.lists(DEVICES, min_size=2, max_size=3, unique=True))
                 entry["disk_groups"] = [{"cache": devices[0], "capacity": devices[1:]}]
@@ -144,7 +145,7 @@ def documents(draw: st.DrawFn) -> dict[str, Any]:
     doc["databases"] = databases
     if draw(st.booleans()):
         process = _unique_names(draw, 1, taken)[0]
-        doc["processes"] = [{"name": process, "pidfile": f"/run/{process}.pid"}]
+        doc["processes"] = [{"name": process, "pidfile": f"/run/{process}.pid", "executable": "/usr/bin/fio"}]
         targets.append(f"process:{process}")
     if draw(st.booleans()):
         doc["slo"] = {"failover_max_s": draw(st.floats(0.5, 600)), "lost_commits_max": draw(st.integers(0, 10))}
