@@ -17,6 +17,7 @@ from harness.paths import state_dir
 from harness.safety.journal import Journal
 from harness.safety.recover import EXIT_BAD_INPUT, EXIT_REVERT_FAILED, recover
 from harness.safety.run import HarnessSession
+from harness.topology.models import WIDEST_SITE_PREFIX
 from harness.topology_source import load_source
 from reports.cli import add_report_parser
 
@@ -35,7 +36,7 @@ def _cmd_recover(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    topology = load_source(args.topology)
+    topology = load_source(args.topology, widest_site_prefix=args.widest_site_subnet)
     session = HarnessSession(topology=topology, topology_source=args.topology, state_dir=state_dir(args.state_dir))
     for text in args.fault:
         kind, _, target = text.partition("@")
@@ -47,7 +48,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         not_allowed = registry.not_allowed(plan, topology)
         if not_allowed:
             print(f"  NOT ALLOWED: {not_allowed}")
-    missing = session.missing_credentials()
+    missing = session.missing_credentials(open_keyring=False)
     print("credentials missing for a real run: " + ("; ".join(missing) if missing else "none"))
     return 0
 
@@ -65,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--topology", required=True)
     plan.add_argument("--fault", action="append", default=[], metavar="KIND@TARGET")
     plan.add_argument("--state-dir", default=None)
+    plan.add_argument("--widest-site-subnet", type=int, default=WIDEST_SITE_PREFIX, metavar="PREFIX",
+                      choices=range(1, 33), help="accept site subnets as wide as /PREFIX")
     plan.set_defaults(func=_cmd_plan)
     add_lab_parser(sub)
     add_report_parser(sub)

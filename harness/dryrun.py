@@ -15,6 +15,8 @@ from faults import registry
 from faults.base import FaultSpec
 from harness.errors import ConfigError
 from harness.plugin_state import plugin_state
+from harness.run_options import RunOptions
+from harness.scenario import Sweep
 from harness.topology.models import Topology
 
 
@@ -25,8 +27,9 @@ class Plannable(Protocol):
     def plan_specs(self, topology: Topology) -> list[FaultSpec]: ...
 
 
-def planned_specs(item: pytest.Item, topology: Topology) -> list[FaultSpec]:
-    """The faults a collected test will inject, read from its parameters and `faults` marker."""
+def planned_specs(item: pytest.Item, topology: Topology, options: RunOptions | None = None) -> list[FaultSpec]:
+    """The faults a collected test will inject, read from its parameters and `faults` marker (a sweep at
+    each step its option lists)."""
     values: list[Any] = []
     callspec = getattr(item, "callspec", None)
     if callspec is not None:
@@ -35,17 +38,19 @@ def planned_specs(item: pytest.Item, topology: Topology) -> list[FaultSpec]:
         values.extend(marker.args)
     specs: list[FaultSpec] = []
     for value in values:
-        specs.extend(_specs_in(value, topology))
+        specs.extend(_specs_in(value, topology, options))
     return specs
 
 
-def _specs_in(value: Any, topology: Topology) -> list[FaultSpec]:
+def _specs_in(value: Any, topology: Topology, options: RunOptions | None) -> list[FaultSpec]:
     if isinstance(value, FaultSpec):
         return [value]
+    if isinstance(value, Sweep) and options is not None:
+        return value.plan_steps(topology, getattr(options, value.option))
     if isinstance(value, Plannable):
         return list(value.plan_specs(topology))
     if isinstance(value, list | tuple):
-        return [spec for v in value for spec in _specs_in(v, topology)]
+        return [spec for v in value for spec in _specs_in(v, topology, options)]
     return []
 
 
@@ -82,9 +87,12 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
     if harness is None:
         return ["dry-run: no --topology given, nothing to plan"]
     lines = [f"dry-run against topology {harness.topology.name!r} ({harness.topology_source}); nothing is contacted"]
+    options = plugin_state(config).options
+    if options is not None:
+        lines.append(options.render())
     planned = 0
     for item in items:
-        for spec in planned_specs(item, harness.topology):
+        for spec in planned_specs(item, harness.topology, options):
             lines.append(f"[{item.nodeid}]")
             try:
                 supported = registry.supports(spec, harness.topology)
@@ -105,6 +113,6 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
                 lines.append(f"  NOT ALLOWED: {not_allowed}")
             planned += 1
     lines.append(f"dry-run: {planned} fault(s) planned in {len(items)} test(s)")
-    missing = harness.missing_credentials()
+    missing = harness.missing_credentials(open_keyring=False)
     lines.append("credentials missing for a real run: " + ("; ".join(missing) if missing else "none"))
     return lines

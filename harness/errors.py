@@ -20,6 +20,10 @@ class MissingCredentialError(ConfigError):
     """A credential reference points at nothing (unset variable, absent keyring entry)."""
 
 
+class CredentialRejectedError(ConfigError):
+    """A control plane answered and refused the login: the credential is wrong (bad input, exit 4)."""
+
+
 class TargetNotAllowedError(ConfigError):
     """A destructive fault names a target the topology's allow-list does not contain."""
 

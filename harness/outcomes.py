@@ -1,5 +1,7 @@
 """How a run is judged: an SLO violated is a test *failure*; the harness or infrastructure broken
-(`HarnessError`) is a test *error*; a run with errors but no failures exits `EXIT_HARNESS_BROKEN`.
+(`HarnessError`) is a test *error*. The exit code (README, "Exit codes"): 1 when an SLO failed;
+otherwise 10 when the harness or infrastructure broke; otherwise 4 when only bad input stopped
+tests (a `ConfigError`: a malformed value, a missing or rejected credential).
 
 After a failed revert the run stops: nothing more is injected on a target that may still be broken.
 """
@@ -11,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
 from harness.plugin_state import plugin_state
 from reports.summary import Outcome, format_summary
 
 EXIT_HARNESS_BROKEN = 10
+EXIT_BAD_INPUT = 4
 
 
 @pytest.hookimpl(wrapper=True)
@@ -28,7 +31,9 @@ def pytest_runtest_makereport(
     broken = call.excinfo is not None and call.excinfo.errisinstance(HarnessError)
     if broken and report.when == "call":
         report.when = "setup"  # reported as an error, not as a product failure
-    if broken or report.when != "call":
+    if broken and call.excinfo is not None and call.excinfo.errisinstance(ConfigError):
+        plugin_state(item.config).bad_input += 1
+    elif broken or report.when != "call":
         plugin_state(item.config).broken += 1
     else:
         plugin_state(item.config).failed += 1
@@ -69,10 +74,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def exit_status(session: pytest.Session, exitstatus: int) -> int:
-    """pytest's status, except that errors without any failure mean the harness was broken (10)."""
+    """pytest's status, except that errors without any failure mean the harness was broken (10), or, when
+    every error was bad input, that the input was bad (4)."""
     state = plugin_state(session.config)
-    if exitstatus == pytest.ExitCode.TESTS_FAILED and state.failed == 0 and state.broken > 0:
-        return EXIT_HARNESS_BROKEN
+    if exitstatus == pytest.ExitCode.TESTS_FAILED and state.failed == 0:
+        if state.broken > 0:
+            return EXIT_HARNESS_BROKEN
+        if state.bad_input > 0:
+            return EXIT_BAD_INPUT
     return exitstatus
 
 

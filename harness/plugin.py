@@ -20,10 +20,12 @@ from harness.errors import ConfigError, HarnessError
 from harness.history.timeline import Timeline
 from harness.paths import state_dir
 from harness.plugin_state import STATE, PluginState, plugin_state
+from harness.run_options import read_options
 from harness.safety.guards import Guard
 from harness.safety.run import HarnessSession
 from harness.safety.runner import ActiveFault, RunnerSettings
 from harness.safety.signals import Terminated
+from harness.topology.models import WIDEST_SITE_PREFIX
 from harness.topology_source import canonical, load_source
 from reports.allure.results_dir import environment_properties, write_categories, write_environment
 
@@ -83,6 +85,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--quiet-progress", action="store_true", default=False,
                     help="one line per wait instead of a live progress bar (CI)")
     group.addoption("--tables-dir", default=None, help="write the scenario tables (HTML, Markdown, JSON) here")
+    group.addoption("--widest-site-subnet", type=int, default=WIDEST_SITE_PREFIX, metavar="PREFIX",
+                    help=f"accept site subnets as wide as /PREFIX (default /{WIDEST_SITE_PREFIX}): a partition drops a "
+                         "whole site subnet, so only the command line may widen it")
 
 
 MARKERS = (
@@ -96,11 +101,15 @@ def pytest_configure(config: pytest.Config) -> None:
     for marker in MARKERS:
         config.addinivalue_line("markers", marker)
     state = config.stash[STATE] = PluginState()
+    try:
+        state.options = read_options(config.getoption)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
     source = config.getoption("--topology")
     if source is None:
         return
     try:
-        topology = load_source(source)
+        topology = load_source(source, widest_site_prefix=state.options.widest_site_subnet)
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     session = HarnessSession(topology=topology, topology_source=canonical(source),

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from harness.run_options import RunOptions
 from harness.safety.run import HarnessSession
 from harness.topology.credentials import Secret
 from reports.summary import Outcome
@@ -14,11 +15,13 @@ from reports.summary import Outcome
 @dataclass
 class PluginState:
     session: HarnessSession | None = None  # None without --topology
+    options: RunOptions | None = None  # read when pytest configures the run, before anything else
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # node id -> the worst phase's outcome
     numbers: dict[str, dict[str, str]] = field(default_factory=dict)  # node id -> key figures for the summary
     products: dict[str, str] = field(default_factory=dict)  # product versions as discovered
     secrets: list[Secret] = field(default_factory=list)
     broken: int = 0  # tests that errored (harness or infrastructure)
+    bad_input: int = 0  # tests that errored on bad input (a ConfigError: a value, a missing or rejected credential)
     failed: int = 0  # tests that failed (an SLO)
 
 
@@ -27,3 +30,11 @@ STATE = pytest.StashKey[PluginState]()
 
 def plugin_state(config: pytest.Config) -> PluginState:
     return config.stash[STATE]
+
+
+def run_options(config: pytest.Config) -> RunOptions:
+    """The run's checked options (read when pytest configured the run)."""
+    options = config.stash[STATE].options
+    if options is None:
+        raise RuntimeError("the harness's options are read in pytest_configure; it has not run")
+    return options

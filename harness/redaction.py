@@ -85,40 +85,131 @@ def spellings(secret: str, usernames: Iterable[str] = ()) -> set[str]:
     return forms - {""}
 
 
-def _alternation(needles: Iterable[str]) -> re.Pattern[str] | None:
-    ordered = sorted(set(needles), key=lambda n: (-len(n), n))  # longest first: the whole form wins
-    return re.compile("|".join(map(re.escape, ordered))) if ordered else None
+ANCHOR_MAX = 8  # the longest prefix used to find candidates
+_REGEX_ANCHORS_MAX = 256  # up to this many anchors one regex finds them; past it a set is asked at each position
 
 
-def _truncation_pattern(values: Iterable[str]) -> re.Pattern[str] | None:
-    """Heads of secrets just before a `...` and tails just after: a repr cut short (pytest -l)."""
-    forms = [form for value in values for form in (value, repr(value)[1:-1])]
-    head = _alternation(form[:i] for form in forms for i in range(_PARTIAL_MIN, len(form)))
-    tail = _alternation(form[-i:] for form in forms for i in range(_PARTIAL_MIN, len(form)))
-    parts = [f"(?:{head.pattern})(?=\\.\\.\\.)"] if head else []
-    parts += [f"(?<=\\.\\.\\.)(?:{tail.pattern})"] if tail else []
-    return re.compile("|".join(parts)) if parts else None
+class _Literals:
+    """Finds occurrences of fixed strings in time linear in the text and in the strings' total length.
+
+    One alternation of every spelling of every secret is quadratic to compile and slow to scan
+    (a 10,000-character secret made `re` run out of memory). Here each string is indexed by its
+    first k characters (its anchor); a scan finds the positions where an anchor starts and checks
+    only the strings with that anchor, longest first."""
+
+    def __init__(self, needles: Iterable[str]) -> None:
+        ordered = sorted(set(needles) - {""}, key=lambda n: (-len(n), n))
+        self.k = min([ANCHOR_MAX, *(len(n) for n in ordered)])
+        self.by_anchor: dict[str, list[str]] = {}
+        for needle in ordered:
+            self.by_anchor.setdefault(needle[:self.k], []).append(needle)
+        anchors = sorted(self.by_anchor)
+        self._finder = (re.compile("(?=(" + "|".join(map(re.escape, anchors)) + "))")
+                        if 0 < len(anchors) <= _REGEX_ANCHORS_MAX else None)
+
+    def __bool__(self) -> bool:
+        return bool(self.by_anchor)
+
+    def starts(self, text: str) -> Iterator[int]:
+        """Positions where some anchor starts, in order (overlapping ones included)."""
+        if self._finder is not None:
+            yield from (m.start() for m in self._finder.finditer(text))
+            return
+        k, anchors = self.k, self.by_anchor
+        for i in range(len(text) - k + 1):
+            if text[i:i + k] in anchors:
+                yield i
+
+    def sub(self, text: str, replacement: str) -> str:
+        """Every occurrence replaced, leftmost first and the longest there (as one alternation would)."""
+        out, done = [], 0
+        for i in self.starts(text):
+            if i < done:
+                continue
+            for needle in self.by_anchor[text[i:i + self.k]]:
+                if text.startswith(needle, i):
+                    out += [text[done:i], replacement]
+                    done = i + len(needle)
+                    break
+        return "".join(out) + text[done:] if out else text
+
+
+def _marks(text: str, first: int, last: int) -> list[int]:
+    """Where a `...` starts in text[first..last] (both inclusive)."""
+    found, at = [], max(first, 0)
+    while (at := text.find("...", at, last + 3)) >= 0:
+        found.append(at)
+        at += 1
+    return found
+
+
+class _Truncations:
+    """Heads of secrets just before a `...` and tails just after: a repr cut short (pytest -l).
+
+    A head starts with a secret's first characters and runs to the next `...` within the secret's
+    length; a tail ends with its last characters and starts right after the nearest `...` before."""
+
+    def __init__(self, values: Iterable[str]) -> None:
+        forms = sorted({form for value in values for form in (value, repr(value)[1:-1]) if len(form) > _PARTIAL_MIN})
+        self.heads: dict[str, list[str]] = {}
+        self.tails: dict[str, list[str]] = {}
+        for form in forms:
+            self.heads.setdefault(form[:_PARTIAL_MIN], []).append(form)
+            self.tails.setdefault(form[-_PARTIAL_MIN:], []).append(form)
+        self._head_keys = _Literals(self.heads)
+        self._tail_keys = _Literals(self.tails)
+
+    def __bool__(self) -> bool:
+        return bool(self.heads)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) of every head and tail, the longest at each place; each search stays within one
+        secret's length of its anchor, so the cost is linear in the text."""
+        spans = []
+        for s in self._head_keys.starts(text):
+            ends = [p for form in self.heads[text[s:s + _PARTIAL_MIN]]
+                    for p in _marks(text, s + _PARTIAL_MIN, s + len(form) - 1) if text.startswith(form[:p - s], s)]
+            if ends:
+                spans.append((s, max(ends)))
+        for start in self._tail_keys.starts(text):
+            e = start + _PARTIAL_MIN
+            starts = [p + 3 for form in self.tails[text[start:e]]
+                      for p in _marks(text, e - len(form) - 2, start - 3)
+                      if text.startswith(form[len(form) - (e - p - 3):], p + 3)]
+            if starts:
+                spans.append((min(starts), e))
+        return spans
+
+    def sub(self, text: str, replacement: str) -> str:
+        out, done = [], 0
+        for s, e in sorted(self.spans(text)):
+            if s < done:
+                s = done
+            if s < e:
+                out += [text[done:s], replacement]
+                done = e
+        return "".join(out) + text[done:] if out else text
 
 
 class Redactor:
-    """Masks a fixed set of secrets in text; falsy when it knows none."""
+    """Masks a fixed set of secrets in text; falsy when it knows none. Linear in the text and the secrets."""
 
     def __init__(self, secrets: Iterable[Secret | str] = (), usernames: Iterable[str] = ()) -> None:
         values = {s.reveal() if isinstance(s, Secret) else s for s in secrets} - {""}
         users = sorted(set(usernames))
         needles = set().union(*(spellings(v, users) for v in values)) if values else set()
-        self._pattern = _alternation(needles)
+        self._literals = _Literals(needles)
         self._bytes = [n.encode() for n in sorted(needles, key=len, reverse=True) if len(n.encode()) >= 4]
-        self._partial = _truncation_pattern(values)
+        self._partial = _Truncations(values)
 
     def __bool__(self) -> bool:
-        return self._pattern is not None
+        return bool(self._literals)
 
     def mask(self, text: str) -> str:
-        if self._pattern is None:
+        if not self._literals:
             return text
-        text = self._pattern.sub(MASK, text)
-        return self._partial.sub(MASK, text) if self._partial is not None and "..." in text else text
+        text = self._literals.sub(text, MASK)
+        return self._partial.sub(text, MASK) if self._partial and "..." in text else text
 
     def found_in(self, text: str) -> bool:
         return self.mask(text) != text

@@ -9,8 +9,8 @@ failure is a node crash in the lab, an out-of-band power-off on vSphere).
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from faults.base import FaultSpec
@@ -94,6 +94,28 @@ class ScenarioFault:
         if self.role is Role.STANDBY_DISK:
             return f"disk:{device.host}/{device.device}"
         return f"diskgroup:{device.host}/{device.group}"
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A fault repeated at each value a run option lists (S1's RTT steps): the dry-run plans every step.
+
+    `option` names the `RunOptions` property with the values; a step of 0 injects nothing."""
+
+    fault: ScenarioFault
+    param: str
+    option: str
+
+    def __str__(self) -> str:
+        return f"{self.fault.label} at each of --{self.option.removesuffix('_values').replace('_', '-')}"
+
+    def plan_specs(self, topology: Topology) -> list[FaultSpec]:
+        """The fault as declared (whether it applies to the topology at all)."""
+        return self.fault.plan_specs(topology)
+
+    def plan_steps(self, topology: Topology, values: Sequence[float]) -> list[FaultSpec]:
+        return [spec for value in values if value
+                for spec in replace(self.fault, params={**self.fault.params, self.param: value}).plan_specs(topology)]
 
 
 def _candidates(role: Role, topology: Topology) -> list[str]:

@@ -16,6 +16,7 @@ import contextlib
 import ipaddress
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.history import EventKind
 from harness.history.timeline import Timeline
+from harness.text import escaped
 from workloads.base import StopReport, Workload
 from workloads.fio_logs import FioSeries, load_series
 
@@ -54,6 +56,30 @@ PROFILES = {
 }
 
 
+JOB_VALUE = re.compile(r"[A-Za-z0-9_.,%/+@=~-]{1,4096}")
+"""What a job file value may hold: no space, no `$` (fio expands variables), no `:` (a list of
+directories), no quote and nothing that ends or starts a line."""
+JOB_PATH = re.compile(r"/[A-Za-z0-9_./+@=~,-]{0,4095}")
+LOGS = ("write_iops_log", "write_bw_log", "write_lat_log")
+
+
+def job_line(key: str, value: object) -> str:
+    """`key=value` for a fio job file, or ValueError: a value that could be read as more is refused, not escaped
+    (fio's job files have no quoting)."""
+    text = str(value)
+    if not JOB_VALUE.fullmatch(text):
+        raise ValueError(f"fio job value for {key}: {escaped(text)!r} is not a plain word (letters, digits, "
+                         "'_.,%/+@=~-')")
+    return f"{key}={text}"
+
+
+def job_path(path: Path) -> str:
+    text = str(path)
+    if not JOB_PATH.fullmatch(text):
+        raise ValueError(f"fio job path {escaped(text)!r}: an absolute path of letters, digits and '/_.+@=~,-'")
+    return text
+
+
 @dataclass(frozen=True)
 class FioJob:
     """One time-based job. `direct=False` by default: tmpfs and some overlay filesystems refuse O_DIRECT."""
@@ -69,23 +95,25 @@ class FioJob:
     grace_s: float = 30.0
     rate_iops: int | None = None  # a steady offered load (a mail store's), not the device's maximum
 
-    def rate_line(self) -> list[str]:
+    def rate_values(self) -> list[str]:
         """fio caps reads and writes separately (`rate_iops=R,W`): the total is split by the profile's mix."""
         if not self.rate_iops:
             return []
         reads = round(self.rate_iops * self.profile.rwmixread / 100)
-        return [f"rate_iops={max(reads, 1)},{max(self.rate_iops - reads, 1)}"]
+        return [f"{max(reads, 1)},{max(self.rate_iops - reads, 1)}"]
 
 
     def text(self, log_prefix: Path) -> str:
+        """The job file; every value through `job_line`, so none can add a line (fio runs `exec_prerun=`)."""
         p = self.profile
-        return "\n".join([
-            "[global]", f"directory={self.directory}", f"size={self.size}", f"runtime={self.runtime_s}", "time_based=1",
-            f"ioengine={self.ioengine}", f"iodepth={self.iodepth}", f"direct={int(self.direct)}",
-            "log_avg_msec=1000", "log_unix_epoch=1", f"write_iops_log={log_prefix}", f"write_bw_log={log_prefix}",
-            f"write_lat_log={log_prefix}", "", f"[{p.name}]", f"rw={p.rw}", f"rwmixread={p.rwmixread}", f"bs={p.bs}",
-            f"numjobs={self.numjobs}", *self.rate_line(), "",
-        ])
+        settings: list[tuple[str, object] | str] = [
+            "[global]", ("directory", job_path(self.directory)), ("size", self.size), ("runtime", self.runtime_s),
+            ("time_based", 1), ("ioengine", self.ioengine), ("iodepth", self.iodepth), ("direct", int(self.direct)),
+            ("log_avg_msec", 1000), ("log_unix_epoch", 1), *((k, job_path(log_prefix)) for k in LOGS), "",
+            f"[{p.name}]", ("rw", p.rw), ("rwmixread", p.rwmixread), ("bs", p.bs), ("numjobs", self.numjobs),
+            *(("rate_iops", rate) for rate in self.rate_values()), "",
+        ]
+        return "\n".join(s if isinstance(s, str) else job_line(*s) for s in settings)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Any
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, stop_after_delay, wait_exponential
 
-from harness.errors import ConfigError, ControlPlaneError
+from harness.errors import ConfigError, ControlPlaneError, CredentialRejectedError
 from harness.topology.credentials import resolve_secret
 from harness.topology.models import RedfishEndpoint, Topology
 
@@ -98,9 +98,12 @@ class RedfishClient:
                 raise _Transient(f"{self.where}: unreachable ({_reason(exc)})") from None
             if reply.status_code in (429, 502, 503, 504) or reply.status_code >= 500:
                 raise _Transient(f"{self.where}: {method} {path} -> HTTP {reply.status_code}")
-            if reply.status_code in (401, 403):
-                raise ControlPlaneError(f"{self.where}: {method} {path} refused (HTTP {reply.status_code}): check "
-                                        f"{self.field_path}.credential")
+            if reply.status_code == 401:
+                raise CredentialRejectedError(f"{self.where}: {method} {path} refused the login (HTTP 401): check "
+                                              f"{self.field_path}.credential")
+            if reply.status_code == 403:
+                raise ControlPlaneError(f"{self.where}: {method} {path} forbidden (HTTP 403): the account of "
+                                        f"{self.field_path}.credential lacks the privilege")
             if reply.status_code >= 400:
                 raise ControlPlaneError(f"{self.where}: {method} {path} -> HTTP {reply.status_code}: "
                                         f"{_message(reply)}")

@@ -22,7 +22,7 @@ import paramiko
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, stop_after_delay, wait_exponential
 
 from faults.transports.shell import CommandResult, checked
-from harness.errors import ConfigError, ControlPlaneError
+from harness.errors import ConfigError, ControlPlaneError, CredentialRejectedError
 from harness.topology.credentials import resolve_secret
 from harness.topology.models import SshEndpoint, Topology
 
@@ -88,6 +88,9 @@ class SshShell:
                     client.connect(e.address, port=e.port, username=e.username, key_filename=key_file, password=password,
                                    timeout=self.connect_timeout_s, auth_timeout=self.connect_timeout_s,
                                    banner_timeout=self.connect_timeout_s, allow_agent=False, look_for_keys=False)
+        except paramiko.AuthenticationException:
+            raise CredentialRejectedError(f"ssh {self.where}: login refused for {self.endpoint.username!r} "
+                                          f"({self.field_path}.key_file / .password)") from None
         except paramiko.BadHostKeyException:
             raise ControlPlaneError(f"ssh {self.where}: host key does not match the pinned one "
                                     f"({self.field_path}.host_key)") from None

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay, wait_exponential
 
-from harness.errors import ConfigError, ControlPlaneError, HarnessError
+from harness.errors import ConfigError, ControlPlaneError, CredentialRejectedError, HarnessError
 from harness.history.events import EventKind
 from harness.history.server import ServerEvent, measure_offset
 from harness.topology.credentials import resolve_secret
@@ -136,7 +136,7 @@ class VCenterSession:
                                         sslContext=context, httpConnectionTimeout=self.limits.read_s,
                                         connectionPoolTimeout=-1)
         except s.vim.fault.InvalidLogin:
-            raise ConfigError(f"{self.where}: login refused for {self.vcenter.credential.username!r} "
+            raise CredentialRejectedError(f"{self.where}: login refused for {self.vcenter.credential.username!r} "
                               f"({FIELD}.credential)") from None
         except ssl.SSLCertVerificationError as exc:
             raise ConfigError(f"{self.where}: certificate not trusted ({exc.verify_message}); give the CA in "

@@ -25,7 +25,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
-from harness.errors import ConfigError, ControlPlaneError
+from harness.errors import ConfigError, ControlPlaneError, CredentialRejectedError
 from harness.topology.credentials import resolve_secret
 from harness.topology.models import Topology, WinRmEndpoint
 
@@ -37,6 +37,10 @@ LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 class EndpointUnreachable(ControlPlaneError):
     """The endpoint did not answer (refused, timed out, TLS or login failed): another node's may."""
+
+
+class LoginRejected(EndpointUnreachable, CredentialRejectedError):
+    """The endpoint answered and refused the login: tried on another node, and bad input (exit 4) if all refuse."""
 
 
 def winrm_endpoint(topology: Topology, name: str) -> tuple[int, WinRmEndpoint]:
@@ -112,11 +116,15 @@ class WinRmSession:
             raise ConfigError(f"{what}: the PowerShell script is {len(command)} characters encoded, over the "
                               f"{MAX_ENCODED} a command line takes")
         protocol = self._protocol()
+        from winrm.exceptions import InvalidCredentialsError  # pywinrm is there: _protocol() imported it
+
         deadline = time.monotonic() + timeout_s
         try:
             stdout, stderr, code = self._run(protocol, command, deadline, what)
         except (ConfigError, ControlPlaneError):
             raise
+        except InvalidCredentialsError as exc:
+            raise LoginRejected(f"{self.where}: {what}: {_short(exc)} ({self.field_path}.credential)") from None
         except Exception as exc:  # requests, pywinrm: their text names the URL, never the password
             raise EndpointUnreachable(f"{self.where}: {what}: {_short(exc)}") from None
         if code != 0:

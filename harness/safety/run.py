@@ -102,8 +102,8 @@ class HarnessSession:
         """Plans from the topology alone: contacts nothing, needs no credential."""
         return [self.build(spec).plan() for spec in specs]
 
-    def missing_credentials(self) -> list[str]:
-        return missing_secrets(self.topology.secret_refs())
+    def missing_credentials(self, *, open_keyring: bool = True) -> list[str]:
+        return missing_secrets(self.topology.secret_refs(), open_keyring=open_keyring)
 
     def resolved_secrets(self) -> list[Secret]:
         """Every secret the topology references, looked up now (raises naming the first missing one)."""

@@ -124,10 +124,18 @@ def _keyring_password(service: str, username: str, timeout_s: float) -> str | No
     return result
 
 
-def missing_secrets(refs: Iterable[tuple[str, SecretRef]], environ: Mapping[str, str] | None = None) -> list[str]:
-    """The references that would fail to resolve, as 'field: reason' lines (for dry-run)."""
+def missing_secrets(refs: Iterable[tuple[str, SecretRef]], environ: Mapping[str, str] | None = None, *,
+                    open_keyring: bool = True) -> list[str]:
+    """The references that would fail to resolve, as 'field: reason' lines (for dry-run).
+
+    Without `open_keyring` a keyring reference is listed as not looked up: opening the keyring
+    loads its backends, which probe the machine (they run `ldconfig` and a compiler from $PATH to
+    find libraries), and a dry-run runs nothing."""
     missing = []
     for path, ref in refs:
+        if ref.keyring is not None and not open_keyring:
+            missing.append(f"{path}: a keyring reference, not looked up by a dry-run (a real run opens the keyring)")
+            continue
         try:
             resolve_secret(ref, path, environ)
         except MissingCredentialError as exc:

@@ -16,8 +16,9 @@ from faults.base import new_instance
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
 from harness.history import EventKind
+from harness.plugin_state import run_options
 from harness.safety.run import HarnessSession
-from harness.scenario import Role, ScenarioFault
+from harness.scenario import Role, ScenarioFault, Sweep
 from harness.scenario_report import ScenarioReport
 from reports.allure.steps import phase
 from reports.scenario_tables import LatencyStep, s1_latency_table
@@ -57,12 +58,12 @@ def summarise(experiment: Experiment, window: StepWindow, users: int) -> Latency
 
 
 @pytest.mark.scenario("S1")
-@pytest.mark.faults(LATENCY)
+@pytest.mark.faults(Sweep(LATENCY, "rtt_ms", "rtt_step_values"))
 def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
         experiment: Experiment, harness_session: HarnessSession, scenario_report: ScenarioReport,
         pytestconfig: pytest.Config) -> None:
     topology = harness_session.topology
-    steps = [float(x) for x in str(pytestconfig.getoption("--rtt-steps")).split(",")]
+    steps = run_options(pytestconfig).rtt_step_values
     warmup_s, step_s = pytestconfig.getoption("--warmup-s"), pytestconfig.getoption("--step-s")
     users = pytestconfig.getoption("--users")
     windows = []

@@ -20,8 +20,9 @@ from faults.base import Evidential, FaultSpec, new_instance
 from harness.analysis.phases import longest_gap_within
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
+from harness.plugin_state import run_options
 from harness.safety.run import HarnessSession
-from harness.scenario import Role, ScenarioFault
+from harness.scenario import Role, ScenarioFault, Sweep
 from harness.scenario_report import ScenarioReport
 from reports.allure.steps import phase
 from reports.scenario_tables import MigrationStep, s5_migration_table
@@ -64,12 +65,12 @@ def migrate_once(experiment: Experiment, spec: FaultSpec, rtt_ms: float, step_s:
 
 
 @pytest.mark.scenario("S5")
-@pytest.mark.faults(MIGRATION, LATENCY)
+@pytest.mark.faults(MIGRATION, Sweep(LATENCY, "rtt_ms", "migration_rtt_step_values"))
 def test_a_live_migration_across_sites_keeps_the_business_running(
         experiment: Experiment, harness_session: HarnessSession, scenario_report: ScenarioReport,
         product_versions: dict[str, str], pytestconfig: pytest.Config) -> None:
     topology = harness_session.topology
-    steps = [float(x) for x in str(pytestconfig.getoption("--migration-rtt-steps")).split(",")]
+    steps = run_options(pytestconfig).migration_rtt_step_values
     warmup_s, step_s = pytestconfig.getoption("--warmup-s"), pytestconfig.getoption("--step-s")
     users = pytestconfig.getoption("--users")
     link = LATENCY.resolve(experiment.cluster, topology)

@@ -13,6 +13,7 @@ import pytest
 
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
+from harness.plugin_state import run_options
 from harness.safety.run import HarnessSession
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
@@ -33,9 +34,9 @@ def backup_case(rate: str, destination: str | None, timeout_s: float) -> Scenari
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "case" not in metafunc.fixturenames:
         return
-    option = metafunc.config.getoption
-    rates = [r.strip() for r in str(option("--backup-rates")).split(",") if r.strip()]
-    cases = [backup_case(rate, option("--backup-destination"), option("--backup-timeout-s")) for rate in rates]
+    options = run_options(metafunc.config)
+    rates = options.backup_rate_values
+    cases = [backup_case(rate, options.backup_destination, options.backup_timeout_s) for rate in rates]
     metafunc.parametrize("case", cases, ids=["unthrottled" if r == "none" else f"at-{r}" for r in rates])
 
 

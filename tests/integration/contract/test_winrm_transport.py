@@ -13,7 +13,7 @@ import time
 import pytest
 
 from faults.transports.winrm import PREAMBLE, EndpointUnreachable, WinRmSession, clixml_message
-from harness.errors import ConfigError, ControlPlaneError
+from harness.errors import ConfigError, ControlPlaneError, CredentialRejectedError
 from harness.topology.models import WinRmEndpoint
 from tests.support.wsman import Answer, clixml_error, clixml_progress, running_wsman
 
@@ -66,6 +66,7 @@ def test_rejected_credentials_are_a_clear_error_without_the_password(winrm_passw
     with running_wsman(echo(), "harness", "another-password") as wsman, pytest.raises(EndpointUnreachable) as caught:
         WinRmSession(endpoint(wsman.port), "w").run_ps("x", what="reading the nodes")
     assert "credentials were rejected" in str(caught.value) and "winrm node1" in str(caught.value)
+    assert isinstance(caught.value, CredentialRejectedError), "a refused login is bad input (exit 4)"
     assert winrm_password not in str(caught.value) and winrm_password not in repr(caught.value.__context__)
 
 

@@ -136,7 +136,8 @@ def test_an_unreachable_vcenter_is_named_and_the_password_never_shown(session: V
 def test_a_missing_credential_names_its_field(session: VCenterSession, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HARNESS_TEST_VC_PW")
     with pytest.raises(MissingCredentialError, match=r"management.vcenter.credential.password: "
-                                                     r"the environment variable named at management\.vcenter\.credential\.password\.env is not set"):
+                                                     r"the environment variable named at "
+                                                     r"management\.vcenter\.credential\.password\.env is not set"):
         session.si()
 
 

@@ -51,7 +51,8 @@ def test_dry_run_prints_each_plan_touches_nothing_and_lists_missing_credentials(
     assert result.returncode == 0, result.stdout + result.stderr
     assert "process-freeze on process:victim via process" in result.stdout
     assert "inject: SIGSTOP the process tree" in result.stdout
-    assert "credentials missing for a real run: management.ssh[0].password: the environment variable named at management.ssh[0].password.env is not set" \
+    assert "credentials missing for a real run: management.ssh[0].password: the environment variable named at " \
+           "management.ssh[0].password.env is not set" \
         in result.stdout
     assert "1 skipped" in result.stdout
     assert victim.running()

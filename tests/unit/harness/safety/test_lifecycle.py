@@ -78,7 +78,8 @@ def test_a_fault_that_raises_mid_inject_is_still_reverted(topology, topology_fil
             raise RuntimeError("control plane dropped the connection")
 
     session = make_session(topology, topology_file, state)
-    with pytest.raises(RuntimeError, match="dropped"), session.inject(Timeline(), HalfInjected(FREEZE, victim.pidfile, "/bin/sh")):
+    fault = HalfInjected(FREEZE, victim.pidfile, "/bin/sh")
+    with pytest.raises(RuntimeError, match="dropped"), session.inject(Timeline(), fault):
         pytest.fail("the body must not run when inject fails")
     assert victim.running()
     assert journal_files(state) == []

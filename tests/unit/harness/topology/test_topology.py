@@ -100,7 +100,8 @@ def test_a_missing_credential_stops_a_pytest_run_before_any_test(tmp_path):
          "--topology", str(EXAMPLE), "--state-dir", str(tmp_path)],
         capture_output=True, text=True, cwd=ROOT, env={"PATH": "/usr/bin:/bin"}, timeout=60)
     assert result.returncode == 4
-    assert "missing credentials: management.vcenter.credential.password: the environment variable named at management.vcenter.credential.password.env is not set" \
+    assert "missing credentials: management.vcenter.credential.password: the environment variable named at " \
+           "management.vcenter.credential.password.env is not set" \
         in result.stderr
 
 
