@@ -28,7 +28,8 @@ DEVICE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 IFNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,14}")
 LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 HOSTNAME = re.compile(rf"(?=.{{1,253}}$){LABEL}(\.{LABEL})*")
-NEVER = set(";|&$`'\"{}<>\n\r")
+NEVER = set(";|&$`'\"{}<>\n\r\u2018\u2019\u201a\u201b")
+SPECIAL = [ipaddress.ip_network(n) for n in ("0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "240.0.0.0/4")]
 _STEP = r"(?:\.[A-Za-z_]\w*|\[\d+\]|\['(?:[^'\\]|\\.)*'\]|\[\"(?:[^\"\\]|\\.)*\"\])"
 FIELD_PATH = re.compile(rf"top level|(?:[A-Za-z_]\w*|\[\d+\]|\['(?:[^'\\]|\\.)*'\]|\[\"(?:[^\"\\]|\\.)*\"\]){_STEP}*")
 YAML_PLACE = re.compile(r":\d+:\d+")
@@ -58,10 +59,15 @@ def strings(node: Any) -> list[str]:
 
 
 def is_address(value: str) -> bool:
+    """One host's address in its canonical form, or a DNS name the resolver cannot read as a number."""
     try:
-        return "%" not in value and ipaddress.ip_address(value) is not None
+        ip = ipaddress.ip_address(value)
     except ValueError:
-        return HOSTNAME.fullmatch(value) is not None and not value.rsplit(".", 1)[-1].isdigit()
+        labels = value.split(".")
+        return HOSTNAME.fullmatch(value) is not None and not all(re.fullmatch(r"0x[0-9a-f]*|[0-9]+", x, re.I) for x in labels)
+    mapped = isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None
+    return (str(ip) == value and not mapped and not ip.is_unspecified and not ip.is_link_local and not ip.is_multicast
+            and not ip.is_reserved)
 
 
 def assert_safe(topology: Topology) -> None:
@@ -84,7 +90,20 @@ def assert_safe(topology: Topology) -> None:
     for site in topology.sites:
         for subnet in site.subnets:
             network = ipaddress.IPv4Network(subnet, strict=True)
-            assert network.prefixlen > 0 and str(network) == subnet, subnet
+            assert network.prefixlen >= 16 and str(network) == subnet, subnet
+            assert not any(network.overlaps(special) for special in SPECIAL), subnet
+    if topology.witness:  # a third site: never a data site, a host's address or inside a site subnet
+        data = {s.name.casefold() for s in topology.sites}
+        assert topology.witness.name.casefold() not in data and (topology.witness.site or "").casefold() not in data
+        witness_ip = ipaddress.IPv4Address(topology.witness.address)
+        assert all(witness_ip not in ipaddress.IPv4Network(n) for s in topology.sites for n in s.subnets)
+        assert all(h.address != topology.witness.address for h in topology.hosts())
+    for process in topology.processes:
+        assert process.pidfile.split("/")[1] not in ("proc", "sys", "dev"), process.pidfile
+    for line in topology.management.vsan.disk_faults.model_dump().values():
+        assert line.split(" ")[1].startswith("/usr/lib/vmware/vsan/bin/") and "\n" not in line, line
+    lowered = [n.casefold() for n in (h.name for h in topology.hosts())]
+    assert len(lowered) == len(set(lowered)), "host names differ only in case"
     for router in topology.routers:
         for link in router.links:
             assert all(NAME.fullmatch(end) for end in link.between)

@@ -33,6 +33,20 @@ HOSTILE_STRINGS = [
     "fe80::1%eth0", "fe80::1%$(id)", "192.0.2.256", "192.0.2.4.5", "host_name", "-lead.example", "a..b",
     "lab", "vsphere", "postgres", "Site A (Madrid)", "ens192abcdefghij", "eth0\"", "sql;Encrypt=no",
     "caf\u00e9", "\u2028", "\x1b[31m", "-rf", "--help", "%s%n", "${IFS}", "*", "~root",
+    # round two: PowerShell's other quotes, separators and format characters
+    "D:\\bak\u2019; Stop-Computer; \u2018x", "a\u2018b", "a\u201bb", "a\u201cb", "a\u0085b", "a\u2029b", "a\u200eb",
+    "a\u202eb", "a\ufeffb",
+    # addresses written another way, and addresses of no one host
+    "0xc0000214", "192.0.2.0x14", "0300.0.2.0xb", "::ffff:192.0.2.20", "0x7f000001", "169.254.169.254", "0.0.0.0",
+    "::", "255.255.255.255", "224.0.0.1", "fe80::1",
+    # subnets too wide or special
+    "0.0.0.0/1", "128.0.0.0/1", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "10.0.0.0/8", "255.255.255.255/32",
+    # pid files that are not files, and lines of a disk fault script
+    "/proc/1/stat", "/dev/zero", "/sys/kernel/uevent_seqnum", "/proc/self/environ",
+    "python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -p -d @DEVICE@\n", "rm -rf / --no-preserve-root @DEVICE@",
+    "env LD_PRELOAD=/x.so python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -p -d @DEVICE@",
+    # sizes
+    "x" * 4000, "a" * 10_000,
 ]
 WRONG_TYPES = st.one_of(
     st.none(), st.booleans(), st.builds(list), st.builds(dict), st.builds(lambda: ["a"]), st.builds(lambda: {"a": 1}),
@@ -203,8 +217,8 @@ def _mutate(draw: st.DrawFn, doc: Any) -> tuple[Any, tuple[str, str]]:
     elif how == "splice" and isinstance(value, str):
         at = draw(st.integers(0, len(value)))
         parent[key] = value[:at] + draw(st.text(st.sampled_from(METACHARACTERS), min_size=1, max_size=3)) + value[at:]
-    elif how == "move-name" and names_in(doc):
-        parent[key] = draw(st.sampled_from([*names_in(doc), "nowhere", "site-w"]))
+    elif how == "move-name" and names_in(doc):  # also a witness named like, or living in, a data site
+        parent[key] = draw(st.sampled_from([*names_in(doc), "nowhere", "site-w", *(n.upper() for n in names_in(doc))]))
     else:
         how = "replace"
         parent[key] = draw(HOSTILE)
