@@ -1,8 +1,8 @@
 """A Windows Server failover cluster through PowerShell's FailoverClusters module, and the FCI role move.
 
 Queries (Get-ClusterGroup, Get-ClusterNode, Get-ClusterResource, Get-ClusterQuorum,
-Get-ClusterOwnerNode, Get-Cluster and Get-ClusterParameter, the FailoverClustering
-Operational event log) emit JSON with every enum as its string (`"$($_.State)"`), so what is
+Get-ClusterOwnerNode, Get-Cluster and Get-ClusterParameter, the FailoverClustering events of the
+System log and the Operational channel) emit JSON with every enum as its string (`"$($_.State)"`), so what is
 parsed here is what the cmdlet printed, whatever the .NET enum's number. Calls go to the
 database's winrm endpoint and, when it does not answer (its node may be the one that failed),
 to each node's in turn; an error PowerShell itself reports is not retried elsewhere.
@@ -36,9 +36,12 @@ BACKEND = "wsfc"
 AG_RESOURCE_TYPE = "SQL Server Availability Group"
 MOVE_WAIT_S = 120
 QUERY_TIMEOUT_S = 60.0
-EVENT_LOG = "Microsoft-Windows-FailoverClustering/Operational"
-# 1135 node removed from membership, 1069 resource failed, 1177 quorum lost, 1641 role moving,
-# 1201 role online, 1205 role failed to come online
+# Detection events go to the System log (Microsoft's "Failover Clustering system log events": 1135
+# node removed from membership, 1177 quorum lost, 1069 resource failed, 1205 role failed to come
+# online, "event source FailoverClustering"); the informational ones to the Operational channel
+# (1641 role moving, 1201 role online). One query reads both, by the provider both carry.
+EVENT_LOGS = ("System", "Microsoft-Windows-FailoverClustering/Operational")
+EVENT_PROVIDER = "Microsoft-Windows-FailoverClustering"
 EVENT_IDS = (1135, 1069, 1177, 1641, 1201, 1205)
 JSON = "ConvertTo-Json -Compress -Depth 4"
 
@@ -136,7 +139,8 @@ def events_script(since_wall: float) -> str:
     start = datetime.fromtimestamp(since_wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     ids = ",".join(str(i) for i in EVENT_IDS)
     return ("try { "
-            f"Get-WinEvent -FilterHashtable @{{LogName={powershell.literal(EVENT_LOG)}; Id={ids}; "
+            f"Get-WinEvent -FilterHashtable @{{LogName={','.join(map(powershell.literal, EVENT_LOGS))}; "
+            f"ProviderName={powershell.literal(EVENT_PROVIDER)}; Id={ids}; "
             f"StartTime=([DateTime]::Parse({powershell.literal(start)}).ToUniversalTime())}} | "
             "ForEach-Object { [pscustomobject]@{Id=$_.Id; TimeUtc=$_.TimeCreated.ToUniversalTime().ToString('o'); "
             "Machine=$_.MachineName; Message=$_.Message; Properties=@($_.Properties | ForEach-Object { \"$($_.Value)\" })} } "

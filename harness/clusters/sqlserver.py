@@ -297,7 +297,7 @@ class FailoverInstanceCluster(_SqlServerPart):
         detected = _first(_cluster_detection(cluster, source))
         promoted = _first([ServerEvent(e.wall, EventKind.PROMOTED, source, e.message, {"node": e.node})
                            for e in cluster if e.event_id == ROLE_ONLINE and e.role == self.role
-                           and e.node is not None and e.node != old_primary])
+                           and e.node is not None and e.node.casefold() != old_primary.casefold()])
         return sorted([e for e in (detected, promoted) if e is not None], key=lambda e: e.wall)
 
     def failover_forecast(self) -> FailoverForecast | None:

@@ -15,17 +15,22 @@ Objects carry the properties Microsoft documents, enums as their names:
   https://learn.microsoft.com/en-us/powershell/module/failoverclusters/get-clusterquorum
 - Get-ClusterOwnerNode -Group (OwnerNodes):
   https://learn.microsoft.com/en-us/powershell/module/failoverclusters/get-clusterownernode
-- Move-ClusterGroup -Name -Node -Wait (without -Wait it returns at once, the role Pending):
-  https://learn.microsoft.com/en-us/powershell/module/failoverclusters/move-clustergroup
+- Move-ClusterGroup -Name -Node -Wait: "If the Wait parameter is not specified, then the cmdlet
+  waits for completion. If -Wait 0 is specified, then the call is initiated and the cmdlet
+  returns without waiting." (MicrosoftDocs/windows-powershell-docs, failoverclusters/Move-ClusterGroup.md)
 - Get-Cluster's SameSubnetDelay/Threshold, CrossSubnetDelay/Threshold (Windows Server 2016+
   defaults 1000 ms x 10 and 1000 ms x 20): "Tuning failover cluster network thresholds",
   https://learn.microsoft.com/en-us/windows-server/troubleshoot/iaas-sql-failover-cluster
 - the AG resource's LeaseTimeout 20000, HealthCheckTimeout 30000, FailureConditionLevel 3
   (Get-ClusterParameter): "Lease, cluster, and health check timeouts for Always On availability
   groups", https://learn.microsoft.com/en-us/sql/database-engine/availability-groups/windows/availability-group-lease-healthcheck-timeout
-- FailoverClustering events 1069, 1135, 1177, 1201, 1205, 1641 and their insertion strings:
-  "Failover Clustering system log events",
-  https://learn.microsoft.com/en-us/windows-server/failover-clustering/system-events
+- FailoverClustering events 1135, 1177, 1069 and 1205 and their insertion strings are "from the
+  Windows Server System log ... event source FailoverClustering" (MicrosoftDocs/SupportArticles-docs,
+  support/windows-server/high-availability/failover-clustering-system-log-events.md): served from
+  `System` (provider Microsoft-Windows-FailoverClustering). 1641 (role moving) and 1201 (role
+  online) are informational: "Any informational cluster events are registered in this log, such as
+  groups moving, going online, or going offline" (the Microsoft-Windows-FailoverClustering/Operational
+  channel). Their insertion-string layout has no Microsoft document (an assumption of the backend's).
 """
 
 from __future__ import annotations
@@ -52,6 +57,12 @@ def params_of(command: str) -> dict[str, str]:
     return {name: _unquote(value) for name, value in _PARAM.findall(command)}
 
 
+SYSTEM, OPERATIONAL = "System", "Microsoft-Windows-FailoverClustering/Operational"
+EVENT_LOG_OF = {1135: SYSTEM, 1177: SYSTEM, 1069: SYSTEM, 1205: SYSTEM, 1641: OPERATIONAL, 1201: OPERATIONAL}
+"""Which log each event is written to (sources in the module's docstring)."""
+PROVIDER = "Microsoft-Windows-FailoverClustering"
+
+
 @dataclass
 class ModelEvent:
     wall: float
@@ -59,6 +70,10 @@ class ModelEvent:
     machine: str
     message: str
     properties: list[str]
+
+    @property
+    def log(self) -> str:
+        return EVENT_LOG_OF[self.event_id]
 
 
 @dataclass
@@ -152,8 +167,8 @@ class WsfcModel:
                               f"The cluster node '{node}' is not available (state {self.nodes.get(node, 'unknown')}).")
         self.moves.append(params)
         before, self.owner = self.owner, node
-        waited = "Wait" in params
-        self.state = self.settle_state if waited else "Pending"  # without -Wait the cmdlet returns at once
+        returns_at_once = params.get("Wait") == "0"  # no -Wait: the cmdlet waits for completion
+        self.state = "Pending" if returns_at_once else self.settle_state
         wall = self.now()
         self.events.append(ModelEvent(wall, 1641, before, f"Clustered role '{name}' is moving from cluster node "
                                                           f"'{before}' to cluster node '{node}'.", [name, before, node]))
@@ -165,16 +180,25 @@ class WsfcModel:
         return self._json([group], props.group(1) if props else "")
 
     def _events(self, body: str) -> str:
+        """Get-WinEvent -FilterHashtable: LogName and ProviderName take one name or a list of them."""
         ids = re.search(r"Id=([\d,]+);", body)
         start = re.search(r"StartTime=\(\[DateTime\]::Parse\('([^']+)'\)\.ToUniversalTime\(\)\)", body)
-        log = re.search(r"LogName='([^']+)'", body)
-        if not (ids and start and log) or log.group(1) != "Microsoft-Windows-FailoverClustering/Operational":
+        logs = re.search(r"LogName=((?:'[^']+',?)+);", body)
+        provider = re.search(r"ProviderName=((?:'[^']+',?)+);", body)
+        if not (ids and start and logs):
             raise LookupError("Get-WinEvent : the model expects LogName, Id and StartTime")
+        wanted_logs = set(re.findall(r"'([^']+)'", logs.group(1)))
+        providers = set(re.findall(r"'([^']+)'", provider.group(1))) if provider else {PROVIDER}
+        unknown = wanted_logs - {SYSTEM, OPERATIONAL}
+        if unknown:
+            raise LookupError(f"Get-WinEvent : There is not an event log on the localhost computer that matches "
+                              f"\"{sorted(unknown)[0]}\".")
         since = datetime.fromisoformat(start.group(1).replace("Z", "+00:00")).timestamp()
         wanted = {int(i) for i in ids.group(1).split(",")}
         rows = [{"Id": e.event_id, "TimeUtc": datetime.fromtimestamp(e.wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f0Z"),
                  "Machine": f"{e.machine}.example.net", "Message": e.message, "Properties": e.properties}
-                for e in self.events if e.event_id in wanted and e.wall >= since]
+                for e in self.events if e.event_id in wanted and e.wall >= since and e.log in wanted_logs
+                and PROVIDER in providers]
         if not rows:
             return ""  # the catch of NoMatchingEventsFound: nothing on stdout
         return json.dumps(rows[0] if len(rows) == 1 else rows)

@@ -103,3 +103,13 @@ def test_an_fci_is_owned_by_the_wsfc_role_and_its_failover_is_read_from_the_clus
     assert events[1].wall - events[0].wall == pytest.approx(8.0, abs=0.01)
     forecast = cluster.failover_forecast()
     assert forecast is not None and forecast.rpo_kb == 0.0 and forecast.detection_s == 20.0
+
+
+def test_an_fci_role_coming_back_online_on_its_old_node_is_no_failover_whatever_the_case_of_its_name(
+        wsfc: WsfcWorld) -> None:
+    """WSFC writes node names as it was given them (FCI01); the topology may say fci01: one node."""
+    cluster = FailoverInstanceCluster.from_topology(wsfc.topology())
+    since = cluster.cluster.server_now() - 1
+    wsfc.model.events.append(ModelEvent(wsfc.model.now(), 1201, "FCI01", "The Cluster service successfully brought "
+                                        f"the clustered role '{wsfc.model.role}' online.", [wsfc.model.role]))
+    assert [e.kind for e in cluster.ha_events(since, "fci01")] == []
