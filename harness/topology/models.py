@@ -95,8 +95,6 @@ def _ipv4(value: str) -> str:
         ip = ipaddress.IPv4Address(value)
     except ValueError:
         raise ValueError(f"{shown(value)} is not an IPv4 address (the router drops it as <address>/32)") from None
-    if ip.is_loopback:
-        raise ValueError(f"{shown(value)} is a loopback address, not one host's on the network")
     _reachable_class(value, ip)
     return str(ip)
 

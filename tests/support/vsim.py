@@ -156,7 +156,7 @@ class Simulator:
             "name": "vsim", "kind": "vsphere",
             "sites": [{"name": site, "hosts": [{"name": h, "address": "127.0.0.1", "disk_groups": [lab.disk_group(h)]}
                                                for h in hosts]} for site, hosts in SITES.items()],
-            "witness": {"name": WITNESS, "address": "127.0.0.1", "site": lab.WITNESS_SITE},
+            "witness": {"name": WITNESS, "address": "127.0.0.9", "site": lab.WITNESS_SITE},
             "databases": [{"name": "bench", "kind": "postgres", "endpoint": "127.0.0.1", "port": 5432,
                            "database": "bench",
                            "nodes": [{"name": node, "host": host, "vm": vm} for vm, (host, node) in VMS.items()]}],

@@ -225,7 +225,7 @@ def test_a_missing_key_names_the_field_before_anything_is_journaled(routed: Topo
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(KEY_ENV)
     fault = router.build_partition(FaultSpec("link-partition", LINK), routed)
-    with pytest.raises(MissingCredentialError, match=rf"management.ssh\[0\].key_file: environment variable {KEY_ENV}"), \
-            runner.inject(fault):
+    missing = r"management.ssh\[0\].key_file: the environment variable named at management.ssh\[0\].key_file.env"
+    with pytest.raises(MissingCredentialError, match=missing), runner.inject(fault):
         pass
     assert runner.journal.pending() == []

@@ -55,7 +55,7 @@ def test_a_topology_that_does_not_match_is_refused_listing_every_mismatch(sim: S
     databases = [good.databases[0].model_dump(exclude_none=True)]
     databases[0]["nodes"][1]["vm"] = "pg-node-x"
     bad = sim.topology(sites=raw_sites, databases=databases,
-                       witness={"name": "witness-02", "address": "127.0.0.1", "site": "witness"})
+                       witness={"name": "witness-02", "address": "127.0.0.9", "site": "witness"})
     with pytest.raises(ConfigError) as caught:
         verify(bad)
     text = str(caught.value)
