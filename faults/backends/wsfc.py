@@ -119,9 +119,19 @@ QUORUM = ("Get-ClusterQuorum | ForEach-Object { [pscustomobject]@{QuorumType=\"$
 NOW = "[DateTimeOffset]::UtcNow.ToUnixTimeMilliseconds()"
 
 
+# A role moves only to a node that may own its SQL Server resource and its disks. Possible owners are
+# per resource: `Get-ClusterOwnerNode -Resource` (for a group it gives the preferred owners, "the order of
+# preference among owner nodes", which is no limit). An IP address resource is left out: its
+# dependency is an OR across subnets, and the cmdlet itself refuses a move none can follow.
+OWNED_RESOURCE_TYPES = ("SQL Server", "Physical Disk")
+
+
 def owners_script(role: str) -> str:
-    return (f"Get-ClusterOwnerNode -Group {powershell.literal(role)} | ForEach-Object {{ $_.OwnerNodes | "
-            f"ForEach-Object {{ [pscustomobject]@{{Name=$_.Name}} }} }} | {JSON}")
+    types = " -or ".join(f"$_.ResourceType.Name -eq {powershell.literal(t)}" for t in OWNED_RESOURCE_TYPES)
+    return (f"Get-ClusterResource | Where-Object {{ $_.OwnerGroup.Name -eq {powershell.literal(role)} -and ({types}) }} | "
+            "ForEach-Object { $r = $_.Name; Get-ClusterOwnerNode -Resource $r | ForEach-Object { "
+            "[pscustomobject]@{Resource=$r; OwnerNodes=@($_.OwnerNodes | ForEach-Object { \"$($_.Name)\" })} } } | "
+            + JSON)
 
 
 def detection_script(role: str) -> str:
@@ -225,9 +235,10 @@ class FailoverCluster:
             raise ControlPlaneError(f"{self.where}: Get-ClusterQuorum returned nothing")
         return Quorum(str(rows[0]["QuorumType"]), str(rows[0]["QuorumResource"]) or None)
 
-    def possible_owners(self, role: str) -> list[str]:
-        """The nodes the role may run on; empty means every node (Get-ClusterOwnerNode's convention)."""
-        return [str(r["Name"]) for r in self._ask(owners_script(role), f"reading the possible owners of {role}")]
+    def possible_owners(self, role: str) -> dict[str, list[str]]:
+        """Each SQL Server and disk resource of the role -> the nodes that may own it."""
+        rows = self._ask(owners_script(role), f"reading the possible owners of {role}'s resources")
+        return {str(r["Resource"]): [str(n) for n in (r.get("OwnerNodes") or [])] for r in rows}
 
     def detection_settings(self, role: str) -> DetectionSettings:
         rows = self._ask(detection_script(role), f"reading the detection settings of {role}")
@@ -341,7 +352,8 @@ class FciRoleMove:
         return FaultPlan(
             self.spec, BACKEND,
             inject_steps=(f"through {endpoints} (the first that answers); the target node must be Up and a possible "
-                          "owner, the role Online and the quorum held, else refused",
+                          "owner of the role's SQL Server and disk resources, the role Online and the quorum held, "
+                          "else refused",
                           *moves, f"in effect once {self.role} is Online on a node other than its owner before"),
             revert_steps=("nothing to undo (the role stays where it moved); wait until the role is Online, every "
                           "node Up and the quorum witness Online",),
@@ -354,16 +366,21 @@ class FciRoleMove:
 
     def _target(self, owner: str) -> str:
         up = {n.name.casefold() for n in self.cluster.nodes() if n.state == "Up"}
-        owners = {o.casefold() for o in self.cluster.possible_owners(self.role)}
+        owners = {resource: {o.casefold() for o in nodes} for resource, nodes in self.cluster.possible_owners(self.role).items()}
         choices = [self.to_node] if self.to_node is not None else \
             other_site_first(self.topology, self.database, owner, [n.name for n in self.database.nodes])
+        why: list[str] = []
         for node in choices:
             if node.casefold() == owner.casefold():
                 raise ConfigError(f"{self.spec.kind}: {node} already owns {self.role}")
-            if node.casefold() in up and (not owners or node.casefold() in owners):
+            barred = sorted(resource for resource, nodes in owners.items() if node.casefold() not in nodes)
+            if node.casefold() not in up:
+                why.append(f"{node} is not Up")
+            elif barred:
+                why.append(f"{node} is not a possible owner of {', '.join(barred)}")
+            else:
                 return node
-        raise HarnessError(f"{self.cluster.where}: no node can take {self.role} from {owner}: {', '.join(choices)} "
-                           "not Up or not a possible owner")
+        raise HarnessError(f"{self.cluster.where}: no node can take {self.role} from {owner}: {'; '.join(why)}")
 
     def preflight(self) -> None:
         problems = self.cluster.health_problems(self.role)

@@ -13,8 +13,10 @@ Objects carry the properties Microsoft documents, enums as their names:
   https://learn.microsoft.com/en-us/powershell/module/failoverclusters/get-clusterresource
 - Get-ClusterQuorum (QuorumType, QuorumResource):
   https://learn.microsoft.com/en-us/powershell/module/failoverclusters/get-clusterquorum
-- Get-ClusterOwnerNode -Group (OwnerNodes):
-  https://learn.microsoft.com/en-us/powershell/module/failoverclusters/get-clusterownernode
+- Get-ClusterOwnerNode (OwnerNodes): for a group, "the order of preference among owner nodes" (its
+  preferred owners); for a resource, its possible owners (MicrosoftDocs/windows-powershell-docs,
+  failoverclusters/Get-ClusterOwnerNode.md). Every node is a possible owner of a resource unless
+  someone removed it; a group has no preferred owners unless someone set them.
 - Move-ClusterGroup -Name -Node -Wait: "If the Wait parameter is not specified, then the cmdlet
   waits for completion. If -Wait 0 is specified, then the call is initiated and the cmdlet
   returns without waiting." (MicrosoftDocs/windows-powershell-docs, failoverclusters/Move-ClusterGroup.md)
@@ -85,7 +87,8 @@ class WsfcModel:
     nodes: dict[str, str] = field(default_factory=lambda: {"FCI01": "Up", "FCI02": "Up"})
     owner: str = "FCI01"
     state: str = "Online"
-    possible_owners: list[str] = field(default_factory=list)  # empty: every node
+    preferred_owners: list[str] = field(default_factory=list)  # the group's order of preference (none by default)
+    resource_owners: dict[str, list[str]] = field(default_factory=dict)  # resource -> possible owners (absent: all)
     settle_state: str = "Online"  # what a role becomes after a move (Pending: stuck)
     clock_offset_s: float = 0.0
     events: list[ModelEvent] = field(default_factory=list)
@@ -104,6 +107,8 @@ class WsfcModel:
         return [{"Name": "File Share Witness", "OwnerGroup": "Cluster Group", "ResourceType": "File Share Witness",
                  "State": "Online", "OwnerNode": self.owner},
                 {"Name": f"{self.role} resource", "OwnerGroup": self.role, "ResourceType": self.role_type,
+                 "State": self.state, "OwnerNode": self.owner},
+                {"Name": "Cluster Disk 1", "OwnerGroup": self.role, "ResourceType": "Physical Disk",
                  "State": self.state, "OwnerNode": self.owner}]
 
     def now(self) -> float:
@@ -132,7 +137,16 @@ class WsfcModel:
         if body.startswith("Get-ClusterOwnerNode "):
             group = params_of(body.split("|")[0])["Group"]
             self._group(group)
-            return json.dumps([{"Name": n} for n in self.possible_owners])
+            return json.dumps([{"Name": n} for n in self.preferred_owners])
+        owners = re.fullmatch(r"Get-ClusterResource \| Where-Object \{ \$_\.OwnerGroup\.Name -eq ('(?:[^']|'')*') -and "
+                              r"\((.*)\) \} \| ForEach-Object \{ \$r = \$_\.Name; Get-ClusterOwnerNode -Resource \$r \| "
+                              r"ForEach-Object \{ \[pscustomobject\]@\{Resource=\$r; OwnerNodes=@\(\$_\.OwnerNodes \| "
+                              r"ForEach-Object \{ \"\$\(\$_\.Name\)\" \}\)\} \} \} \| ConvertTo-Json -Compress -Depth 4", body)
+        if owners:
+            types = set(re.findall(r"\$_\.ResourceType\.Name -eq '([^']+)'", owners.group(2)))
+            rows = [{"Resource": r["Name"], "OwnerNodes": self.resource_owners.get(r["Name"], list(self.nodes))}
+                    for r in self.resources() if r["OwnerGroup"] == _unquote(owners.group(1)) and r["ResourceType"] in types]
+            return json.dumps(rows[0] if len(rows) == 1 else rows)
         if body.startswith("Move-ClusterGroup "):
             return self._move(params_of(body.split("|")[0]), body)
         if body.startswith("$c = Get-Cluster; $p = @{}; Get-ClusterResource | Where-Object"):

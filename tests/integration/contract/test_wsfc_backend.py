@@ -44,7 +44,7 @@ def test_the_queries_read_roles_nodes_resources_quorum_and_detection_settings(ws
     assert {(g.name, g.owner_node, g.state) for g in cluster.groups()} == {
         ("Cluster Group", "FCI01", "Online"), (ROLE, "FCI01", "Online")}
     assert [(n.name, n.state) for n in cluster.nodes()] == [("FCI01", "Up"), ("FCI02", "Up")]
-    assert [r.resource_type for r in cluster.resources(ROLE)] == ["SQL Server"]
+    assert [r.resource_type for r in cluster.resources(ROLE)] == ["SQL Server", "Physical Disk"]
     assert cluster.quorum().quorum_type == "NodeAndFileShareMajority"
     settings = cluster.detection_settings(ROLE)
     assert settings.describe() == ("SameSubnetDelay 1000 ms x 10, CrossSubnetDelay 1000 ms x 20, LeaseTimeout 20000 ms, "
@@ -133,3 +133,20 @@ def test_the_winrm_password_appears_in_no_error(wsfc: WsfcWorld) -> None:
     with pytest.raises(HarnessError) as caught:
         FailoverCluster.from_topology(wsfc.topology(first_port=closed_port()), wsfc.topology().databases[0]).group("x")
     assert wsfc.password not in str(caught.value)
+
+
+def test_preferred_owners_on_one_site_do_not_block_a_move_to_the_other(wsfc: WsfcWorld) -> None:
+    """Get-ClusterOwnerNode -Group lists the role's preferred owners, an order of preference, not a limit."""
+    wsfc.model.preferred_owners = ["FCI01"]
+    fault = role_move(wsfc)
+    fault.preflight()
+    fault.inject()
+    assert wsfc.model.owner == "FCI02"
+
+
+def test_a_node_that_cannot_own_the_roles_disk_is_refused_naming_the_resource(wsfc: WsfcWorld) -> None:
+    """Possible owners are per resource (Get-ClusterOwnerNode -Resource): the SQL Server resource and its disks."""
+    wsfc.model.resource_owners["Cluster Disk 1"] = ["FCI01"]
+    with pytest.raises(HarnessError, match=r"fci02 is not a possible owner of Cluster Disk 1"):
+        role_move(wsfc).preflight()
+    assert wsfc.model.moves == []
