@@ -266,19 +266,20 @@ class VsanCluster:
         return summary_from_components(components(merged))
 
     # -- repair ---------------------------------------------------------------------------
-    def repair_timer(self) -> int | None:
-        """The object repair delay (s) an absent component waits before it is rebuilt elsewhere."""
+    def repair_timer_min(self) -> int | None:
+        """The object repair delay an absent component waits before it is rebuilt elsewhere, in minutes:
+        `objectRepairTimer` is "delay time in minutes ... Default value: 60" (VsanExtendedConfig)."""
         cluster, config_system = self.cluster(), self.session.vsan("vsan-cluster-config-system")
         config = self.session.call("VsanClusterGetConfig", lambda: config_system.VsanClusterGetConfig(cluster))
         timer = getattr(getattr(config, "extendedConfig", None), "objectRepairTimer", None)
         return int(timer) if timer is not None else None
 
-    def set_repair_timer(self, seconds: int) -> None:
+    def set_repair_timer_min(self, minutes: int) -> None:
         s = sdk()
         cluster, config_system = self.cluster(), self.session.vsan("vsan-cluster-config-system")
-        spec = s.vim.vsan.ReconfigSpec(modify=True, extendedConfig=s.vim.vsan.VsanExtendedConfig(objectRepairTimer=seconds))
+        spec = s.vim.vsan.ReconfigSpec(modify=True, extendedConfig=s.vim.vsan.VsanExtendedConfig(objectRepairTimer=minutes))
         task = self.session.call("VsanClusterReconfig", lambda: config_system.VsanClusterReconfig(cluster, spec))
-        self._wait_vsan_task(task, f"the object repair timer to become {seconds} s")
+        self._wait_vsan_task(task, f"the object repair timer to become {minutes} min")
 
     def repair_now(self) -> None:
         """vSAN's "repair objects immediately": absent components are rebuilt now, not after the timer."""
@@ -463,8 +464,7 @@ class _DeviceFault:
         seen = verify(self.topology, self.vsan.session)
         self._device_known(seen)
         VsanQuiet(self.vsan).preflight()
-        timer = self.vsan.repair_timer()
-        self.evidence["repair_timer_s"] = timer
+        self.evidence["repair_timer_min"] = self.vsan.repair_timer_min()
         shell.check("true")
 
     def _device_known(self, seen: Discovery) -> None:

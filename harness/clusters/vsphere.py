@@ -169,12 +169,12 @@ class VsphereCluster:
     def describe(self) -> Mapping[str, str]:
         about: Any = self.session.call("reading vCenter's version", lambda: self.session.content().about)
         seen = vsphere.discover(self.session, self.topology)
-        timer = self.vsan.repair_timer()
+        timer = self.vsan.repair_timer_min()
         described = {**self.database.describe(),
                      "vcenter": f"{getattr(about, 'fullName', 'unknown')}",
                      "vsphere_ha": f"{'on' if seen.ha_enabled else 'off'}; DRS {'on' if seen.drs_enabled else 'off'}"
                                    f" ({seen.drs_behavior or '-'})",
-                     "vsan_repair_timer_s": "unknown" if timer is None else str(timer),
+                     "vsan_repair_timer_min": "unknown" if timer is None else str(timer),
                      "vsan_preferred_site": seen.preferred_site or "-", "vsan_witness": seen.witness or "-"}
         if self.topology.lab is not None:
             described.update(_lab_model(self.topology))

@@ -25,7 +25,7 @@ LAB_STORAGE = ScenarioFault(
     note="lab analog for both: the standby's storage is lost and rebuilt from the primary")
 DISK = ScenarioFault("disk", Role.STANDBY_DISK, {"vsphere": "disk-failure"}, {"device": "capacity"})
 REPAIR_TIMER_NOTE = ("vSAN rebuilds a lost host's absent components only after its object repair timer "
-                     "(vsan_repair_timer_s in the environment): no resync within a shorter run is expected")
+                     "(vsan_repair_timer_min in the environment): no resync within a shorter run is expected")
 DISK_GROUP = ScenarioFault("disk group", Role.STANDBY_DISK_GROUP, {"vsphere": "disk-group-failure"})
 
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"time"
 
 	"github.com/vmware/govmomi/simulator"
@@ -232,14 +233,19 @@ type configSystem struct {
 
 func (c *configSystem) Reference() vim.ManagedObjectReference { return c.Self }
 
-// VsanClusterGetConfig reports vSAN enabled and extendedConfig.objectRepairTimer.
+// objectRepairTimer is in minutes: "delay time in minutes ... Default value: 60"
+// (developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/data-structures/VsanExtendedConfig).
+// The lab's model keeps the timer as a duration; the API serves and takes whole minutes.
+func repairTimerMinutes(d time.Duration) int64 { return int64(math.Ceil(d.Minutes())) }
+
+// VsanClusterGetConfig reports vSAN enabled and extendedConfig.objectRepairTimer (minutes).
 func (c *configSystem) VsanClusterGetConfig(ctx *simulator.Context, req *types.VsanClusterGetConfig) soap.HasFault {
 	s := c.sim
 	if f := s.wrongCluster(req.Cluster); f != nil {
 		return &methods.VsanClusterGetConfigBody{Fault_: f}
 	}
 	s.mu.Lock()
-	timer := int64(s.vsan.RepairTimer / time.Second)
+	timer := repairTimerMinutes(s.vsan.RepairTimer)
 	s.mu.Unlock()
 	info := types.VsanConfigInfoEx{
 		VsanClusterConfigInfo: types.VsanClusterConfigInfo{Enabled: vim.NewBool(true),
@@ -250,8 +256,8 @@ func (c *configSystem) VsanClusterGetConfig(ctx *simulator.Context, req *types.V
 	return &methods.VsanClusterGetConfigBody{Res: &types.VsanClusterGetConfigResponse{Returnval: info}}
 }
 
-// VsanClusterReconfig applies extendedConfig.objectRepairTimer (other parts
-// of the spec are accepted and ignored).
+// VsanClusterReconfig applies extendedConfig.objectRepairTimer, in minutes (other
+// parts of the spec are accepted and ignored).
 func (c *configSystem) VsanClusterReconfig(ctx *simulator.Context, req *types.VsanClusterReconfig) soap.HasFault {
 	s := c.sim
 	if f := s.wrongCluster(req.Cluster); f != nil {
@@ -262,10 +268,10 @@ func (c *configSystem) VsanClusterReconfig(ctx *simulator.Context, req *types.Vs
 		if ext != nil && ext.ObjectRepairTimer > 0 {
 			s.mu.Lock()
 			s.vsan.Advance(s.now())
-			s.vsan.RepairTimer = time.Duration(ext.ObjectRepairTimer) * time.Second
+			s.vsan.RepairTimer = time.Duration(ext.ObjectRepairTimer) * time.Minute
 			s.vsan.Advance(s.now())
 			s.mu.Unlock()
-			s.log.Printf("vSAN object repair timer set to %d s", ext.ObjectRepairTimer)
+			s.log.Printf("vSAN object repair timer set to %d min", ext.ObjectRepairTimer)
 		}
 		return nil
 	})

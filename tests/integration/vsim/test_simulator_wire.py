@@ -417,12 +417,13 @@ def test_a_cache_device_error_fails_the_disk_group_and_pauses_io_of_its_vms(sim:
 
 
 def test_repair_timer_is_set_through_the_cluster_config_and_repair_can_start_now(sim: Simulator, vc: Vcenter) -> None:
+    """objectRepairTimer is "delay time in minutes ... Default value: 60" (VsanExtendedConfig)."""
     config = vc.vsan["vsan-cluster-config-system"]
-    assert config.VsanClusterGetConfig(cluster=vc.cluster).extendedConfig.objectRepairTimer == 3600
+    assert config.VsanClusterGetConfig(cluster=vc.cluster).extendedConfig.objectRepairTimer == 60  # the model's 3600 s
     spec = vim.vsan.ReconfigSpec(modify=True, extendedConfig=vim.vsan.VsanExtendedConfig(objectRepairTimer=90))
     vc.wait_vsan_task(config.VsanClusterReconfig(cluster=vc.cluster, vsanReconfigSpec=spec))
     assert config.VsanClusterGetConfig(cluster=vc.cluster).extendedConfig.objectRepairTimer == 90
-    assert sim.get("/state")["repair_timer_s"] == 90
+    assert sim.get("/state")["repair_timer_s"] == 90 * 60
 
     sim.post(f"/disks/esx-b1/{device('esx-b1', 1)}", {"fault": "unplug"})
     assert vc.resync().totalObjectsToSync == 0

@@ -83,7 +83,7 @@ def test_a_capacity_disk_holding_the_vm_fails_resyncs_and_clears(sim: Simulator,
     host = target.split(":", 1)[1].split("/", 1)[0]
     fault = registry.build(FaultSpec("disk-failure", target), topology)
     fault.preflight()  # type: ignore[attr-defined]
-    assert fault.evidence["repair_timer_s"] == MODEL["repair_timer_s"]  # type: ignore[attr-defined]
+    assert fault.evidence["repair_timer_min"] == MODEL["repair_timer_s"] / 60  # type: ignore[attr-defined]
     assert fault.check() is FaultState.CLEARED
     fault.inject()
     assert fault.check() is FaultState.IN_EFFECT
@@ -157,13 +157,13 @@ def test_an_unplugged_disk_waits_for_the_repair_timer_unless_repaired_now(sim: S
     shows no resync, which is vSAN working as designed. "Repair objects immediately" starts it at once."""
     vsan = VsanCluster(topology)
     sample_until_idle(vsan, 60)
-    vsan.set_repair_timer(1800)
-    assert vsan.repair_timer() == 1800
+    vsan.set_repair_timer_min(30)
+    assert vsan.repair_timer_min() == 30
     disks, _ = disk_targets(vsan.vm_placement("pg-node-a"), topology)
     target = disks[-1]
     fault = registry.build(FaultSpec("disk-failure", target, {"mode": "hot-unplug"}), topology)
     fault.preflight()  # type: ignore[attr-defined]
-    assert fault.evidence["repair_timer_s"] == 1800  # type: ignore[attr-defined]
+    assert fault.evidence["repair_timer_min"] == 30  # type: ignore[attr-defined]
     fault.inject()
     assert fault.check() is FaultState.IN_EFFECT
     time.sleep(1.0)
@@ -176,4 +176,4 @@ def test_an_unplugged_disk_waits_for_the_repair_timer_unless_repaired_now(sim: S
     sample_until_idle(vsan, 60)
     fault.revert()
     assert fault.check() is FaultState.CLEARED
-    vsan.set_repair_timer(int(MODEL["repair_timer_s"]))
+    vsan.set_repair_timer_min(int(MODEL["repair_timer_s"]) // 60)

@@ -113,7 +113,7 @@ def test_vsan_reads_placement_resync_timer_and_health(sim: Simulator) -> None:
     assert disks and groups
     resync = vsan.resync()
     assert resync.idle and resync.source == "cluster"
-    assert vsan.repair_timer() == MODEL["repair_timer_s"]
+    assert vsan.repair_timer_min() == MODEL["repair_timer_s"] / 60  # the API's unit is minutes
     assert vsan.health().overall in ("green", "yellow")
     VsanQuiet(vsan).preflight()
 
