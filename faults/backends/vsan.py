@@ -244,7 +244,10 @@ class VsanCluster:
 
         def query(offset: int, count: int) -> Any:
             return self.session.call("QuerySyncingVsanObjectsSummary", lambda: system.QuerySyncingVsanObjectsSummary(
-                cluster, flt(resyncType="all", offset=offset, numberOfObjects=count)))
+                cluster, flt(offset=offset, numberOfObjects=count)))
+        # resyncType is left unset. The API allows only "one of the values defined in VsanSyncReason", and no
+        # value means all of them; that unset matches every reason is an assumption no document states (its
+        # read-only check: the unset totals equal the sum over the eight reasons).
         try:
             return collect_pages(query, page)
         except ControlPlaneError as exc:

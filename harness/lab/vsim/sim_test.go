@@ -129,13 +129,13 @@ func TestSyncingSummaryPaginatesObjectsButTotalsCoverAll(t *testing.T) {
 	if err := s.DiskFault("esx-a1", "naa.5000c5000a100", FaultPermanent, 0); err != nil {
 		t.Fatal(err)
 	}
-	all := s.syncSummary(vsantypes.VsanSyncingObjectFilter{ResyncType: "all"})
+	all := s.syncSummary(vsantypes.VsanSyncingObjectFilter{})
 	if all.TotalObjectsToSync != 4 || len(all.Objects) != 4 {
 		t.Fatalf("total %d objects, %d listed; want 4 and 4", all.TotalObjectsToSync, len(all.Objects))
 	}
 	seen := map[string]bool{}
 	for offset := int64(0); offset < 4; offset++ {
-		page := s.syncSummary(vsantypes.VsanSyncingObjectFilter{ResyncType: "all", Offset: offset, NumberOfObjects: 1})
+		page := s.syncSummary(vsantypes.VsanSyncingObjectFilter{Offset: offset, NumberOfObjects: 1})
 		if len(page.Objects) != 1 || page.TotalObjectsToSync != 4 || page.TotalBytesToSync != all.TotalBytesToSync {
 			t.Fatalf("offset %d: %d objects, totals %d/%d", offset, len(page.Objects), page.TotalObjectsToSync, page.TotalBytesToSync)
 		}

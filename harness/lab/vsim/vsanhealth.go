@@ -72,8 +72,20 @@ func (o *objectSystem) QuerySyncingVsanObjectsSummary(ctx *simulator.Context, re
 	if req.SyncingObjectFilter != nil {
 		filter = *req.SyncingObjectFilter
 	}
+	if filter.ResyncType != "" && !syncReasons[filter.ResyncType] {
+		return &syncSummaryBody{Fault_: simulator.Fault("resyncType "+filter.ResyncType+" is not a VsanSyncReason",
+			&vim.InvalidArgument{InvalidProperty: "resyncType"})}
+	}
 	return &syncSummaryBody{Res: &QuerySyncingVsanObjectsSummaryResponse{Returnval: o.sim.syncSummary(filter)}}
 }
+
+// syncReasons are VsanSyncReason's values (pyVmomi typeinfo vim.vsan.VsanSyncReason); the filter's
+// resyncType is "one of the values defined in VsanSyncReason" (vSAN Management API 8.0U3,
+// vim.cluster.VsanSyncingObjectFilter). What vCenter does with another value is not documented:
+// the simulator refuses it (stricter than documented) so that a backend sending one fails a test.
+// Unset, it matches every reason (itself an assumption of the backend's, checked by its probe).
+var syncReasons = map[string]bool{"repair": true, "evacuate": true, "rebalance": true, "reconfigure": true,
+	"dying_evacuate": true, "stale": true, "merge_concat": true, "object_format_change": true}
 
 func (s *Sim) syncSummary(filter types.VsanSyncingObjectFilter) syncResult {
 	s.mu.Lock()
@@ -84,7 +96,7 @@ func (s *Sim) syncSummary(filter types.VsanSyncingObjectFilter) syncResult {
 		state := types.VsanHostVsanObjectSyncState{Uuid: so.UUID}
 		for _, sc := range so.Components {
 			c := sc.Component
-			if filter.ResyncType != "" && filter.ResyncType != "all" && filter.ResyncType != c.Rebuild.Reason {
+			if filter.ResyncType != "" && filter.ResyncType != c.Rebuild.Reason {
 				continue
 			}
 			state.Components = append(state.Components, types.VsanHostComponentSyncState{

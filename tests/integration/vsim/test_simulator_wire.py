@@ -91,7 +91,7 @@ class Vcenter:
         return str(summary.overallHealth)
 
     def resync(self, **filter_fields: Any) -> Any:
-        spec = vim.cluster.VsanSyncingObjectFilter(resyncType="all", **filter_fields)
+        spec = vim.cluster.VsanSyncingObjectFilter(**filter_fields)  # resyncType unset: every reason
         return self.vsan["vsan-cluster-object-system"].QuerySyncingVsanObjectsSummary(
             cluster=self.cluster, syncingObjectFilter=spec)
 
@@ -543,9 +543,17 @@ def test_components_back_from_a_host_outage_resync_what_they_missed(tmp_path: Pa
             Disconnect(vc.si)
 
 
+def test_a_resync_type_that_is_not_a_vsan_sync_reason_is_refused(sim: Simulator, vc: Vcenter) -> None:
+    """resyncType is "one of the values defined in VsanSyncReason"; the simulator refuses others (stricter
+    than documented: what vCenter does with them is not), so a backend that sends one fails here."""
+    with pytest.raises(vmodl.fault.InvalidArgument):
+        vc.resync(resyncType="all")
+    assert vc.resync(resyncType="repair").totalObjectsToSync == 0
+
+
 def test_the_vsan_api_answers_clients_of_version10_too(sim: Simulator, vc: Vcenter) -> None:
     old = vsanapiutils.GetVsanVcMos(vc.si._stub, context=sim.ssl_context(), version="vsan.version.version10")
     summary = old["vsan-cluster-object-system"].QuerySyncingVsanObjectsSummary(
-        cluster=vc.cluster, syncingObjectFilter=vim.cluster.VsanSyncingObjectFilter(resyncType="all"))
+        cluster=vc.cluster, syncingObjectFilter=vim.cluster.VsanSyncingObjectFilter())
     assert (summary.totalObjectsToSync, summary.totalBytesToSync) == (0, 0)
     assert old["vsan-cluster-health-system"].VsanQueryVcClusterHealthSummary(cluster=vc.cluster).overallHealth == "green"
