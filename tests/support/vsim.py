@@ -169,7 +169,8 @@ class Simulator:
         return parse_topology(raw, "vsim")
 
 
-def write_config(directory: Path, model: Mapping[str, float], username: str) -> tuple[Path, LabCa]:
+def write_config(directory: Path, model: Mapping[str, float], username: str,
+                 ha_host_failed_event: str = "legacy") -> tuple[Path, LabCa]:
     """The lab's simulator config (its cluster, this model, the recording hook) and its TLS, in `directory`."""
     ca = LabCa(directory / "tls")
     ca.ensure("harness-vsim test")
@@ -177,6 +178,7 @@ def write_config(directory: Path, model: Mapping[str, float], username: str) -> 
                                   cert_file=ca.cert_file, key_file=ca.key_file, ready_file=directory / "ready.json",
                                   model=model)
     config["username"] = username
+    config["ha_host_failed_event"] = ha_host_failed_event
     config_file = directory / "vsim.json"
     config_file.write_text(json.dumps(config, indent=2))
     return config_file, ca
@@ -184,7 +186,7 @@ def write_config(directory: Path, model: Mapping[str, float], username: str) -> 
 
 @contextmanager
 def running(directory: Path, model: Mapping[str, float], *, password: str | None = None,
-            username: str = USERNAME) -> Iterator[Simulator]:
+            username: str = USERNAME, ha_host_failed_event: str = "legacy") -> Iterator[Simulator]:
     """Start the simulator (config, TLS and log in `directory`), wait for its ready file (bounded), then stop it.
 
     Skips (or fails, see `require`) when the simulator is not built. On the way out the process
@@ -193,7 +195,7 @@ def running(directory: Path, model: Mapping[str, float], *, password: str | None
     require()
     directory.mkdir(parents=True, exist_ok=True)
     password = password or secrets.token_urlsafe(16)
-    config_file, ca = write_config(directory, model, username)
+    config_file, ca = write_config(directory, model, username, ha_host_failed_event)
     ready_file, log_file = directory / "ready.json", directory / "vsim.log"
     with log_file.open("wb") as log:
         process = subprocess.Popen([str(simulator_binary()), "-config", str(config_file)], stdout=log,

@@ -55,10 +55,20 @@ func (s *Sim) powerOffHost(name string, graceful bool) {
 	if graceful || s.hosts[name].witness {
 		return
 	}
-	s.postEvent(&types.DasHostFailedEvent{
-		ClusterEvent: types.ClusterEvent{Event: types.Event{ComputeResource: s.clusterArg(), Datacenter: s.datacenterArg()}},
-		FailedHost:   *s.hostEvent(name).Host,
-	})
+	if s.cfg.HAHostFailedEvent != "extended" {
+		s.postEvent(&types.DasHostFailedEvent{
+			ClusterEvent: types.ClusterEvent{Event: types.Event{ComputeResource: s.clusterArg(), Datacenter: s.datacenterArg()}},
+			FailedHost:   *s.hostEvent(name).Host,
+		})
+	}
+	if s.cfg.HAHostFailedEvent != "legacy" {
+		// The catalogue's ExtendedEvent, posted as an EventEx: both carry eventTypeId (what clients filter
+		// and read), and the stock simulator's event filter matches eventTypeId on EventEx only.
+		ev := s.hostEvent(name).Event
+		ev.FullFormattedMessage = "vSphere HA detected a possible host failure of host " + name
+		s.postEvent(&types.EventEx{Event: ev, EventTypeId: "com.vmware.vc.HA.DasHostFailedEvent", Severity: "error",
+			ObjectId: s.inv.Hosts[name].Value, ObjectType: "HostSystem", ObjectName: name})
+	}
 	for _, vm := range victims {
 		s.scheduleRestart(vm.name)
 	}

@@ -14,16 +14,16 @@ import pytest
 
 from faults import registry
 from faults.backends.vsan import VsanCluster, VsanQuiet, disk_targets
-from faults.backends.vsphere import HOST_FAILED_EVENT, discover, ha_events, verify, wait_recovered
+from faults.backends.vsphere import HOST_FAILED_EVENTS, discover, ha_events, verify, wait_recovered
 from faults.base import FaultSpec, FaultState
-from faults.transports.vcenter import VCenterSession, session_for
+from faults.transports.vcenter import VCenterSession, close_all, session_for
 from harness.errors import ConfigError, ControlPlaneError
 from harness.history.timeline import Timeline
 from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
 from harness.topology.models import TlsPolicy
 from tests.integration.vsphere.conftest import MODEL
-from tests.support.vsim import SITES, VMS, Simulator
+from tests.support.vsim import PASSWORD_ENV, SITES, VMS, Simulator, running
 
 
 def host_state(sim: Simulator, name: str) -> dict[str, str]:
@@ -163,7 +163,7 @@ def test_an_opted_in_host_shutdown_waits_for_a_person_to_power_the_host_on(sim: 
     fault.revert()
     assert fault.check() is FaultState.CLEARED
     events = ha_events(session_for(topology), since)
-    assert all(e.attrs["event"] != HOST_FAILED_EVENT for e in events)  # graceful: not what HA sees as a failure
+    assert all(e.attrs["event"] not in HOST_FAILED_EVENTS for e in events)  # graceful: not what HA sees as a failure
     wait_recovered(topology, 60)
 
 
@@ -213,3 +213,23 @@ def test_the_fault_runner_journals_injects_and_reverts_a_vsphere_fault(sim: Simu
     assert sim.govc_vm_host("pg-node-b") == "esx-b1"
     kinds = [e.kind.value for e in timeline.events()]
     assert kinds[:2] == ["inject", "in-effect"] and "reverted" in kinds
+
+
+@pytest.mark.parametrize("posted", ["legacy", "extended", "both"])
+def test_a_host_failure_is_found_whichever_of_its_two_events_vcenter_posts(
+        posted: str, tmp_path: Path) -> None:
+    """vCenter 8's event catalogue lists DasHostFailedEvent and com.vmware.vc.HA.DasHostFailedEvent; which one
+    a failure posts is not documented: either, or both, is one host failure."""
+    with pytest.MonkeyPatch.context() as env, running(tmp_path / posted, MODEL, password="x" + posted * 3,
+                                                       username="harness", ha_host_failed_event=posted) as sim:
+        env.setenv(PASSWORD_ENV, "x" + posted * 3)
+        topology = sim.topology()
+        session = session_for(topology)
+        since = session.server_now()
+        sim.post("/hosts/esx-b2/power", {"state": "off"})
+        deadline = time.monotonic() + 15
+        while not (failed := [e for e in ha_events(session, since) if e.kind.value == "host-failed"]):
+            assert time.monotonic() < deadline, f"no host failure seen ({posted})"
+            time.sleep(0.2)
+        assert {e.attrs.get("host") for e in failed} == {"esx-b2"}
+        close_all()
