@@ -291,11 +291,11 @@ class AvailabilityGroup:
         """Each instance's own replica state changes since `since_wall` (its AlwaysOn_health), oldest first."""
         found = []
         for node, fields, wall in self._health_events(since_wall, "availability_replica_state_change"):
-            if fields.get("availability_group_name") != self.ag_name:
-                continue
+            if fields.get("availability_group_name", "").casefold() != self.ag_name.casefold():
+                continue  # names compare as SQL Server compares them; state names are upper-cased for the same reason
             replica = fields.get("availability_replica_name") or self.node(node).replica_name
-            found.append(RoleChange(wall, replica, self.node_of(replica), fields.get("previous_state", ""),
-                                    fields.get("current_state", "")))
+            found.append(RoleChange(wall, replica, self.node_of(replica), fields.get("previous_state", "").upper(),
+                                    fields.get("current_state", "").upper()))
         return sorted(found, key=lambda c: c.wall)
 
     def database_role_changes(self, since_wall: float) -> list[DatabaseRoleChange]:

@@ -213,7 +213,7 @@ class AvailabilityGroupCluster(_SqlServerPart):
                           + _cluster_detection(cluster, f"WSFC {self.role}"))
         promoted = _first([ServerEvent(c.wall, EventKind.PROMOTED, source, f"{c.replica}: {c.previous} -> {c.current}",
                                        {"node": c.node})
-                           for c in changes if c.current == "PRIMARY_NORMAL" and c.node != old_primary])
+                           for c in changes if c.current == "PRIMARY_NORMAL" and c.node.casefold() != old_primary.casefold()])
         found = [e for e in (detected, promoted) if e is not None]
         if promoted is not None:
             found += self._after_role_change(promoted, since_wall, cluster)

@@ -169,3 +169,12 @@ def test_the_active_node_of_an_fci_is_what_the_instance_says(sql: SqlServerModel
     topology = ag_topology()
     session = TSqlSession.to_node(topology, topology.databases[0], topology.databases[0].nodes[1], connector=sql.connect)
     assert fci_active_node(session) == "SQL02"
+
+
+def test_alwayson_health_state_names_and_the_group_name_are_read_whatever_their_case(sql: SqlServerModel) -> None:
+    """XE map values and object names are compared as SQL Server compares names: case-insensitively."""
+    since = time.time() - 1
+    sql.ag_name = "ag01"  # the session's events carry the group's name as it was created
+    sql.state_change("sql02", time.time(), "secondary_normal", "resolving_normal")
+    changes = [(c.node, c.previous, c.current) for c in group(sql).role_changes(since)]
+    assert changes == [("sql02", "SECONDARY_NORMAL", "RESOLVING_NORMAL")]
