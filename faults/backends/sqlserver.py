@@ -61,10 +61,12 @@ DATABASES = (
     "LEFT JOIN sys.dm_hadr_database_replica_cluster_states AS dcs "
     "ON dcs.replica_id = drs.replica_id AND dcs.group_database_id = drs.group_database_id "
     "WHERE ag.name = ?")
+# No timestamp_utc filter: that column exists from SQL Server 2017 on ("Applies to: SQL Server 2017 (14.x)
+# and later"); each event's time is read from its own XML (event/@timestamp, every version) and compared here.
 HEALTH_EVENTS = (
     "SELECT object_name, CAST(event_data AS nvarchar(max)) "
     "FROM sys.fn_xe_file_target_read_file('AlwaysOn_health*.xel', NULL, NULL, NULL) "
-    "WHERE object_name IN ('availability_replica_state_change', 'error_reported') AND timestamp_utc >= ?")
+    "WHERE object_name IN ('availability_replica_state_change', 'error_reported')")
 NOW = "SELECT DATEDIFF_BIG(millisecond, '19700101', SYSUTCDATETIME())"
 VERSION = ("SELECT CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), "
            "CAST(SERVERPROPERTY('Edition') AS nvarchar(128))")
@@ -312,18 +314,18 @@ class AvailabilityGroup:
         return sorted(found, key=lambda c: c.wall)
 
     def _health_events(self, since_wall: float, name: str) -> list[tuple[str, dict[str, str], float]]:
-        since = datetime.fromtimestamp(since_wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
         found = []
         for node, session in self.sessions.items():
             try:
-                rows = session.rows(HEALTH_EVENTS, (since,), what="reading AlwaysOn_health")
+                rows = session.rows(HEALTH_EVENTS, what="reading AlwaysOn_health")
             except ControlPlaneError as exc:  # that instance may be the one that failed
                 log.info("AlwaysOn_health of %s not read: %s", node, exc)
                 continue
             for object_name, data in rows:
                 if object_name == name:
                     wall, fields = _xe_fields(str(data))
-                    found.append((node, fields, wall))
+                    if wall >= since_wall:
+                        found.append((node, fields, wall))
         return found
 
     def server_now(self) -> float:

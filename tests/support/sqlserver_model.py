@@ -83,6 +83,7 @@ class DatabaseState:
 @dataclass
 class SqlServerModel:
     ag_name: str = "AG01"
+    version: str = "16.0.4135"  # SERVERPROPERTY('ProductVersion'): 16 is SQL Server 2022, 13 is 2016
     username: str = "harness_sql"
     password: str = ""
     replicas: dict[str, Replica] = field(default_factory=lambda: {
@@ -144,7 +145,7 @@ class SqlServerModel:
             return [(int(self.now() * 1000),)]
         if sql.startswith("SELECT CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), "
                           "CAST(SERVERPROPERTY('Edition') AS nvarchar(128))"):
-            return [("16.0.4135", "Enterprise Edition: Core-based Licensing (64-bit)")]
+            return [(self.version, "Enterprise Edition: Core-based Licensing (64-bit)")]
         if sql == "SELECT CAST(SERVERPROPERTY('ComputerNamePhysicalNetBIOS') AS nvarchar(128))":
             return [(replica.name.upper(),)]
         if "FROM sys.fn_xe_file_target_read_file('AlwaysOn_health*.xel', NULL, NULL, NULL)" in sql:
@@ -188,11 +189,15 @@ class SqlServerModel:
         return values[column]
 
     def _health(self, at: Replica, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """sys.fn_xe_file_target_read_file: its timestamp_utc column is "Applies to: SQL Server 2017 (14.x)
+        and later"; on 2016 (13.x) naming it is error 207, Invalid column name."""
+        if "timestamp_utc" in sql and int(self.version.split(".")[0]) < 14:
+            raise driver_error("42S22", "Invalid column name 'timestamp_utc'.", 207)
         names = re.search(r"object_name IN \(([^)]*)\)", sql)
-        if not names or not sql.endswith("AND timestamp_utc >= ?") or not params:
-            raise driver_error("42000", "the model expects object_name IN (...) AND timestamp_utc >= ?", 102)
+        if not names:
+            raise driver_error("42000", "the model expects object_name IN (...)", 102)
         wanted = set(re.findall(r"'([^']+)'", names.group(1)))
-        since = datetime.fromisoformat(str(params[0])).replace(tzinfo=UTC).timestamp()
+        since = datetime.fromisoformat(str(params[0])).replace(tzinfo=UTC).timestamp() if params else 0.0
         return [(name, xml) for wall, name, xml in self.health_events.get(at.name, [])
                 if name in wanted and wall >= since]
 

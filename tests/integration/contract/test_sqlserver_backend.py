@@ -178,3 +178,12 @@ def test_alwayson_health_state_names_and_the_group_name_are_read_whatever_their_
     sql.state_change("sql02", time.time(), "secondary_normal", "resolving_normal")
     changes = [(c.node, c.previous, c.current) for c in group(sql).role_changes(since)]
     assert changes == [("sql02", "SECONDARY_NORMAL", "RESOLVING_NORMAL")]
+
+
+def test_the_failover_phases_are_read_on_sql_server_2016_too(sql: SqlServerModel) -> None:
+    """fn_xe_file_target_read_file has no timestamp_utc before 2017: each event's time comes from its own XML."""
+    sql.version = "13.0.6300.2"
+    since = time.time() - 1
+    failover(sql).inject()
+    assert [c.current for c in group(sql).role_changes(since)][-1] == "PRIMARY_NORMAL"
+    assert group(sql).role_changes(time.time() + 60) == []
