@@ -12,6 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 import pytest
 
 from faults import registry
+from faults.assumptions import Assumes
 from faults.base import FaultSpec
 from harness.errors import ConfigError
 from harness.plugin_state import plugin_state
@@ -103,11 +104,15 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
                 lines.append(f"  {spec.kind} on {spec.target}: no backend for this fault kind in this installation yet")
                 continue
             try:
-                plan = harness.build(spec).plan()
+                fault = harness.build(spec)
+                plan = fault.plan()
             except ConfigError as exc:
                 lines.append(f"  {spec.kind} on {spec.target}: {exc}")
                 continue
             lines.extend("  " + line for line in plan.render().split("\n"))
+            if isinstance(fault, Assumes):
+                lines.append("    assumes (probed read-only before inject; refused unless each holds): "
+                             + ", ".join(a.id for a, _ in fault.assumptions()))
             not_allowed = registry.not_allowed(plan, harness.topology)
             if not_allowed:
                 lines.append(f"  NOT ALLOWED: {not_allowed}")

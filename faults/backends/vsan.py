@@ -25,10 +25,11 @@ import json
 import logging
 import re
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from faults.assumptions import DISK_FAULT_SCRIPT, RESYNC_TYPE_UNSET, Assumption, Probe, Probed, ProbeResult
 from faults.backends.vsphere import Discovery, DiskGroupSeen, discover, verify
 from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
 from faults.kinds import DiskFailureParams, Params
@@ -42,6 +43,8 @@ log = logging.getLogger(__name__)
 
 BACKEND = "vsan"
 PAGE = 100
+SYNC_REASONS = ("repair", "evacuate", "rebalance", "reconfigure", "dying_evacuate", "stale", "merge_concat",
+                "object_format_change")  # vim.vsan.VsanSyncReason (pyVmomi typeinfo)
 MAX_PAGES = 10_000
 REPAIR_TASK_S = 300.0
 COMMAND_S = 120.0
@@ -269,6 +272,27 @@ class VsanCluster:
         return summary_from_components(components(merged))
 
     # -- repair ---------------------------------------------------------------------------
+    def probe_resync_type_unset(self) -> Probed:
+        """The unset filter's totals equal the sum over the eight documented VsanSyncReason values (read-only).
+
+        A resync that starts or ends between the nine queries makes them differ: that is UNKNOWN, not FAIL."""
+        system, cluster = self.session.vsan("vsan-cluster-object-system"), self.cluster()
+        flt = sdk().vim.cluster.VsanSyncingObjectFilter
+
+        def objects(**kind: str) -> int:
+            return int(self.session.call("QuerySyncingVsanObjectsSummary", lambda: system.QuerySyncingVsanObjectsSummary(
+                cluster, flt(numberOfObjects=1, **kind))).totalObjectsToSync or 0)
+        try:
+            before = objects()
+            by_reason = {reason: objects(resyncType=reason) for reason in SYNC_REASONS}
+            after = objects()
+        except (ControlPlaneError, HarnessError) as exc:
+            return Probed(ProbeResult.UNKNOWN, f"resync summary not read: {exc}")
+        if before != after:
+            return Probed(ProbeResult.UNKNOWN, f"the resync changed while probing ({before} then {after} objects)")
+        seen = f"unset: {before} objects; by reason: {sum(by_reason.values())} ({by_reason})"
+        return Probed(ProbeResult.PASS if before == sum(by_reason.values()) else ProbeResult.FAIL, seen)
+
     def repair_timer_min(self) -> int | None:
         """The object repair delay an absent component waits before it is rebuilt elsewhere, in minutes:
         `objectRepairTimer` is "delay time in minutes ... Default value: 60" (VsanExtendedConfig)."""
@@ -426,6 +450,26 @@ class _DeviceFault:
     @property
     def host_path(self) -> str:
         return _host_path(self.topology, self.host.name)
+
+    # -- what the backend assumes, and the read-only checks of it -------------------------------
+    def assumptions(self) -> Sequence[tuple[Assumption, Probe]]:
+        return [(DISK_FAULT_SCRIPT, self._script_takes_its_flags), (RESYNC_TYPE_UNSET, self.vsan.probe_resync_type_unset)]
+
+    def _script_takes_its_flags(self) -> Probed:
+        """`python SCRIPT -h` on the host lists every flag the configured lines use (a read-only call)."""
+        lines = (self.inject_line, self.clear_line)
+        interpreter, script = self.inject_line.split(" ")[:2]
+        flags = sorted({word for line in lines for word in line.split(" ")[2:] if word.startswith("-")})
+        try:
+            done = self._ssh().run(f"{interpreter} {script} -h")
+        except (ControlPlaneError, ConfigError) as exc:
+            return Probed(ProbeResult.UNKNOWN, f"{script} -h not run: {exc}")
+        listed = done.stdout + done.stderr
+        missing = [flag for flag in flags if not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", listed)]
+        if done.status != 0 or missing:
+            return Probed(ProbeResult.FAIL, f"{script} -h exited {done.status}; flags not listed: "
+                                            f"{' '.join(missing) or 'none'}; it said: {listed.strip()[-200:]!r}")
+        return Probed(ProbeResult.PASS, f"{script} -h lists {' '.join(flags)}")
 
     def _ssh(self) -> Shell:
         if self.shell is None:

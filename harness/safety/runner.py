@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from faults.assumptions import Assumes, require
 from faults.base import DeadMansSwitch, Fault, FaultState, NamedDeadMansSwitch, Preflight
 from faults.registry import permit
 from harness.errors import HarnessError, RevertFailedError, StopConditionTripped
@@ -130,6 +131,10 @@ class FaultRunner:
         self.check_allowed(fault)
         if isinstance(fault, Preflight):
             fault.preflight()  # an unreachable or untrusted endpoint fails here, before the journal and the fault
+        if isinstance(fault, Assumes):  # so does a cluster that is not as the backend assumes
+            for assumption, answer in require(fault, fault.spec.kind, fault.spec.target):
+                log.info("%s on %s: assumption %s holds: %s", fault.spec.kind, fault.spec.target, assumption.id,
+                         answer.seen)
         spec = fault.spec
         entry = self.new_entry(fault, duration_s)
         attrs = {"fault": spec.kind, "target": spec.target, **spec.params}

@@ -18,11 +18,15 @@ from pathlib import Path
 import pytest
 
 from faults import registry
+from faults.assumptions import DISK_FAULT_SCRIPT, RESYNC_TYPE_UNSET, Assumes, AssumptionNotHeldError, ProbeResult, require
 from faults.backends.vsan import ResyncSummary, VsanCluster, VsanQuiet, disk_targets
 from faults.base import FaultSpec, FaultState
 from harness.errors import ControlPlaneError
+from harness.history.timeline import Timeline
 from harness.lab.esxi import EsxiShells
 from harness.lab.services import Services
+from harness.safety.journal import Journal
+from harness.safety.runner import FaultRunner, RunnerSettings
 from harness.topology.models import Topology
 from tests.integration.vsphere.conftest import MODEL
 from tests.support.vsim import PASSWORD_ENV, Simulator, running
@@ -177,3 +181,33 @@ def test_an_unplugged_disk_waits_for_the_repair_timer_unless_repaired_now(sim: S
     fault.revert()
     assert fault.check() is FaultState.CLEARED
     vsan.set_repair_timer_min(int(MODEL["repair_timer_s"]) // 60)
+
+
+def test_the_disk_faults_assumptions_hold_on_the_simulator(sim: Simulator, topology: Topology) -> None:
+    """Both probes run read-only and PASS here. The script's flags are a self-consistency check on the lab: its
+    look-alike script was written with the flags the assumption names (no VMware copy can run here)."""
+    fault = registry.build(FaultSpec("disk-failure", "disk:esx-b1/naa.5000c5000b101"), topology)
+    assert isinstance(fault, Assumes)
+    answers = {a.id: p for a, p in require(fault, "disk-failure", "disk:esx-b1/naa.5000c5000b101")}
+    assert answers[DISK_FAULT_SCRIPT.id].result is ProbeResult.PASS, answers
+    assert "lists -c -d -p" in answers[DISK_FAULT_SCRIPT.id].seen
+    assert answers[RESYNC_TYPE_UNSET.id].result is ProbeResult.PASS, answers
+
+
+def test_a_fault_whose_assumption_does_not_hold_is_refused_naming_it_and_nothing_is_injected(
+        sim: Simulator, topology: Topology, tmp_path: Path) -> None:
+    """A host whose script is elsewhere (here: a name the host does not have) fails the probe: refused before the
+    journal, the device untouched."""
+    lines = {mode: line.replace("vsanDiskFaultInjection.pyc", "vsanDiskFaultInjector.pyc")
+             for mode, line in topology.management.vsan.disk_faults.model_dump().items()}
+    management = {**topology.management.model_dump(exclude_none=True), "vsan": {"disk_faults": lines}}
+    elsewhere = sim.topology(sites=[s.model_dump(exclude_none=True) for s in topology.sites], management=management,
+                             allow_list=["disk:esx-b1/naa.5000c5000b101"])
+    runner = FaultRunner(elsewhere, str(tmp_path / "t.yaml"), Journal(tmp_path / "journal"), Timeline(), "run-a",
+                         RunnerSettings(revert_timeout_s=30), allow_destructive=True)
+    fault = registry.build(FaultSpec("disk-failure", "disk:esx-b1/naa.5000c5000b101"), elsewhere)
+    with pytest.raises(AssumptionNotHeldError, match=f"assumption {DISK_FAULT_SCRIPT.id} .* is fail on this cluster"), \
+            runner.inject(fault, duration_s=5):
+        pytest.fail("the body must not run")
+    assert runner.journal.pending() == []
+    assert fault.check() is FaultState.CLEARED, "nothing was injected"

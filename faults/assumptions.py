@@ -1,0 +1,83 @@
+"""What a backend assumes about a product where no document settles it, and how each is checked.
+
+A vendor call whose meaning no document states is not guessed silently: it is an `Assumption`
+(an id, what is assumed, the source or "none found", the fault kinds that depend on it) with a
+read-only probe that answers PASS, FAIL or UNKNOWN (could not tell: unreachable is not failed).
+A fault that depends on assumptions says which (`Assumes`), and the runner refuses it, naming
+the assumption, when a probe does not answer PASS, before anything is journaled or injected.
+This is the one protocol: later backends add rows to `ASSUMPTIONS`, never a second one.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from harness.errors import ConfigError
+
+
+class ProbeResult(enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Assumption:
+    id: str
+    statement: str
+    source: str  # a document that comes close, or "none found"
+    blocks: tuple[str, ...]  # fault kinds that depend on it
+
+
+@dataclass(frozen=True)
+class Probed:
+    """One probe's answer, with what it saw (shown when the fault is refused)."""
+
+    result: ProbeResult
+    seen: str
+
+
+Probe = Callable[[], Probed]
+
+
+@runtime_checkable
+class Assumes(Protocol):
+    """A fault whose backend relies on assumptions: each with the probe that checks it on this cluster."""
+
+    def assumptions(self) -> Sequence[tuple[Assumption, Probe]]: ...
+
+
+class AssumptionNotHeldError(ConfigError):
+    """A probe says the cluster is not as the backend assumes (or could not tell): the fault is refused."""
+
+
+DISK_FAULT_SCRIPT = Assumption(
+    "A-vsan-disk-fault-script",
+    "the host's vSAN disk fault injection script is at the configured path and takes the flags the "
+    "configured lines use (-p, -t -r SECONDS, -u, -c, -d DEVICE)",
+    "VMware's vSAN PoC hardware testing guide names the script and flags; no copy quotable here",
+    ("disk-failure", "disk-group-failure"))
+RESYNC_TYPE_UNSET = Assumption(
+    "A-vsan-resync-type-unset",
+    "a VsanSyncingObjectFilter without resyncType counts every resync, whatever its VsanSyncReason",
+    "none found (the API documents resyncType as 'one of the values defined in VsanSyncReason')",
+    ("disk-failure", "disk-group-failure"))
+
+ASSUMPTIONS: tuple[Assumption, ...] = (DISK_FAULT_SCRIPT, RESYNC_TYPE_UNSET)
+"""Every assumption a backend of this installation makes, in one table (README, "Assumptions")."""
+
+
+def require(fault: Assumes, kind: str, target: str) -> list[tuple[Assumption, Probed]]:
+    """Run every probe of `fault`; raise naming the first assumption whose probe did not PASS."""
+    answers = []
+    for assumption, probe in fault.assumptions():
+        answer = probe()
+        answers.append((assumption, answer))
+        if answer.result is not ProbeResult.PASS:
+            raise AssumptionNotHeldError(
+                f"{kind} on {target}: refused: assumption {assumption.id} ({assumption.statement}) is "
+                f"{answer.result.value} on this cluster: {answer.seen}")
+    return answers
