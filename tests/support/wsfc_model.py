@@ -45,6 +45,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from faults.transports.winrm import PREAMBLE
+from tests.support.provenance import Fact, Facts
 from tests.support.wsman import clixml_error
 
 _PROPS = re.compile(r'(\w+)=(?:\$_\.(\w+)|"\$\(\$_\.(\w+)\)")')
@@ -59,10 +60,40 @@ def params_of(command: str) -> dict[str, str]:
     return {name: _unquote(value) for name, value in _PARAM.findall(command)}
 
 
-SYSTEM, OPERATIONAL = "System", "Microsoft-Windows-FailoverClustering/Operational"
-EVENT_LOG_OF = {1135: SYSTEM, 1177: SYSTEM, 1069: SYSTEM, 1205: SYSTEM, 1641: OPERATIONAL, 1201: OPERATIONAL}
-"""Which log each event is written to (sources in the module's docstring)."""
-PROVIDER = "Microsoft-Windows-FailoverClustering"
+SYSTEM_LOG_ARTICLE = ("MicrosoftDocs/SupportArticles-docs support/windows-server/high-availability/"
+                      "failover-clustering-system-log-events.md")
+FACTS = Facts("wsfc_model", [
+    *(Fact(f"event.{event}.log", "System", "documented", SYSTEM_LOG_ARTICLE,
+           "events from the Windows Server System log ... event source FailoverClustering")
+      for event in (1135, 1177, 1069, 1205)),
+    Fact("event.1641.log", "Operational", "documented", "https://sqldba.blog/?p=803",
+         "Cluster role movements are recorded in the FailoverClustering Operational log. Event ID 1641 indicates a "
+         "clustered role has moved."),
+    Fact("event.1201.log", "Operational", "documented",
+         "windowsitpro.com, Troubleshooting Windows Server 2012 failover clusters",
+         "Operational. Any informational cluster events are registered in this log, such as groups moving, going "
+         "online, or going offline."),
+    Fact("channel.Operational", "Microsoft-Windows-FailoverClustering/Operational", "documented",
+         "Microsoft Clustering blog, List of Failover Cluster Events in Windows 2016/2019",
+         "Between the System Event and the Microsoft-Windows-FailoverClustering/Operational channel"),
+    Fact("event.provider", "FailoverClustering", "documented", SYSTEM_LOG_ARTICLE, "event source FailoverClustering"),
+    Fact("move.without_wait", "waits for completion", "documented",
+         "MicrosoftDocs/windows-powershell-docs failoverclusters/Move-ClusterGroup.md",
+         "If the Wait parameter is not specified, then the cmdlet waits for completion."),
+    Fact("move.returns_at_once_with", "-Wait 0", "documented",
+         "https://learn.microsoft.com/powershell/module/failoverclusters/move-clustergroup (Example 4)",
+         "Move-ClusterGroup -Name MyFileServer -Node node2 -Wait 0 ... Information about MyFileServer is displayed "
+         "immediately, while it is in the process of being moved."),
+    Fact("owner_node.group", "preference", "documented",
+         "MicrosoftDocs/windows-powershell-docs docset/winserver2019-ps/failoverclusters/Get-ClusterOwnerNode.md",
+         "the order of preference among owner nodes"),
+])
+SYSTEM = str(FACTS.value("event.1135.log"))
+OPERATIONAL = str(FACTS.value("channel.Operational"))
+EVENT_LOG_OF = {event: SYSTEM if FACTS.value(f"event.{event}.log") == "System" else OPERATIONAL
+                for event in (1135, 1177, 1069, 1205, 1641, 1201)}
+"""Which log each event is written to, from the facts above."""
+PROVIDER = "Microsoft-Windows-" + str(FACTS.value("event.provider"))
 
 
 @dataclass
@@ -181,7 +212,9 @@ class WsfcModel:
                               f"The cluster node '{node}' is not available (state {self.nodes.get(node, 'unknown')}).")
         self.moves.append(params)
         before, self.owner = self.owner, node
-        returns_at_once = params.get("Wait") == "0"  # no -Wait: the cmdlet waits for completion
+        waits = FACTS.value("move.without_wait") == "waits for completion"
+        returns_at_once = f"-Wait {params['Wait']}" == FACTS.value("move.returns_at_once_with") if "Wait" in params \
+            else not waits
         self.state = "Pending" if returns_at_once else self.settle_state
         wall = self.now()
         self.events.append(ModelEvent(wall, 1641, before, f"Clustered role '{name}' is moving from cluster node "

@@ -1,0 +1,56 @@
+"""Where each fact a stand-in serves comes from: one table per stand-in, read through `Facts.value`.
+
+A stand-in written to match the backend it serves proves nothing. So every fact it serves (an
+event's log, a property's unit or default, an accepted enum value, a cmdlet's behaviour) is a
+row here with its source, and the stand-in reads the value from the row. `problems()` is the
+check a unit test runs: a row without a source, or a documented row whose served value does not
+appear in its own quote (that alone would have caught events served from the wrong log).
+
+Kinds of source:
+- documented: a vendor document (URL or repository path) and a short verbatim quote holding the value;
+- captured: seen on a named product and version (the source says which);
+- assumed: no document found; the source names the backend's assumption id;
+- stricter: stricter than documented (refusing what the document leaves open), the source says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["documented", "captured", "assumed", "stricter"]
+
+
+@dataclass(frozen=True)
+class Fact:
+    id: str
+    value: str | int | float | bool
+    kind: Kind
+    source: str
+    quote: str = ""
+
+
+class Facts:
+    """A stand-in's provenance table."""
+
+    def __init__(self, name: str, facts: Iterable[Fact]) -> None:
+        self.name = name
+        self.rows = {fact.id: fact for fact in facts}
+        self.read: set[str] = set()
+
+    def value(self, fact_id: str) -> str | int | float | bool:
+        self.read.add(fact_id)
+        return self.rows[fact_id].value
+
+    def problems(self) -> list[str]:
+        found = []
+        for fact in self.rows.values():
+            where = f"{self.name}: {fact.id}"
+            if not fact.source.strip():
+                found.append(f"{where}: no source")
+            if fact.kind == "documented" and str(fact.value) not in fact.quote:
+                found.append(f"{where}: served {fact.value!r}, which its quote does not contain: {fact.quote!r}")
+            if fact.kind == "assumed" and "A-" not in fact.source:
+                found.append(f"{where}: an assumed fact names the assumption it mirrors (A-...)")
+        return found
