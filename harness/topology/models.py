@@ -85,7 +85,7 @@ def _reachable_class(value: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Addre
     """An endpoint is one host: not every address, not a link-local (a cloud metadata service lives at
     169.254.169.254), not a group (multicast), not reserved or broadcast. Loopback stays: a tunnel."""
     for what, yes in (("unspecified", ip.is_unspecified), ("link-local", ip.is_link_local),
-                      ("multicast", ip.is_multicast), ("reserved or broadcast", ip.is_reserved)):
+                      ("multicast", ip.is_multicast), ("reserved or broadcast", ip.is_reserved and not ip.is_loopback)):
         if yes:
             raise ValueError(f"{shown(value)} is a {what} address, not one host's")
 

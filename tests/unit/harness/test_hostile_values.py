@@ -278,6 +278,13 @@ def test_item_6_an_endpoint_is_one_host(address: str) -> None:
     assert "management.redfish[0].address: " in refusal(doc)
 
 
+@pytest.mark.parametrize("address", ["127.0.0.1", "::1", "192.0.2.211", "2001:db8::211", "bmc-a1.example.net"])
+def test_item_6_a_loopback_tunnel_and_ordinary_hosts_stay_endpoints(address: str) -> None:
+    doc = example()
+    doc["management"]["redfish"][0]["address"] = address
+    assert parse_topology(doc, "t.yaml").management.redfish[0].address == address
+
+
 def test_item_6_two_hosts_never_share_a_bmc() -> None:
     doc = example()
     doc["management"]["redfish"][1]["address"] = doc["management"]["redfish"][0]["address"]

@@ -67,7 +67,7 @@ def is_address(value: str) -> bool:
         return HOSTNAME.fullmatch(value) is not None and not all(re.fullmatch(r"0x[0-9a-f]*|[0-9]+", x, re.I) for x in labels)
     mapped = isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None
     return (str(ip) == value and not mapped and not ip.is_unspecified and not ip.is_link_local and not ip.is_multicast
-            and not ip.is_reserved)
+            and not (ip.is_reserved and not ip.is_loopback))
 
 
 def assert_safe(topology: Topology) -> None:
