@@ -43,9 +43,11 @@ def median_s(action: Callable[[], object], runs: int) -> float:
 
 
 def with_subnets(directory: Path, count: int) -> Path:
-    """The example with `count` /32 subnets on site-b (the review's shape), none covering an endpoint."""
+    """The example with `count` /32 subnets on site-b (the review's shape), none covering an endpoint: addresses of
+    198.18.0.0/15, the benchmarking range (the file is only loaded, never contacted)."""
     doc = yaml.safe_load(EXAMPLE.read_text())
-    doc["sites"][1]["subnets"] = ["192.0.2.64/26"] + [f"10.{i // 65536}.{i // 256 % 256}.{i % 256}/32" for i in range(count - 1)]
+    doc["sites"][1]["subnets"] = ["192.0.2.64/26"] + [f"198.{18 + i // 65536}.{i // 256 % 256}.{i % 256}/32"
+                                                      for i in range(count - 1)]
     path = directory / f"subnets-{count}.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path

@@ -40,16 +40,6 @@ def _steps(text: str) -> tuple[float, ...]:
     return tuple(steps)
 
 
-def _steps_text(text: str) -> str:
-    _steps(text)
-    return text
-
-
-def _rates_text(text: str) -> str:
-    _rates(text)
-    return text
-
-
 def _rates(text: str) -> tuple[str, ...]:
     rates = tuple(r.strip() for r in text.split(",") if r.strip())
     for rate in rates:
@@ -91,7 +81,11 @@ def _plain(text: str) -> str:
 
 
 def _checked(check: Callable[[str], Any]) -> Any:
-    return AfterValidator(check)
+    """A validator that runs `check` on the option's text and keeps the text (the run parses it when it reads it)."""
+    def keep(text: str) -> str:
+        check(text)
+        return text
+    return AfterValidator(keep)
 
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
@@ -110,16 +104,16 @@ class RunOptions(BaseModel):
     users: int = Field(ge=1, le=10_000)
     scale: int = Field(ge=1, le=1_000_000)
     accounts_per_branch: int = Field(ge=1, le=10_000_000)
-    rtt_steps: Annotated[str, _checked(_steps_text)]
+    rtt_steps: Annotated[str, _checked(_steps)]
     step_s: Finite = Field(gt=0, le=86_400)
     warmup_s: Finite = Field(ge=0, le=86_400)
     load_workers: int = Field(ge=0, le=256)
     load_scheduler: Annotated[str, Field(pattern=SCHEDULER.pattern)] | None = None
-    migration_rtt_steps: Annotated[str, _checked(_steps_text)]
+    migration_rtt_steps: Annotated[str, _checked(_steps)]
     io_profile: Annotated[str, _checked(_profile)]
     io_rate_iops: int = Field(ge=0, le=10_000_000)
     io_dir: Annotated[str, _checked(_io_dir)] | None = None
-    backup_rates: Annotated[str, _checked(_rates_text)]
+    backup_rates: Annotated[str, _checked(_rates)]
     backup_destination: Annotated[str, _checked(_destination)] | None = None
     backup_timeout_s: Finite = Field(gt=0, le=86_400)
     change_ticket: Annotated[str, _checked(_plain), Field(max_length=200)] | None = None

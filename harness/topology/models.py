@@ -737,13 +737,8 @@ def _one_bmc_per_host(topology: Topology, problems: list[str]) -> None:
             problems.append(f"management.redfish[{ri}].address: {endpoint.address} (system "
                             f"{endpoint.system_id or 'discovered'}) is also {first[key]}'s: one BMC per host")
         first.setdefault(key, f"management.redfish[{ri}]")
-    bmcs: dict[str, str] = {}
-    for si, site in enumerate(topology.sites):
-        for hi, host in enumerate(site.hosts):
-            if host.bmc is not None:
-                if host.bmc in bmcs:
-                    problems.append(f"sites[{si}].hosts[{hi}].bmc: {shown(host.bmc)} is also {bmcs[host.bmc]}'s")
-                bmcs.setdefault(host.bmc, f"sites[{si}].hosts[{hi}]")
+    _unique([(f"sites[{si}].hosts[{hi}].bmc", host.bmc) for si, site in enumerate(topology.sites)
+             for hi, host in enumerate(site.hosts) if host.bmc is not None], problems)
 
 
 def _secrets_are_plain(topology: Topology, problems: list[str]) -> None:

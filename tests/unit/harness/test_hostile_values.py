@@ -256,7 +256,7 @@ def test_item_5_an_address_in_a_non_canonical_spelling_is_refused(spelling: str)
 # -- 6. Oversized or special subnets and addresses -------------------------------------------------
 
 @pytest.mark.parametrize("subnet", ["0.0.0.0/1", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "255.255.255.255/32",
-                                    "0.0.0.0/8", "10.0.0.0/8"])
+                                    "0.0.0.0/8", "198.18.0.0/15"])
 def test_item_6_a_site_subnet_is_neither_special_nor_wider_than_the_bound(subnet: str) -> None:
     doc = example()
     doc["sites"][1]["subnets"] = [subnet]
@@ -265,9 +265,9 @@ def test_item_6_a_site_subnet_is_neither_special_nor_wider_than_the_bound(subnet
 
 def test_item_6_only_the_command_line_widens_the_bound() -> None:
     doc = example()
-    doc["sites"][1]["subnets"] = ["10.0.0.0/8"]
-    assert parse_topology(doc, "t.yaml", widest_site_prefix=8).sites[1].subnets == ["10.0.0.0/8"]
-    doc["widest_site_subnet"] = 8
+    doc["sites"][1]["subnets"] = ["198.18.0.0/15"]
+    assert parse_topology(doc, "t.yaml", widest_site_prefix=15).sites[1].subnets == ["198.18.0.0/15"]
+    doc["widest_site_subnet"] = 15
     assert "widest_site_subnet: unknown field" in refusal(doc)
 
 
@@ -315,7 +315,7 @@ def test_item_7_a_ten_thousand_character_secret_is_masked_without_running_out_of
 
 def test_item_8_a_site_lists_at_most_4096_subnets() -> None:
     doc = example()
-    doc["sites"][1]["subnets"] = [f"10.{i // 256}.{i % 256}.0/24" for i in range(4097)]
+    doc["sites"][1]["subnets"] = [f"198.{18 + i // 65536}.{i // 256 % 256}.{i % 256}/32" for i in range(4097)]
     assert "sites[1].subnets: List should have at most 4096 items" in refusal(doc)
 
 
@@ -337,7 +337,7 @@ def test_item_8_overlaps_found_in_one_pass_are_the_overlaps_of_every_pair() -> N
                 host.pop("ssh", None)
         doc["sites"].append({"name": "site-c", "hosts": [{"name": "esx-c1", "address": "198.51.100.5"}]})
         for site in doc["sites"]:
-            site["subnets"] = sorted({f"10.{rng.randrange(4)}.{rng.choice([0, 64, 128])}.0/{rng.choice([17, 24, 26])}"
+            site["subnets"] = sorted({f"198.{18 + rng.randrange(2)}.{rng.choice([0, 64, 128])}.0/{rng.choice([17, 24, 26])}"
                                       for _ in range(rng.randrange(4))})
             site["subnets"] = [str(ipaddress.ip_network(s, strict=False)) for s in site["subnets"]]
         networks = [(si, ipaddress.ip_network(n)) for si, s in enumerate(doc["sites"]) for n in s["subnets"]]

@@ -40,7 +40,7 @@ HOSTILE_STRINGS = [
     "0xc0000214", "192.0.2.0x14", "0300.0.2.0xb", "::ffff:192.0.2.20", "0x7f000001", "169.254.169.254", "0.0.0.0",
     "::", "255.255.255.255", "224.0.0.1", "fe80::1",
     # subnets too wide or special
-    "0.0.0.0/1", "128.0.0.0/1", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "10.0.0.0/8", "255.255.255.255/32",
+    "0.0.0.0/1", "128.0.0.0/1", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "198.18.0.0/15", "255.255.255.255/32",
     # pid files that are not files, and lines of a disk fault script
     "/proc/1/stat", "/dev/zero", "/sys/kernel/uevent_seqnum", "/proc/self/environ",
     "python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -p -d @DEVICE@\n", "rm -rf / --no-preserve-root @DEVICE@",
