@@ -66,7 +66,19 @@ RESYNC_TYPE_UNSET = Assumption(
     "none found (the API documents resyncType as 'one of the values defined in VsanSyncReason')",
     ("disk-failure", "disk-group-failure"))
 
-ASSUMPTIONS: tuple[Assumption, ...] = (DISK_FAULT_SCRIPT, RESYNC_TYPE_UNSET)
+PHYSICAL_DISK_DEVNAME = Assumption(
+    "A-vsan-physical-disk-devname",
+    "QueryPhysicalVsanDisks answers each device's name in its devName property (with a :N partition suffix at most)",
+    "none found for that method (CMMDS DISK entries carry devName; RVC never asks QueryPhysicalVsanDisks for it)",
+    ("disk-failure", "disk-group-failure"))
+PERMANENT_CLEAR = Assumption(
+    "A-vsan-permanent-clear",
+    "the disk fault script's clear (-c) restores a device after a permanent error (-p)",
+    "none found; guarded without a probe (none can tell without failing a device): the permanent mode's check says "
+    "cleared only when vSAN shows the device healthy, and a revert that cannot get there fails with the manual remedy",
+    ())
+
+ASSUMPTIONS: tuple[Assumption, ...] = (DISK_FAULT_SCRIPT, RESYNC_TYPE_UNSET, PHYSICAL_DISK_DEVNAME, PERMANENT_CLEAR)
 """Every assumption a backend of this installation makes, in one table (README, "Assumptions")."""
 
 

@@ -25,11 +25,21 @@ import json
 import logging
 import re
 import shlex
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.assumptions import DISK_FAULT_SCRIPT, RESYNC_TYPE_UNSET, Assumption, Probe, Probed, ProbeResult
+from faults.assumptions import (
+    DISK_FAULT_SCRIPT,
+    PERMANENT_CLEAR,
+    PHYSICAL_DISK_DEVNAME,
+    RESYNC_TYPE_UNSET,
+    Assumption,
+    Probe,
+    Probed,
+    ProbeResult,
+)
 from faults.backends.vsphere import Discovery, DiskGroupSeen, discover, verify
 from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
 from faults.kinds import DiskFailureParams, Params
@@ -48,6 +58,7 @@ SYNC_REASONS = ("repair", "evacuate", "rebalance", "reconfigure", "dying_evacuat
 MAX_PAGES = 10_000
 REPAIR_TASK_S = 300.0
 COMMAND_S = 120.0
+PERMANENT_CLEAR_S = 20.0  # how long a device may take to show healthy after a permanent error's clear
 DISK_PROPS = ("uuid", "devName", "isSsd", "owner", "disk_health", "capacity", "capacityUsed")
 
 # componentState numbers as RVC's vsan.rb (_print_dom_config_tree) names them.
@@ -453,7 +464,22 @@ class _DeviceFault:
 
     # -- what the backend assumes, and the read-only checks of it -------------------------------
     def assumptions(self) -> Sequence[tuple[Assumption, Probe]]:
-        return [(DISK_FAULT_SCRIPT, self._script_takes_its_flags), (RESYNC_TYPE_UNSET, self.vsan.probe_resync_type_unset)]
+        return [(DISK_FAULT_SCRIPT, self._script_takes_its_flags), (RESYNC_TYPE_UNSET, self.vsan.probe_resync_type_unset),
+                (PHYSICAL_DISK_DEVNAME, self._devices_named)]
+
+    def _devices_named(self) -> Probed:
+        """Every device QueryPhysicalVsanDisks lists on the host has a devName, this fault's device among them."""
+        try:
+            disks = self.vsan.physical_disks(self.host.name)
+        except HarnessError as exc:
+            return Probed(ProbeResult.UNKNOWN, f"QueryPhysicalVsanDisks on {self.host.name} not read: {exc}")
+        unnamed = sorted(uuid for uuid, disk in disks.items() if not disk.device)
+        named = sorted(disk.device for disk in disks.values() if disk.device)
+        if not disks or unnamed or self.device not in named:
+            return Probed(ProbeResult.FAIL, f"QueryPhysicalVsanDisks on {self.host.name}: {len(disks)} devices, "
+                                            f"{len(unnamed)} without devName ({', '.join(unnamed[:3]) or 'none'}); "
+                                            f"{self.device} {'listed' if self.device in named else 'not listed'}")
+        return Probed(ProbeResult.PASS, f"QueryPhysicalVsanDisks on {self.host.name}: devName on all {len(disks)} devices")
 
     def _script_takes_its_flags(self) -> Probed:
         """`python SCRIPT -h` on the host lists every flag the configured lines use (a read-only call)."""
@@ -498,7 +524,20 @@ class _DeviceFault:
         via = f"{BACKEND} {self.vsan.session.where}, host {self.host.name} over {self._via()}"
         if self.refusal:
             return FaultPlan(self.spec, via, (f"refused: {self.refusal}",), ("nothing: not injected",), credentials)
-        return FaultPlan(self.spec, via, (f"{self.inject_line}{note}",), (f"{self.clear_line}{note}",), credentials)
+        revert: tuple[str, ...] = (f"{self.clear_line}{note}",)
+        if self.permanent:
+            revert += (f"warning: {self._remedy()}",)
+        return FaultPlan(self.spec, via, (f"{self.inject_line}{note}",), revert, credentials)
+
+    @property
+    def permanent(self) -> bool:
+        return self.mode_field == "permanent"
+
+    def _remedy(self) -> str:
+        return (f"whether the clear restores {self.device} after a permanent error is not documented "
+                f"({PERMANENT_CLEAR.id}); if vSAN still shows it failed, the revert fails and the device must be "
+                f"removed from its disk group on {self.host.name} and claimed again (vSphere Client: cluster > "
+                "Configure > vSAN > Disk Management)")
 
     def _refuse(self) -> None:
         if self.refusal:
@@ -551,6 +590,17 @@ class _DeviceFault:
         if self.refusal or self.check() is FaultState.CLEARED:
             return  # refused: never injected
         self._run(self.clear_line, "revert")
+        if self.permanent:
+            self._healthy_within(PERMANENT_CLEAR_S)
+
+    def _healthy_within(self, seconds: float) -> None:
+        """After a permanent error's clear: vSAN shows the device healthy, or the revert fails with the remedy."""
+        deadline = time.monotonic() + seconds
+        while self.check() is not FaultState.CLEARED:
+            if time.monotonic() >= deadline:
+                raise ControlPlaneError(f"{self.spec.kind} on {self.spec.target}: after the clear, vSAN still shows "
+                                        f"{self.device} failed or absent {seconds:g} s on: {self._remedy()}")
+            time.sleep(1.0)
 
 
 def _locate(topology: Topology, host_name: str, device: str) -> tuple[Host, DiskGroup, int]:

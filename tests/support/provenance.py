@@ -11,21 +11,39 @@ Kinds of source:
 - captured: seen on a named product and version (the source says which);
 - assumed: no document found; the source names the backend's assumption id;
 - stricter: stricter than documented (refusing what the document leaves open), the source says why.
+
+`MUTATION` names one fact (`table/fact id`) whose served value is flipped: the mutation pass
+(`python -m tests.support.mutations`) runs the contract tests once per fact and lists the facts
+no test depends on.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
 Kind = Literal["documented", "captured", "assumed", "stricter"]
+Value = str | int | float | bool
+MUTATION = "HARNESS_STAND_IN_MUTATION"
+
+
+def mutated(value: Value) -> Value:
+    """A served value turned into a different one of the same type."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return value * 2 + 1
+    return f"{value}-mutated"
 
 
 @dataclass(frozen=True)
 class Fact:
     id: str
-    value: str | int | float | bool
+    value: Value
     kind: Kind
     source: str
     quote: str = ""
@@ -39,9 +57,10 @@ class Facts:
         self.rows = {fact.id: fact for fact in facts}
         self.read: set[str] = set()
 
-    def value(self, fact_id: str) -> str | int | float | bool:
+    def value(self, fact_id: str) -> Value:
         self.read.add(fact_id)
-        return self.rows[fact_id].value
+        served = self.rows[fact_id].value
+        return mutated(served) if os.environ.get(MUTATION) == f"{self.name}/{fact_id}" else served
 
     def problems(self) -> list[str]:
         found = []

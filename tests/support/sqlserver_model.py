@@ -41,9 +41,40 @@ from typing import Any
 
 import pyodbc
 
+from tests.support.provenance import Fact, Facts
 from tests.support.sqlserver_backup_model import BackupModel
 
 DRIVER = "[Microsoft][ODBC Driver 18 for SQL Server]"
+
+XE_READ_FILE = "MicrosoftDocs/sql-docs docs/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql.md"
+XE_EVENTS = "MicrosoftDocs/sql-docs docs/database-engine/availability-groups/windows/always-on-extended-events.md"
+KB_2833707 = ("https://support.microsoft.com/en-us/help/2833707/troubleshooting-automatic-failover-problems-in-sql-"
+              "server-2012-alwayson-environments")
+FACTS = Facts("sqlserver_model", [
+    Fact("xe.timestamp_utc.since_major", 14, "documented", XE_READ_FILE,
+         "timestamp_utc ... Applies to: SQL Server 2017 (14.x) and later"),
+    Fact("xe.event_time_attribute", "timestamp", "documented",
+         "MicrosoftDocs/sql-docs, Targets for Extended Events in SQL Server (the sample <event> a target holds)",
+         '<event name="sql_statement_starting" package="sqlserver" timestamp="2015-09-22T19:18:45.420Z">'),
+    Fact("state.resolving_normal", "RESOLVING_NORMAL", "documented", KB_2833707,
+         "has changed from 'RESOLVING_NORMAL' to 'PRIMARY_PENDING'"),
+    Fact("state.primary_pending", "PRIMARY_PENDING", "documented", KB_2833707,
+         "has changed from 'RESOLVING_NORMAL' to 'PRIMARY_PENDING'"),
+    Fact("state.primary_normal", "PRIMARY_NORMAL", "documented", KB_2833707,
+         "has changed from 'PRIMARY_PENDING' to 'PRIMARY_NORMAL'"),
+    Fact("state.secondary_normal", "SECONDARY_NORMAL", "captured",
+         "SQL Server error log line kept in the unit tests of Microsoft's FailoverDetector sample (C#, namespace "
+         "FailoverDetector)", "has changed from 'SECONDARY_NORMAL' to 'RESOLVING_NORMAL'"),
+    Fact("error.database_role_change", 1480, "documented", XE_EVENTS,
+         "error_reported (1480): Database Replica Role Change"),
+    Fact("error.already_primary", 41122, "stricter",
+         "the refusal's text is captured on a public page ('The local availability replica is already the primary "
+         "replica of the availability group'); its number is not quotable here, and the backend matches neither"),
+    Fact("error.not_synchronized", 41142, "stricter",
+         "ALTER AVAILABILITY GROUP ... FAILOVER needs the target SYNCHRONIZED (alter-availability-group-transact-sql."
+         "md); the number is not quotable here, and the backend refuses before sending, by state, not by number"),
+])
+"""Facts the model serves, each with its source (tests/support/provenance.py)."""
 
 
 def driver_error(sqlstate: str, text: str, native: int, function: str = "SQLExecDirectW") -> pyodbc.Error:
@@ -191,7 +222,7 @@ class SqlServerModel:
     def _health(self, at: Replica, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         """sys.fn_xe_file_target_read_file: its timestamp_utc column is "Applies to: SQL Server 2017 (14.x)
         and later"; on 2016 (13.x) naming it is error 207, Invalid column name."""
-        if "timestamp_utc" in sql and int(self.version.split(".")[0]) < 14:
+        if "timestamp_utc" in sql and int(self.version.split(".")[0]) < int(FACTS.value("xe.timestamp_utc.since_major")):
             raise driver_error("42S22", "Invalid column name 'timestamp_utc'.", 207)
         names = re.search(r"object_name IN \(([^)]*)\)", sql)
         if not names:
@@ -207,23 +238,27 @@ class SqlServerModel:
                                         "you do not have permission.", 15151)
         if at.role == "PRIMARY":
             raise driver_error("42000", f"Cannot failover availability group '{ag}' to this instance of SQL Server. "
-                                        "The local availability replica is already the primary replica.", 41122)
+                                        "The local availability replica is already the primary replica.",
+                               int(FACTS.value("error.already_primary")))
         mine = [d for d in self.databases if d.replica == at.name]
         if not forced and (at.mode != "SYNCHRONOUS_COMMIT" or any(d.state != "SYNCHRONIZED" for d in mine)):
             raise driver_error("42000", f"The availability replica for availability group '{ag}' on this instance "
                                         "of SQL Server cannot become the primary replica. One or more databases are "
-                                        "not synchronized or have not joined the availability group.", 41142)
+                                        "not synchronized or have not joined the availability group.",
+                               int(FACTS.value("error.not_synchronized")))
         self.executed.append((at.name, sql))
         wall = self.now()
+        primary, pending, resolving, secondary = (str(FACTS.value(f"state.{name}")) for name in (
+            "primary_normal", "primary_pending", "resolving_normal", "secondary_normal"))
         for r in self.replicas.values():
             if r.role == "PRIMARY":
                 r.role = "SECONDARY"
-                self.state_change(r.name, wall, "PRIMARY_NORMAL", "RESOLVING_NORMAL")
-                self.state_change(r.name, wall + 0.3, "RESOLVING_NORMAL", "SECONDARY_NORMAL")
+                self.state_change(r.name, wall, primary, resolving)
+                self.state_change(r.name, wall + 0.3, resolving, secondary)
         at.role = "PRIMARY"
-        self.state_change(at.name, wall + 0.1, "SECONDARY_NORMAL", "RESOLVING_NORMAL")
-        self.state_change(at.name, wall + 0.2, "RESOLVING_NORMAL", "PRIMARY_PENDING")
-        self.state_change(at.name, wall + 0.4, "PRIMARY_PENDING", "PRIMARY_NORMAL")
+        self.state_change(at.name, wall + 0.1, secondary, resolving)
+        self.state_change(at.name, wall + 0.2, resolving, pending)
+        self.state_change(at.name, wall + 0.4, pending, primary)
         for d in mine:
             d.state, d.suspended = "SYNCHRONIZED", False  # the primary's own copy
             self.database_role_change(at.name, wall + 0.6, d.database)
@@ -234,7 +269,7 @@ class SqlServerModel:
 
     # -- AlwaysOn_health, as each instance writes it about itself -----------------------------------
     def state_change(self, replica: str, wall: float, previous: str, current: str) -> None:
-        xml = (f'<event name="availability_replica_state_change" package="sqlserver" timestamp="{_stamp(wall)}">'
+        xml = (f'<event name="availability_replica_state_change" package="sqlserver" {_time(wall)}>'
                f'<data name="availability_group_name"><value>{self.ag_name}</value></data>'
                f'<data name="availability_replica_name"><value>{replica}</value></data>'
                f'<data name="previous_state"><value>0</value><text>{previous}</text></data>'
@@ -245,8 +280,8 @@ class SqlServerModel:
         message = (f'The availability group database "{database}" is changing roles from "RESOLVING" to "PRIMARY" '
                    "because the mirroring session or availability group failed over due to role synchronization. "
                    "This is an informational message only. No user action is required.")
-        xml = (f'<event name="error_reported" package="sqlserver" timestamp="{_stamp(wall)}">'
-               '<data name="error_number"><value>1480</value></data>'
+        xml = (f'<event name="error_reported" package="sqlserver" {_time(wall)}>'
+               f'<data name="error_number"><value>{FACTS.value("error.database_role_change")}</value></data>'
                f'<data name="message"><value>{message}</value></data></event>')
         self.health_events.setdefault(replica, []).append((wall, "error_reported", xml))
 
@@ -283,8 +318,10 @@ class ModelConnection:
         self.closed = True
 
 
-def _stamp(wall: float) -> str:
-    return datetime.fromtimestamp(wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+def _time(wall: float) -> str:
+    """The event element's time attribute, in UTC."""
+    stamp = datetime.fromtimestamp(wall, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return f'{FACTS.value("xe.event_time_attribute")}="{stamp}"'
 
 
 def _attributes(string: str) -> list[tuple[str, str]]:

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // Config is the simulator's configuration file (see harness-vsim -config).
@@ -86,6 +87,10 @@ type ModelConfig struct {
 	// its components is absent: a component that comes back resyncs that much
 	// (capped at component_mb). 0: components come back in sync.
 	StaleWriteMBs float64 `json:"stale_write_mb_s"`
+	// PermanentClearHeals (1 or 0) is whether clearing a permanent device error restores the
+	// device (1: at once) or leaves it failed until it is removed and re-added (0). No document
+	// settles it: the backend's assumption A-vsan-permanent-clear, modelled both ways.
+	PermanentClearHeals float64 `json:"permanent_clear_heals"`
 }
 
 // TLSConfig names the PEM certificate and key served on /sdk and /vsanHealth.
@@ -94,10 +99,18 @@ type TLSConfig struct {
 	Key  string `json:"key"`
 }
 
-// DefaultModel is used for every model field the file leaves out.
-var DefaultModel = ModelConfig{
-	HARestartDelayS: 3, ResyncRateMBs: 40, ComponentMB: 2048,
-	IOPauseS: 3, RepairTimerS: 3600, MigrationS: 2,
+// DefaultModel is used for every model field the file leaves out: vSAN's documented repair
+// timer, and a clear that heals a permanent error (the assumption's default).
+func DefaultModel() ModelConfig {
+	heals := 0.0
+	if factBool("permanent_clear.heals") {
+		heals = 1
+	}
+	return ModelConfig{
+		HARestartDelayS: 3, ResyncRateMBs: 40, ComponentMB: 2048, IOPauseS: 3, MigrationS: 2,
+		RepairTimerS:        factInt("repair_timer.default") * int64(repairTimerUnit()/time.Second),
+		PermanentClearHeals: heals,
+	}
 }
 
 // LoadConfig reads, completes and validates a configuration file.
@@ -107,7 +120,7 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := &Config{Model: DefaultModel}
+	cfg := &Config{Model: DefaultModel()}
 	if err := json.Unmarshal(data, cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -187,6 +200,9 @@ func (c *Config) Validate() error {
 	if m.ResyncRateMBs <= 0 || m.ComponentMB <= 0 || m.HARestartDelayS < 0 || m.IOPauseS < 0 ||
 		m.RepairTimerS < 0 || m.MigrationS < 0 || m.StaleWriteMBs < 0 {
 		return fmt.Errorf("model: rates and sizes must be positive, delays not negative")
+	}
+	if m.PermanentClearHeals != 0 && m.PermanentClearHeals != 1 {
+		return fmt.Errorf("model: permanent_clear_heals is 1 or 0")
 	}
 	if c.Username == "" || c.PasswordEnv == "" {
 		return fmt.Errorf("username and password_env are required")

@@ -24,8 +24,15 @@ import (
 
 func main() {
 	configPath := flag.String("config", "", "configuration file (JSON)")
+	listFacts := flag.Bool("facts", false, "print the provenance table of what the simulator serves (JSON) and exit")
 	flag.Parse()
 	logger := log.New(os.Stderr, "harness-vsim: ", log.LstdFlags|log.Lmicroseconds)
+	if *listFacts {
+		if err := json.NewEncoder(os.Stdout).Encode(facts); err != nil {
+			logger.Fatal(err)
+		}
+		return
+	}
 	if *configPath == "" {
 		logger.Fatal("-config is required")
 	}

@@ -56,17 +56,22 @@ func (s *Sim) powerOffHost(name string, graceful bool) {
 		return
 	}
 	if s.cfg.HAHostFailedEvent != "extended" {
-		s.postEvent(&types.DasHostFailedEvent{
-			ClusterEvent: types.ClusterEvent{Event: types.Event{ComputeResource: s.clusterArg(), Datacenter: s.datacenterArg()}},
-			FailedHost:   *s.hostEvent(name).Host,
-		})
+		if asDocumented("ha.host_failed.legacy") {
+			s.postEvent(&types.DasHostFailedEvent{
+				ClusterEvent: types.ClusterEvent{Event: types.Event{ComputeResource: s.clusterArg(), Datacenter: s.datacenterArg()}},
+				FailedHost:   *s.hostEvent(name).Host,
+			})
+		} else { // the mutation pass: another type id than the catalogue's class
+			s.postEvent(&types.EventEx{Event: s.hostEvent(name).Event, EventTypeId: fact("ha.host_failed.legacy"),
+				Severity: "error"})
+		}
 	}
 	if s.cfg.HAHostFailedEvent != "legacy" {
 		// The catalogue's ExtendedEvent, posted as an EventEx: both carry eventTypeId (what clients filter
 		// and read), and the stock simulator's event filter matches eventTypeId on EventEx only.
 		ev := s.hostEvent(name).Event
 		ev.FullFormattedMessage = "vSphere HA detected a possible host failure of host " + name
-		s.postEvent(&types.EventEx{Event: ev, EventTypeId: "com.vmware.vc.HA.DasHostFailedEvent", Severity: "error",
+		s.postEvent(&types.EventEx{Event: ev, EventTypeId: fact("ha.host_failed.extended"), Severity: "error",
 			ObjectId: s.inv.Hosts[name].Value, ObjectType: "HostSystem", ObjectName: name})
 	}
 	for _, vm := range victims {
@@ -127,7 +132,7 @@ func (s *Sim) haRestart(name string) {
 	ev := s.hostEvent(target).Event
 	ev.Vm = &types.VmEventArgument{EntityEventArgument: types.EntityEventArgument{Name: name}, Vm: s.inv.VMs[name]}
 	ev.FullFormattedMessage = fmt.Sprintf("vSphere HA restarted virtual machine %s on host %s in cluster %s", name, target, s.cfg.Cluster)
-	s.postEvent(&types.EventEx{Event: ev, EventTypeId: "com.vmware.vc.ha.VmRestartedByHAEvent",
+	s.postEvent(&types.EventEx{Event: ev, EventTypeId: fact("ha.vm_restarted"),
 		Severity: "warning", ObjectId: s.inv.VMs[name].Value, ObjectType: "VirtualMachine", ObjectName: name})
 	s.log.Printf("HA restarted %s on %s", name, target)
 	s.hook.Run("power-on", vm.node)

@@ -11,7 +11,7 @@ func (m *VsanModel) RepairNow(now time.Time) {
 	for _, obj := range m.Objects {
 		for _, c := range obj.Components {
 			if c.Rebuild == nil && m.State(c) != StateActive {
-				m.startRebuild(c, "repair")
+				m.startRebuild(c, fact("sync_reason.repair"))
 			}
 		}
 	}
@@ -65,9 +65,9 @@ func (m *VsanModel) Advance(now time.Time) {
 			}
 			switch {
 			case m.Hosts[c.Host].Evacuate:
-				m.startRebuild(c, "evacuate")
+				m.startRebuild(c, fact("sync_reason.evacuate"))
 			case why == "degraded" || now.Sub(c.FailedAt) >= m.RepairTimer:
-				m.startRebuild(c, "repair")
+				m.startRebuild(c, fact("sync_reason.repair"))
 			}
 		}
 	}

@@ -28,7 +28,7 @@ func testConfig() *Config {
 			DiskGroups: []DiskGroup{{Cache: "mpx.vmhba1:C0:T1:L0", Capacity: []string{"mpx.vmhba1:C0:T2:L0"}}}},
 		VMs: []VMConfig{{Name: "pg-node-a", Host: "esx-a1", Node: "node-a", DiskGB: 8},
 			{Name: "pg-node-b", Host: "esx-b1", Node: "node-b", DiskGB: 8}},
-		Model:  ModelConfig{HARestartDelayS: 0.05, ResyncRateMBs: 100, ComponentMB: 1000, IOPauseS: 1, RepairTimerS: 60, MigrationS: 0.01},
+		Model:  ModelConfig{HARestartDelayS: 0.05, ResyncRateMBs: 100, ComponentMB: 1000, IOPauseS: 1, RepairTimerS: 60, MigrationS: 0.01, PermanentClearHeals: 1},
 		Listen: "127.0.0.1:0", ControlListen: "127.0.0.1:0", Username: "u", PasswordEnv: "P", ReadyFile: "r",
 	}
 	return cfg
@@ -325,5 +325,25 @@ func TestAModelledMigrationWaitsForTheLabsVmotionAndMovesTheVMOnlyIfItSucceeds(t
 				t.Fatalf("VM on %s, want %s", host, tc.wantOn)
 			}
 		})
+	}
+}
+
+func TestAClearAfterAPermanentErrorHealsOnlyWhereTheModelSaysSo(t *testing.T) {
+	for _, heals := range []float64{1, 0} {
+		cfg := testConfig()
+		cfg.Model.PermanentClearHeals = heals
+		clk := &clock{t: time.Unix(1000, 0)}
+		m := NewVsanModel(cfg, clk.now())
+		d := m.DiskByDevice("esx-a1", "naa.5000c5000a101")
+		m.SetFault(d, FaultPermanent, 0, clk.now())
+		m.SetFault(d, "clear", 0, clk.now())
+		if healed := d.Fault == FaultNone; healed != (heals == 1) {
+			t.Fatalf("permanent_clear_heals=%v: device fault after the clear is %q", heals, d.Fault)
+		}
+		m.SetFault(d, FaultTransient, 0, clk.now())
+		m.SetFault(d, "clear", 0, clk.now())
+		if heals == 1 && d.Fault != FaultNone {
+			t.Fatalf("a transient error outlived its clear: %q", d.Fault)
+		}
 	}
 }

@@ -29,7 +29,7 @@ func guardVsanEndpoint(next http.HandlerFunc) http.HandlerFunc {
 		}
 		head := string(body[:min(len(body), 4096)])
 		for _, marker := range vimOnVsanEndpoint {
-			if strings.Contains(head, marker) {
+			if strings.Contains(head, marker) && asDocumented("vsan_endpoint.property_collector") {
 				w.Header().Set("Content-Type", "text/xml; charset=utf-8")
 				w.WriteHeader(http.StatusInternalServerError)
 				_, _ = io.WriteString(w, notSupportedFault)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	"github.com/vmware/govmomi/simulator"
@@ -72,7 +73,7 @@ func (o *objectSystem) QuerySyncingVsanObjectsSummary(ctx *simulator.Context, re
 	if req.SyncingObjectFilter != nil {
 		filter = *req.SyncingObjectFilter
 	}
-	if filter.ResyncType != "" && !syncReasons[filter.ResyncType] {
+	if filter.ResyncType != "" && !syncReasons()[filter.ResyncType] && asDocumented("sync_reason.other") {
 		return &syncSummaryBody{Fault_: simulator.Fault("resyncType "+filter.ResyncType+" is not a VsanSyncReason",
 			&vim.InvalidArgument{InvalidProperty: "resyncType"})}
 	}
@@ -84,8 +85,15 @@ func (o *objectSystem) QuerySyncingVsanObjectsSummary(ctx *simulator.Context, re
 // vim.cluster.VsanSyncingObjectFilter). What vCenter does with another value is not documented:
 // the simulator refuses it (stricter than documented) so that a backend sending one fails a test.
 // Unset, it matches every reason (itself an assumption of the backend's, checked by its probe).
-var syncReasons = map[string]bool{"repair": true, "evacuate": true, "rebalance": true, "reconfigure": true,
-	"dying_evacuate": true, "stale": true, "merge_concat": true, "object_format_change": true}
+func syncReasons() map[string]bool {
+	reasons := map[string]bool{}
+	for _, f := range facts {
+		if strings.HasPrefix(f.ID, "sync_reason.") && f.Kind == "documented" {
+			reasons[fact(f.ID)] = true
+		}
+	}
+	return reasons
+}
 
 func (s *Sim) syncSummary(filter types.VsanSyncingObjectFilter) syncResult {
 	s.mu.Lock()
@@ -97,6 +105,9 @@ func (s *Sim) syncSummary(filter types.VsanSyncingObjectFilter) syncResult {
 		for _, sc := range so.Components {
 			c := sc.Component
 			if filter.ResyncType != "" && filter.ResyncType != c.Rebuild.Reason {
+				continue
+			}
+			if filter.ResyncType == "" && !factBool("sync_reason.unset_matches_all") {
 				continue
 			}
 			state.Components = append(state.Components, types.VsanHostComponentSyncState{
@@ -248,7 +259,17 @@ func (c *configSystem) Reference() vim.ManagedObjectReference { return c.Self }
 // objectRepairTimer is in minutes: "delay time in minutes ... Default value: 60"
 // (developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/data-structures/VsanExtendedConfig).
 // The lab's model keeps the timer as a duration; the API serves and takes whole minutes.
-func repairTimerMinutes(d time.Duration) int64 { return int64(math.Ceil(d.Minutes())) }
+func repairTimerMinutes(d time.Duration) int64 {
+	return int64(math.Ceil(float64(d) / float64(repairTimerUnit())))
+}
+
+// repairTimerUnit is the unit objectRepairTimer is served and taken in (a mutated unit serves seconds).
+func repairTimerUnit() time.Duration {
+	if asDocumented("repair_timer.unit") {
+		return time.Minute
+	}
+	return time.Second
+}
 
 // VsanClusterGetConfig reports vSAN enabled and extendedConfig.objectRepairTimer (minutes).
 func (c *configSystem) VsanClusterGetConfig(ctx *simulator.Context, req *types.VsanClusterGetConfig) soap.HasFault {
@@ -280,7 +301,7 @@ func (c *configSystem) VsanClusterReconfig(ctx *simulator.Context, req *types.Vs
 		if ext != nil && ext.ObjectRepairTimer > 0 {
 			s.mu.Lock()
 			s.vsan.Advance(s.now())
-			s.vsan.RepairTimer = time.Duration(ext.ObjectRepairTimer) * time.Minute
+			s.vsan.RepairTimer = time.Duration(ext.ObjectRepairTimer) * repairTimerUnit()
 			s.vsan.Advance(s.now())
 			s.mu.Unlock()
 			s.log.Printf("vSAN object repair timer set to %d min", ext.ObjectRepairTimer)

@@ -150,7 +150,7 @@ func (s *Sim) objectsJSON(m *VsanModel, uuids []string) string {
 			continue
 		}
 		comp := func(c *Component) map[string]any {
-			attrs := map[string]any{"componentState": m.State(c), "capacity": s.cfg.Model.ComponentMB * mib}
+			attrs := map[string]any{"componentState": componentStateCode(m.State(c)), "capacity": s.cfg.Model.ComponentMB * mib}
 			if c.Rebuild != nil {
 				attrs["bytesToSync"] = int64(c.Rebuild.Left)
 			}
@@ -194,19 +194,19 @@ func (s *Sim) disksJSON(m *VsanModel, props []string) string {
 	sort.Strings(ids)
 	for _, id := range ids {
 		d := m.Disks[id]
-		flags := 0
+		flags := int64(0)
 		switch d.Fault {
 		case FaultPermanent:
-			flags = 1 << 4 // FAILED
+			flags = 1 << factInt("disk_health.failed_bit")
 		case FaultUnplug, FaultTransient:
-			flags = 1 << 5 // OFFLINE
+			flags = 1 << factInt("disk_health.offline_bit")
 		}
 		isSsd := 0
 		if d.Cache {
 			isSsd = 1
 		}
 		all := map[string]any{
-			"uuid": d.UUID, "devName": d.Device, "owner": m.Hosts[d.Host].NodeUUID, "isSsd": isSsd,
+			"uuid": d.UUID, fact("physical_disk.device_name"): d.Device, "owner": m.Hosts[d.Host].NodeUUID, "isSsd": isSsd,
 			"ssdUuid": d.GroupUUID, "capacity": int64(diskBlocks) * 512,
 			"capacityUsed": int64(counts[d.UUID]) * s.cfg.Model.ComponentMB * mib, "capacityReserved": 0,
 			"lsom_objects_count": counts[d.UUID], "iops": 20000, "iopsReserved": 0,
@@ -225,4 +225,15 @@ func (s *Sim) disksJSON(m *VsanModel, props []string) string {
 	}
 	data, _ := json.Marshal(out)
 	return string(data)
+}
+
+// componentStateCode is a component state as CMMDS numbers it (RVC's state_names).
+func componentStateCode(state int) int64 {
+	switch state {
+	case StateAbsent:
+		return factInt("component_state.absent")
+	case StateDegraded:
+		return factInt("component_state.degraded")
+	}
+	return factInt("component_state.active")
 }

@@ -224,6 +224,9 @@ func (m *VsanModel) State(c *Component) int {
 func (m *VsanModel) SetFault(d *VsanDisk, fault string, seconds float64, now time.Time) {
 	m.Advance(now)
 	if fault == "clear" {
+		if d.Fault == FaultPermanent && m.cfg.PermanentClearHeals == 0 {
+			return // a permanent error outlives the clear: the device stays failed until removed and re-added
+		}
 		fault = FaultNone
 	}
 	d.Fault = fault

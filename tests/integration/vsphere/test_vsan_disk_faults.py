@@ -18,9 +18,20 @@ from pathlib import Path
 import pytest
 
 from faults import registry
-from faults.assumptions import DISK_FAULT_SCRIPT, RESYNC_TYPE_UNSET, Assumes, AssumptionNotHeldError, ProbeResult, require
+from faults.assumptions import (
+    DISK_FAULT_SCRIPT,
+    PERMANENT_CLEAR,
+    PHYSICAL_DISK_DEVNAME,
+    RESYNC_TYPE_UNSET,
+    Assumes,
+    AssumptionNotHeldError,
+    ProbeResult,
+    require,
+)
+from faults.backends import vsan as vsan_backend
 from faults.backends.vsan import ResyncSummary, VsanCluster, VsanQuiet, disk_targets
 from faults.base import FaultSpec, FaultState
+from faults.transports.vcenter import close_all
 from harness.errors import ControlPlaneError
 from harness.history.timeline import Timeline
 from harness.lab.esxi import EsxiShells
@@ -29,6 +40,7 @@ from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
 from harness.topology.models import Topology
 from tests.integration.vsphere.conftest import MODEL
+from tests.support.provenance import MUTATION
 from tests.support.vsim import PASSWORD_ENV, Simulator, running
 
 KEY_ENV = "HARNESS_TEST_ESXI_KEY"
@@ -60,6 +72,35 @@ def esxi_shells(sim: Simulator, folder: Path) -> Iterator[Topology]:
     finally:
         for host in hosts:
             services.kill(f"esxi-{host}")
+
+
+@contextmanager
+def another_simulator(folder: Path, model: dict[str, float], **env: str) -> Iterator[Topology]:
+    """A second simulator with its own model (and environment: a stand-in mutation), and its ESXi shells."""
+    password = secrets.token_urlsafe(16)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(PASSWORD_ENV, password)
+        for name, value in env.items():
+            patch.setenv(name, value)
+        with running(folder / "vsim", model, password=password, username="harness") as other:
+            patch.delenv(MUTATION, raising=False)  # the simulator has it; this process's stand-ins must not
+            try:
+                with esxi_shells(other, folder / "esxi") as topology:
+                    yield topology
+            finally:
+                close_all()
+
+
+def refused_before_the_journal(topology: Topology, target: str, folder: Path) -> str:
+    """What the runner says when it refuses `target`'s disk failure at its assumptions; asserts nothing was journaled."""
+    runner = FaultRunner(topology.model_copy(update={"allow_list": [target]}), str(folder / "t.yaml"),
+                         Journal(folder / "journal"), Timeline(), "run-a", RunnerSettings(revert_timeout_s=30),
+                         allow_destructive=True)
+    fault = registry.build(FaultSpec("disk-failure", target), topology)
+    with pytest.raises(AssumptionNotHeldError) as refused, runner.inject(fault, duration_s=5):
+        pytest.fail("the body must not run")
+    assert runner.journal.pending() == []
+    return str(refused.value)
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +225,7 @@ def test_an_unplugged_disk_waits_for_the_repair_timer_unless_repaired_now(sim: S
 
 
 def test_the_disk_faults_assumptions_hold_on_the_simulator(sim: Simulator, topology: Topology) -> None:
-    """Both probes run read-only and PASS here. The script's flags are a self-consistency check on the lab: its
+    """Every probe runs read-only and PASSes here. The script's flags are a self-consistency check on the lab: its
     look-alike script was written with the flags the assumption names (no VMware copy can run here)."""
     fault = registry.build(FaultSpec("disk-failure", "disk:esx-b1/naa.5000c5000b101"), topology)
     assert isinstance(fault, Assumes)
@@ -192,6 +233,7 @@ def test_the_disk_faults_assumptions_hold_on_the_simulator(sim: Simulator, topol
     assert answers[DISK_FAULT_SCRIPT.id].result is ProbeResult.PASS, answers
     assert "lists -c -d -p" in answers[DISK_FAULT_SCRIPT.id].seen
     assert answers[RESYNC_TYPE_UNSET.id].result is ProbeResult.PASS, answers
+    assert answers[PHYSICAL_DISK_DEVNAME.id].result is ProbeResult.PASS, answers
 
 
 def test_a_fault_whose_assumption_does_not_hold_is_refused_naming_it_and_nothing_is_injected(
@@ -211,3 +253,33 @@ def test_a_fault_whose_assumption_does_not_hold_is_refused_naming_it_and_nothing
         pytest.fail("the body must not run")
     assert runner.journal.pending() == []
     assert fault.check() is FaultState.CLEARED, "nothing was injected"
+
+
+def test_a_cluster_whose_disk_list_has_no_devname_refuses_disk_faults_naming_the_assumption(tmp_path: Path) -> None:
+    """The simulator mutated to answer QueryPhysicalVsanDisks without devName (under another key): the probe
+    FAILs, the runner refuses before journaling, and the device is never touched."""
+    target = "disk:esx-b1/naa.5000c5000b101"
+    with another_simulator(tmp_path, MODEL, **{MUTATION: "vsim/physical_disk.device_name"}) as topology:
+        said = refused_before_the_journal(topology, target, tmp_path)
+        assert f"assumption {PHYSICAL_DISK_DEVNAME.id}" in said and "is fail on this cluster" in said
+        assert "without devName" in said
+        disks = VsanCluster(topology).physical_disks("esx-b1")
+        assert all(d.health_flags == 0 for d in disks.values()), "nothing was injected"
+
+
+def test_a_permanent_error_that_outlives_its_clear_fails_the_revert_with_the_manual_remedy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Modelled both ways (permanent_clear_heals 0 here): the check never says CLEARED for a failed device, and
+    the revert says what to do by hand. The dry-run's plan warns before anything runs."""
+    target = "disk:esx-b1/naa.5000c5000b101"
+    monkeypatch.setattr(vsan_backend, "PERMANENT_CLEAR_S", 2.0)
+    with another_simulator(tmp_path, {**MODEL, "permanent_clear_heals": 0}) as topology:
+        fault = registry.build(FaultSpec("disk-failure", target, {"mode": "permanent"}), topology)
+        assert f"warning: whether the clear restores naa.5000c5000b101 after a permanent error is not documented " \
+               f"({PERMANENT_CLEAR.id})" in fault.plan().render()
+        fault.inject()
+        assert fault.check() is FaultState.IN_EFFECT
+        with pytest.raises(ControlPlaneError, match=r"still shows naa.5000c5000b101 failed or absent .* must be removed from "
+                                                    "its disk group on esx-b1 and claimed again"):
+            fault.revert()
+        assert fault.check() is FaultState.IN_EFFECT, "a failed device is never reported cleared"

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Fact is one thing the simulator serves that a real vCenter or vSAN decides (an enum value, a
+// unit, an event type), with where it comes from. The schema is the project's one provenance
+// schema (tests/support/provenance.py): Kind is documented (Quote holds the served value),
+// captured (seen on a named product and version), assumed (Source names the backend's
+// assumption, A-...) or stricter (stricter than documented; Source says why).
+type Fact struct {
+	ID, Value, Kind, Source, Quote string
+}
+
+// mutationEnv names one fact ("vsim/<id>") whose served value the mutation pass flips.
+const mutationEnv = "HARNESS_STAND_IN_MUTATION"
+
+const (
+	vsanAPIExtendedConfig = "developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/data-structures/VsanExtendedConfig"
+	pyVmomiTypeinfo       = "vmware/pyvmomi pyVmomi/_typeinfo_vsanhealth.py (vim.vsan.VsanSyncReason)"
+	syncReasonQuote       = `CreateEnumType("vim.vsan.VsanSyncReason", "VsanSyncReason", "vsan.version.version7", ["repair", "evacuate", "rebalance", "reconfigure", "dying_evacuate", "stale", "merge_concat", "object_format_change"`
+	eventCatalogue        = "lamw/vcenter-event-mapping vsphere-8.0u3.md (vCenter Server 8.0 Update 3 events)"
+	rvc                   = "vmware/rvc lib/rvc/modules/vsan.rb"
+)
+
+// facts is the simulator's provenance table; served values are read from it with fact().
+var facts = []Fact{
+	{"repair_timer.unit", "minutes", "documented", vsanAPIExtendedConfig,
+		"delay time in minutes ... Default value: 60"},
+	{"repair_timer.default", "60", "documented", vsanAPIExtendedConfig, "Default value: 60"},
+	{"sync_reason.repair", "repair", "documented", pyVmomiTypeinfo, syncReasonQuote},
+	{"sync_reason.evacuate", "evacuate", "documented", pyVmomiTypeinfo, syncReasonQuote},
+	{"sync_reason.rebalance", "rebalance", "documented", pyVmomiTypeinfo, syncReasonQuote},
+	{"sync_reason.reconfigure", "reconfigure", "documented", pyVmomiTypeinfo, syncReasonQuote},
+	{"sync_reason.dying_evacuate", "dying_evacuate", "documented", pyVmomiTypeinfo, syncReasonQuote},
+	{"sync_reason.stale", "stale", "documented", pyVmomiTypeinfo, syncReasonQuote},
+	{"sync_reason.merge_concat", "merge_concat", "documented", pyVmomiTypeinfo, syncReasonQuote},
+	{"sync_reason.object_format_change", "object_format_change", "documented", pyVmomiTypeinfo, syncReasonQuote},
+	{"sync_reason.other", "InvalidArgument", "stricter",
+		"no source says what vCenter does with a resyncType outside VsanSyncReason; refused so that a backend sending one fails a test", ""},
+	{"sync_reason.unset_matches_all", "true", "assumed",
+		"A-vsan-resync-type-unset (the backend's probe compares the unset totals with the sum over the reasons)", ""},
+	{"ha.host_failed.legacy", "DasHostFailedEvent", "documented", eventCatalogue,
+		"| DasHostFailedEvent | Standard | vSphere HA host failed |"},
+	{"ha.host_failed.extended", "com.vmware.vc.HA.DasHostFailedEvent", "documented", eventCatalogue,
+		"| com.vmware.vc.HA.DasHostFailedEvent | ExtendedEvent | vSphere HA detected a host failure |"},
+	{"ha.vm_restarted", "com.vmware.vc.ha.VmRestartedByHAEvent", "documented", eventCatalogue,
+		"| com.vmware.vc.ha.VmRestartedByHAEvent | ExtendedEvent | vSphere HA restarted a virtual machine |"},
+	{"disk_health.failed_bit", "4", "documented", rvc, `4 => "FAILED",`},
+	{"disk_health.offline_bit", "5", "documented", rvc, `5 => "OFFLINE",`},
+	{"component_state.active", "5", "documented", rvc, `'5' => 'ACTIVE',`},
+	{"component_state.absent", "6", "documented", rvc, `'6' => 'ABSENT',`},
+	{"component_state.degraded", "9", "documented", rvc, `'9' => 'DEGRADED',`},
+	{"physical_disk.device_name", "devName", "assumed",
+		"A-vsan-physical-disk-devname (RVC never asks QueryPhysicalVsanDisks for it; CMMDS DISK entries carry devName)", ""},
+	{"permanent_clear.heals", "true", "assumed",
+		"A-vsan-permanent-clear (no document says whether clearing a permanent error restores the device; the lab's model parameter permanent_clear_heals)", ""},
+	{"vsan_endpoint.property_collector", "NotSupported", "stricter",
+		"whether /vsanHealth serves PropertyCollector calls is not documented; refused so that the backend reads properties on /sdk", ""},
+}
+
+var factIndex = func() map[string]Fact {
+	index := make(map[string]Fact, len(facts))
+	for _, f := range facts {
+		index[f.ID] = f
+	}
+	return index
+}()
+
+// fact is the value served for id; the mutation pass flips one (see mutationEnv).
+func fact(id string) string {
+	f, ok := factIndex[id]
+	if !ok {
+		panic("no provenance row for " + id)
+	}
+	if os.Getenv(mutationEnv) == "vsim/"+id {
+		return mutated(f.Value)
+	}
+	return f.Value
+}
+
+func factInt(id string) int64 {
+	n, err := strconv.ParseInt(fact(id), 10, 64)
+	if err != nil {
+		panic(fmt.Sprintf("provenance row %s is not a whole number: %v", id, err))
+	}
+	return n
+}
+
+func factBool(id string) bool { return fact(id) == "true" }
+
+// asDocumented is whether fact id is served as its row says (false only under the mutation pass).
+func asDocumented(id string) bool { return fact(id) == factIndex[id].Value }
+
+// mutated turns a value into a different one of the same kind, as tests/support/provenance.py does.
+func mutated(value string) string {
+	if n, err := strconv.ParseInt(value, 10, 64); err == nil {
+		return strconv.FormatInt(n+1, 10)
+	}
+	if value == "true" || value == "false" {
+		return strconv.FormatBool(value != "true")
+	}
+	return value + "-mutated"
+}
+
+// factProblems is the provenance check: a row without a source, a documented row whose value its
+// quote does not hold, an assumed row that names no assumption, an unknown kind.
+func factProblems() []string {
+	var found []string
+	for _, f := range facts {
+		where := "vsim: " + f.ID
+		switch {
+		case strings.TrimSpace(f.Source) == "":
+			found = append(found, where+": no source")
+		case f.Kind == "documented" && !strings.Contains(f.Quote, f.Value):
+			found = append(found, fmt.Sprintf("%s: served %q, which its quote does not contain: %q", where, f.Value, f.Quote))
+		case f.Kind == "assumed" && !strings.Contains(f.Source, "A-"):
+			found = append(found, where+": an assumed fact names the assumption it mirrors (A-...)")
+		case f.Kind != "documented" && f.Kind != "captured" && f.Kind != "assumed" && f.Kind != "stricter":
+			found = append(found, where+": unknown kind "+f.Kind)
+		}
+	}
+	return found
+}

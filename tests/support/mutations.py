@@ -1,0 +1,103 @@
+"""The mutation pass: flip each fact a stand-in serves, run the tests that use the stand-in, list the facts none depends on.
+
+A fact no test depends on is one the stand-in could serve wrong without any test noticing: either
+the backend does not use it (say so in its row) or a contract test is missing. Run it with
+`make mutations` (every stand-in, about half an hour) or for one table:
+
+    python -m tests.support.mutations --stand-in wsfc_model [--fact event.1135.log]
+
+Each run sets HARNESS_STAND_IN_MUTATION=<stand-in>/<fact id> (tests/support/provenance.py; the
+simulator reads the same variable) and runs pytest in a child process, bounded in time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support import sqlserver_model, wsfc_model
+from tests.support.provenance import MUTATION
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN_TIMEOUT_S = 900
+KILLED_BY = (1, 4, 10)  # the harness's exit codes for a failed test (README, "Exit codes")
+
+
+@dataclass(frozen=True)
+class StandIn:
+    name: str
+    tests: tuple[str, ...]  # what runs once per flipped fact
+
+    def fact_ids(self) -> list[str]:
+        if self.name == "vsim":
+            from harness.lab.vsphere import simulator_binary
+
+            listed = subprocess.run([str(simulator_binary()), "-facts"], capture_output=True, text=True, check=True,
+                                    timeout=30)
+            return [str(row["ID"]) for row in json.loads(listed.stdout)]
+        tables = {table.name: table for table in (wsfc_model.FACTS, sqlserver_model.FACTS)}
+        return list(tables[self.name].rows)
+
+
+STAND_INS = {
+    "wsfc_model": StandIn("wsfc_model", ("tests/integration/contract",)),
+    "sqlserver_model": StandIn("sqlserver_model", ("tests/integration/contract",)),
+    "vsim": StandIn("vsim", ("tests/integration/vsphere",)),
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    stand_in: str
+    fact: str
+    killed: bool  # a test failed with the fact flipped
+    seconds: float
+    failed: tuple[str, ...]
+
+
+def run_once(stand_in: StandIn, fact: str, python: str = sys.executable) -> Outcome:
+    """The stand-in's tests with one fact flipped; killed when any fails: a failed assertion (exit 1), or an
+    error the harness counts as bad input (4) or as a broken control plane (10)."""
+    env = {**os.environ, MUTATION: f"{stand_in.name}/{fact}", "HARNESS_REQUIRE_VSIM": "1"}
+    started = time.monotonic()
+    done = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", "-rfE", "--timeout", "300",
+                           *stand_in.tests], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=RUN_TIMEOUT_S)
+    if done.returncode not in (0, *KILLED_BY):
+        raise RuntimeError(f"{stand_in.name}/{fact}: pytest exited {done.returncode} (not a test failure): "
+                           f"{done.stdout[-1500:]}{done.stderr[-500:]}")
+    failed = tuple(line.split(" ", 1)[1].split(" - ")[0] for line in done.stdout.splitlines()
+                   if line.startswith(("FAILED ", "ERROR ")))
+    return Outcome(stand_in.name, fact, done.returncode in KILLED_BY, time.monotonic() - started, failed)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.support.mutations", description=__doc__.splitlines()[0])
+    parser.add_argument("--stand-in", choices=sorted(STAND_INS), action="append",
+                        help="only this stand-in (repeatable; default: all)")
+    parser.add_argument("--fact", action="append", help="only this fact id (repeatable)")
+    args = parser.parse_args(argv)
+    survivors = []
+    for name in args.stand_in or sorted(STAND_INS):
+        stand_in = STAND_INS[name]
+        for fact in stand_in.fact_ids():
+            if args.fact and fact not in args.fact:
+                continue
+            outcome = run_once(stand_in, fact)
+            verdict = f"killed by {outcome.failed[0]}" if outcome.killed else "SURVIVED: no test depends on it"
+            print(f"{name}/{fact}: {verdict} ({outcome.seconds:.0f} s)", flush=True)
+            if not outcome.killed:
+                survivors.append(f"{name}/{fact}")
+    print(f"facts no test depends on: {len(survivors)}" + "".join(f"\n  {s}" for s in survivors))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
