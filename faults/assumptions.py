@@ -78,7 +78,15 @@ PERMANENT_CLEAR = Assumption(
     "cleared only when vSAN shows the device healthy, and a revert that cannot get there fails with the manual remedy",
     ())
 
-ASSUMPTIONS: tuple[Assumption, ...] = (DISK_FAULT_SCRIPT, RESYNC_TYPE_UNSET, PHYSICAL_DISK_DEVNAME, PERMANENT_CLEAR)
+ROLE_EVENT_STRINGS = Assumption(
+    "A-wsfc-role-event-strings",
+    "FailoverClustering events 1641 (role moving) and 1201 (role online) carry the role's name among their insertion "
+    "strings (read by name, in any position: only the failover phases that read them depend on it)",
+    "none found (Microsoft's System-log article gives templates for 1135, 1069, 1177 and 1205 only)",
+    ())
+
+ASSUMPTIONS: tuple[Assumption, ...] = (DISK_FAULT_SCRIPT, RESYNC_TYPE_UNSET, PHYSICAL_DISK_DEVNAME, PERMANENT_CLEAR,
+                                       ROLE_EVENT_STRINGS)
 """Every assumption a backend of this installation makes, in one table (README, "Assumptions")."""
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from faults.assumptions import Probed, ProbeResult
 from faults.backends.role_move import RoleMoveState, database_of, other_site_first
 from faults.base import FaultPlan, FaultSpec, FaultState
 from faults.kinds import Params, RoleMoveParams
@@ -43,6 +44,8 @@ QUERY_TIMEOUT_S = 60.0
 EVENT_LOGS = ("System", "Microsoft-Windows-FailoverClustering/Operational")
 EVENT_PROVIDER = "Microsoft-Windows-FailoverClustering"
 EVENT_IDS = (1135, 1069, 1177, 1641, 1201, 1205)
+PROBE_WINDOW_S = 30 * 86400.0  # how far back a probe looks for events it can judge
+ROLE_BY_POSITION = (1069, 1205)  # documented templates: "Cluster resource '%1' ... in clustered role '%2'", role '%1'
 JSON = "ConvertTo-Json -Compress -Depth 4"
 
 
@@ -105,6 +108,14 @@ class ClusterEvent:
     message: str
     role: str | None
     node: str | None
+    strings: tuple[str, ...] = ()  # every insertion string, as the event carries them
+
+    def about_role(self, role: str) -> bool:
+        """Whether the event names `role`: by its position where Microsoft documents the template (1069, 1205),
+        else among any of its insertion strings (1641, 1201: assumption A-wsfc-role-event-strings)."""
+        if self.event_id in ROLE_BY_POSITION:
+            return self.role is not None and self.role.casefold() == role.casefold()
+        return any(value.casefold() == role.casefold() for value in self.strings)
 
 
 # -- the scripts, one per question (dry-run prints them; the contract tests key on them) -------
@@ -181,7 +192,7 @@ def _event(row: dict[str, Any]) -> ClusterEvent:
     first = props[0] if props else None
     role = {1069: props[1] if len(props) > 1 else None, 1641: first, 1201: first, 1205: first}.get(event_id)
     node = {1135: first, 1641: props[2] if len(props) > 2 else None}.get(event_id, machine)
-    return ClusterEvent(_wall(str(row["TimeUtc"])), event_id, str(row.get("Message") or ""), role, node)
+    return ClusterEvent(_wall(str(row["TimeUtc"])), event_id, str(row.get("Message") or ""), role, node, tuple(props))
 
 
 @dataclass
@@ -266,6 +277,21 @@ class FailoverCluster:
         if not answered:
             raise EndpointUnreachable(f"{self.where}: no winrm endpoint of {self.database.name} answered")
         return sorted(seen.values(), key=lambda e: e.wall)
+
+    def probe_role_event_strings(self, window_s: float = PROBE_WINDOW_S) -> Probed:
+        """The latest roles brought online (event 1201) name a clustered role among their insertion strings (read-only).
+
+        None in the window is UNKNOWN: a cluster whose roles never moved cannot tell."""
+        try:
+            online = [e for e in self.events(self.server_now() - window_s) if e.event_id == 1201]
+            roles = [g.name for g in self.groups()]
+        except HarnessError as exc:
+            return Probed(ProbeResult.UNKNOWN, f"events not read: {exc}")
+        if not online:
+            return Probed(ProbeResult.UNKNOWN, f"no role came online in the last {window_s / 86400:g} days")
+        named = [e for e in online if any(e.about_role(role) for role in roles)]
+        seen = f"{len(named)} of {len(online)} role-online events name a role ({', '.join(roles)})"
+        return Probed(ProbeResult.PASS if len(named) == len(online) else ProbeResult.FAIL, seen)
 
     def server_now(self) -> float:
         for session in self.sessions:

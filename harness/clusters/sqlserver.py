@@ -232,7 +232,8 @@ class AvailabilityGroupCluster(_SqlServerPart):
             found.append(ServerEvent(all_online, EventKind.DATABASES_ONLINE,
                                      f"AlwaysOn_health {self.role}", f"{len(first_per_database)} database(s) "
                                      f"changed role on {node}", {"node": node, "databases": sorted(first_per_database)}))
-        online = [e for e in cluster if e.event_id == ROLE_ONLINE and e.role == self.role and e.wall >= promoted.wall - 1.0]
+        online = [e for e in cluster if e.event_id == ROLE_ONLINE and e.about_role(self.role)
+                  and e.wall >= promoted.wall - 1.0]
         if online:
             first = min(online, key=lambda e: e.wall)
             found.append(ServerEvent(first.wall, EventKind.LISTENER_ONLINE, f"WSFC {self.role}", first.message,
@@ -296,7 +297,7 @@ class FailoverInstanceCluster(_SqlServerPart):
         source = f"WSFC {self.role}"
         detected = _first(_cluster_detection(cluster, source))
         promoted = _first([ServerEvent(e.wall, EventKind.PROMOTED, source, e.message, {"node": e.node})
-                           for e in cluster if e.event_id == ROLE_ONLINE and e.role == self.role
+                           for e in cluster if e.event_id == ROLE_ONLINE and e.about_role(self.role)
                            and e.node is not None and e.node.casefold() != old_primary.casefold()])
         return sorted([e for e in (detected, promoted) if e is not None], key=lambda e: e.wall)
 

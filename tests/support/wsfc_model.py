@@ -73,6 +73,9 @@ FACTS = Facts("wsfc_model", [
          "windowsitpro.com, Troubleshooting Windows Server 2012 failover clusters",
          "Operational. Any informational cluster events are registered in this log, such as groups moving, going "
          "online, or going offline."),
+    Fact("event.1201.strings", "role", "assumed", "A-wsfc-role-event-strings (no Microsoft document gives the layout)"),
+    Fact("event.1641.strings", "role,from,to", "assumed",
+         "A-wsfc-role-event-strings (no Microsoft document gives the layout)"),
     Fact("channel.Operational", "Microsoft-Windows-FailoverClustering/Operational", "documented",
          "Microsoft Clustering blog, List of Failover Cluster Events in Windows 2016/2019",
          "Between the System Event and the Microsoft-Windows-FailoverClustering/Operational channel"),
@@ -128,6 +131,13 @@ class WsfcModel:
     parameters: dict[str, int] = field(default_factory=lambda: {"LeaseTimeout": 20000, "HealthCheckTimeout": 30000,
                                                                 "FailureConditionLevel": 3})
     moves: list[dict[str, str]] = field(default_factory=list)
+    role_online_layout: tuple[str, ...] = field(  # event 1201's insertion strings: role, node, role-upper
+        default_factory=lambda: tuple(str(FACTS.value("event.1201.strings")).split(",")))
+
+    def role_online(self, wall: float, node: str, role: str) -> ModelEvent:
+        values = {"role": role, "node": node, "role-upper": role.upper()}
+        return ModelEvent(wall, 1201, node, f"The Cluster service successfully brought the clustered role '{role}' "
+                                            "online.", [values[name] for name in self.role_online_layout])
 
     # -- objects ------------------------------------------------------------------------
     def groups(self) -> list[dict[str, Any]]:
@@ -217,11 +227,12 @@ class WsfcModel:
             else not waits
         self.state = "Pending" if returns_at_once else self.settle_state
         wall = self.now()
+        strings = {"role": name, "from": before, "to": node}
         self.events.append(ModelEvent(wall, 1641, before, f"Clustered role '{name}' is moving from cluster node "
-                                                          f"'{before}' to cluster node '{node}'.", [name, before, node]))
+                                                          f"'{before}' to cluster node '{node}'.",
+                                      [strings[k] for k in str(FACTS.value("event.1641.strings")).split(",")]))
         if self.state == "Online":
-            self.events.append(ModelEvent(wall + 0.5, 1201, node, f"The Cluster service successfully brought the "
-                                                                  f"clustered role '{name}' online.", [name]))
+            self.events.append(self.role_online(wall + 0.5, node, name))
         props = re.search(r"@\{(.*)\} \} \| ConvertTo-Json", body)
         group = {"Name": name, "OwnerNode": self.owner, "State": self.state}
         return self._json([group], props.group(1) if props else "")
@@ -259,6 +270,4 @@ class WsfcModel:
                                                             "failover cluster membership.", [node]))
         if self.owner == node:
             self.owner = survivor
-            self.events.append(ModelEvent(wall + 8.0, 1201, survivor, "The Cluster service successfully brought "
-                                                                      f"the clustered role '{self.role}' online.",
-                                          [self.role]))
+            self.events.append(self.role_online(wall + 8.0, survivor, self.role))

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from faults.assumptions import ProbeResult
 from faults.backends.sqlserver import AvailabilityGroup
 from harness.clusters.sqlserver import AvailabilityGroupCluster, FailoverInstanceCluster
 from harness.errors import HarnessError
@@ -105,6 +106,18 @@ def test_an_fci_is_owned_by_the_wsfc_role_and_its_failover_is_read_from_the_clus
     assert forecast is not None and forecast.rpo_kb == 0.0 and forecast.detection_s == 20.0
 
 
+def test_the_role_online_event_is_read_by_the_roles_name_wherever_its_insertion_strings_put_it(
+        wsfc: WsfcWorld) -> None:
+    """No Microsoft document gives event 1201's insertion strings (assumption A-wsfc-role-event-strings): the
+    backend finds the role by its name among them, in any case, not by position."""
+    wsfc.model.role_online_layout = ("node", "role-upper")
+    cluster = FailoverInstanceCluster.from_topology(wsfc.topology())
+    since = cluster.cluster.server_now() - 1
+    wsfc.model.fail_node("FCI01")
+    events = cluster.ha_events(since, "fci01")
+    assert [(e.kind, e.attrs["node"]) for e in events] == [(EventKind.DETECTED, "FCI01"), (EventKind.PROMOTED, "FCI02")]
+
+
 def test_an_fci_role_coming_back_online_on_its_old_node_is_no_failover_whatever_the_case_of_its_name(
         wsfc: WsfcWorld) -> None:
     """WSFC writes node names as it was given them (FCI01); the topology may say fci01: one node."""
@@ -113,3 +126,15 @@ def test_an_fci_role_coming_back_online_on_its_old_node_is_no_failover_whatever_
     wsfc.model.events.append(ModelEvent(wsfc.model.now(), 1201, "FCI01", "The Cluster service successfully brought "
                                         f"the clustered role '{wsfc.model.role}' online.", [wsfc.model.role]))
     assert [e.kind for e in cluster.ha_events(since, "fci01")] == []
+
+
+def test_the_role_event_probe_passes_where_the_role_is_named_and_fails_where_it_is_not(wsfc: WsfcWorld) -> None:
+    cluster = FailoverInstanceCluster.from_topology(wsfc.topology()).cluster
+    assert cluster.probe_role_event_strings().result is ProbeResult.UNKNOWN  # no role has come online yet
+    wsfc.model.fail_node("FCI01")
+    assert cluster.probe_role_event_strings().result is ProbeResult.PASS
+    wsfc.model.nodes["FCI01"] = "Up"
+    wsfc.model.role_online_layout = ("node",)  # a layout without the role's name
+    wsfc.model.fail_node("FCI02")
+    probed = cluster.probe_role_event_strings()
+    assert probed.result is ProbeResult.FAIL and probed.seen.startswith("1 of 2 role-online events name a role")
