@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 
 from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay, wait_exponential
 
+from faults.transports import vsan_versions
 from harness.errors import ConfigError, ControlPlaneError, CredentialRejectedError, HarnessError
 from harness.history.events import EventKind
 from harness.history.server import ServerEvent, measure_offset
@@ -108,12 +109,16 @@ class VcEvent:
         return ServerEvent(self.wall, kind, source, self.message, attrs)
 
 
+MAX_VERSIONS_BYTES = 1 << 20  # a versions document is a few hundred bytes
+
+
 class VCenterSession:
     """A lazily connected pyVmomi session to the topology's vCenter, with the helpers both backends use."""
 
-    def __init__(self, vcenter: VCenter, vsan_version: str, limits: Limits = Limits()) -> None:
+    def __init__(self, vcenter: VCenter, vsan_version: str | None = None, limits: Limits = Limits()) -> None:
         self.vcenter = vcenter
-        self.vsan_version = vsan_version
+        self.vsan_version = vsan_version  # the topology's override; None: negotiated on the first vSAN call
+        self.vsan_spoken: str | None = vsan_version  # the version the vSAN calls use, once known
         self.limits = limits
         self._si: Any = None
         self._vsan: dict[str, Any] | None = None
@@ -299,12 +304,15 @@ class VCenterSession:
 
     # -- vSAN ------------------------------------------------------------------------------
     def vsan(self, name: str) -> Any:
-        """A vSAN managed object ('vsan-cluster-object-system', ...) on /vsanHealth, at the topology's API version."""
+        """A vSAN managed object ('vsan-cluster-object-system', ...) on /vsanHealth, at the negotiated API version
+        (or the topology's override)."""
         with self._lock:
             if self._vsan is None:
                 s, stub = sdk(), self.si()._stub
+                if self.vsan_spoken is None:
+                    self.vsan_spoken = self.negotiate_vsan_version()
                 mos = s.vsanapiutils.GetVsanVcMos(stub, context=ssl_context(self.vcenter.tls, FIELD),
-                                                  version=self.vsan_version)
+                                                  version=self.vsan_spoken)
                 for mo in mos.values():  # vsanapiutils builds its stub without a read timeout: bound it as ours
                     mo._stub.schemeArgs["timeout"] = self.limits.read_s
                 self._vsan = mos
@@ -312,6 +320,27 @@ class VCenterSession:
                 return self._vsan[name]
             except KeyError:
                 raise ConfigError(f"{self.where}: the vSAN SDK has no managed object {name!r}") from None
+
+    def negotiate_vsan_version(self) -> str:
+        """The newest vSAN API version vCenter offers (/sdk/vsanServiceVersions.xml) that this pyVmomi speaks,
+        read with this session's TLS policy and bounds (`faults.transports.vsan_versions`)."""
+        def fetch() -> str:
+            connection = http.client.HTTPSConnection(self.vcenter.address, self.vcenter.port, timeout=self.limits.read_s,
+                                                     context=ssl_context(self.vcenter.tls, FIELD))
+            try:
+                connection.request("GET", vsan_versions.PATH)
+                reply = connection.getresponse()
+                body = reply.read(MAX_VERSIONS_BYTES + 1)
+            finally:
+                connection.close()
+            if reply.status != 200 or len(body) > MAX_VERSIONS_BYTES:
+                raise ControlPlaneError(f"{self.where}: GET {vsan_versions.PATH} answered {reply.status} "
+                                        f"({len(body)} bytes); set {vsan_versions.OVERRIDE}")
+            return body.decode("utf-8", errors="replace")
+        document = self.call(f"reading {vsan_versions.PATH}", fetch)
+        version = vsan_versions.from_pyvmomi(vsan_versions.offered(document, self.where), self.where)
+        log.info("%s: vSAN API %s (negotiated)", self.where, version)
+        return version
 
     # -- clock and events ------------------------------------------------------------------
     def server_now(self) -> float:

@@ -175,6 +175,8 @@ class VsphereCluster:
                      "vsphere_ha": f"{'on' if seen.ha_enabled else 'off'}; DRS {'on' if seen.drs_enabled else 'off'}"
                                    f" ({seen.drs_behavior or '-'})",
                      "vsan_repair_timer_min": "unknown" if timer is None else str(timer),
+                     "vsan_api": f"{self.session.vsan_spoken} ("
+                                 f"{'negotiated' if self.session.vsan_version is None else 'set in the topology'})",
                      "vsan_preferred_site": seen.preferred_site or "-", "vsan_witness": seen.witness or "-"}
         if self.topology.lab is not None:
             described.update(_lab_model(self.topology))

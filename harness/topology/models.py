@@ -332,10 +332,10 @@ class DiskFaultCommands(_Model):
 
 
 class VsanSettings(_Model):
-    api_version: VsanApiVersion = Field(
-        default="vsan.version.version20",
-        description="vSAN management API version passed to /vsanHealth (the SDK's default is too old "
-                    "for the resync summary)")
+    api_version: VsanApiVersion | None = Field(
+        default=None,
+        description="vSAN management API version passed to /vsanHealth; unset: the newest one vCenter offers "
+                    "(/sdk/vsanServiceVersions.xml) that this pyVmomi speaks. Set it only to override that")
     disk_faults: DiskFaultCommands = DiskFaultCommands()
 
 

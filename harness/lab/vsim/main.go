@@ -74,6 +74,7 @@ func run(configPath string, logger *log.Logger) error {
 	svc.RegisterSDK(sim.vsanRegistry())
 	// More specific than the simulator's own "/vsanHealth" pattern, so it runs first.
 	svc.ServeMux.HandleFunc("POST "+vsan.Path, guardVsanEndpoint(svc.ServeSDK))
+	svc.ServeMux.HandleFunc("GET /sdk/vsanServiceVersions.xml", serveVsanVersions)
 	server := svc.NewServer()
 	defer server.Close()
 

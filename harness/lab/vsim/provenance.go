@@ -25,6 +25,11 @@ const (
 	syncReasonQuote       = `CreateEnumType("vim.vsan.VsanSyncReason", "VsanSyncReason", "vsan.version.version7", ["repair", "evacuate", "rebalance", "reconfigure", "dying_evacuate", "stale", "merge_concat", "object_format_change"`
 	eventCatalogue        = "lamw/vcenter-event-mapping vsphere-8.0u3.md (vCenter Server 8.0 Update 3 events)"
 	rvc                   = "vmware/rvc lib/rvc/modules/vsan.rb"
+	webServicesGuide      = "VMware vSphere 8.0 Web Services programming guide (vimServiceVersions.xml, the same shape)"
+	vsanapiutils          = "vmware/pyvmomi vsanapiutils.py GetLatestVmodlVersion (what the vSAN SDK reads from /sdk/vsanServiceVersions.xml)"
+	// The version ids are pyVmomi's; which vCenter release offers which is not published: the document
+	// served is that of a vCenter offering 8.0.0.3 and older ids, shaped as the vim document is.
+	pyVmomiVersions = "vmware/pyvmomi pyVmomi/_typeinfo_vsanhealth.py (the vSAN API version ids)"
 )
 
 // facts is the simulator's provenance table; served values are read from it with fact().
@@ -59,6 +64,14 @@ var facts = []Fact{
 		"A-vsan-physical-disk-devname (RVC never asks QueryPhysicalVsanDisks for it; CMMDS DISK entries carry devName)", ""},
 	{"permanent_clear.heals", "true", "assumed",
 		"A-vsan-permanent-clear (no document says whether clearing a permanent error restores the device; the lab's model parameter permanent_clear_heals)", ""},
+	{"vsan_versions.document_version", "1.0", "documented", webServicesGuide,
+		`<namespaces version="1.0"> <namespace> <name>urn:vim25</name> <version>5.0</version> <priorVersions>`},
+	{"vsan_versions.namespace", "urn:vsan", "documented", vsanapiutils, `if (element.firstChild.nodeValue == "urn:vsan"):`},
+	{"vsan_versions.current", "8.0.0.3", "documented", pyVmomiVersions, `AddVersion("vsan.version.version22", "vsan", "8.0.0.3", 0, "vsan")`},
+	{"vsan_versions.prior.1", "8.0.0.2", "documented", pyVmomiVersions, `AddVersion("vsan.version.version21", "vsan", "8.0.0.2", 0, "vsan")`},
+	{"vsan_versions.prior.2", "8.0.0.1", "documented", pyVmomiVersions, `AddVersion("vsan.version.version20", "vsan", "8.0.0.1", 0, "vsan")`},
+	{"vsan_versions.prior.3", "vSAN 7.0U3", "documented", pyVmomiVersions, `AddVersion("vsan.version.version18", "vsan", "vSAN 7.0U3", 0, "vsan")`},
+	{"vsan_versions.prior.4", "7.0", "documented", pyVmomiVersions, `AddVersion("vsan.version.version12", "vsan", "7.0", 0, "vsan")`},
 	{"vsan_endpoint.property_collector", "NotSupported", "stricter",
 		"whether /vsanHealth serves PropertyCollector calls is not documented; refused so that the backend reads properties on /sdk", ""},
 }

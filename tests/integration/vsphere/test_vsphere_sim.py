@@ -233,3 +233,17 @@ def test_a_host_failure_is_found_whichever_of_its_two_events_vcenter_posts(
             time.sleep(0.2)
         assert {e.attrs.get("host") for e in failed} == {"esx-b2"}
         close_all()
+
+
+def test_the_vsan_api_version_is_the_newest_the_simulator_offers_that_pyvmomi_speaks(sim: Simulator) -> None:
+    """Negotiated from /sdk/vsanServiceVersions.xml over the session's verified TLS (the simulator offers 8.0.0.3
+    first); a topology value overrides it."""
+    session = VCenterSession(sim.topology().management.vcenter)  # type: ignore[arg-type]
+    assert session.negotiate_vsan_version() == "vsan.version.version22"
+    assert session.vsan("vsan-cluster-config-system") is not None and session.vsan_spoken == "vsan.version.version22"
+    pinned = VCenterSession(sim.topology().management.vcenter, "vsan.version.version20")  # type: ignore[arg-type]
+    pinned.vsan("vsan-cluster-config-system")
+    assert pinned.vsan_spoken == "vsan.version.version20"
+    untrusted = VCenterSession(sim.topology().management.vcenter.model_copy(update={"tls": TlsPolicy()}))  # type: ignore[union-attr]
+    with pytest.raises(ConfigError, match="certificate not trusted"):
+        untrusted.negotiate_vsan_version()
