@@ -12,6 +12,7 @@ transport's TLS policy and bounds, and fails naming what it saw, so a topology c
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 from xml.etree import ElementTree
 
 from harness.errors import ControlPlaneError
@@ -48,8 +49,9 @@ def negotiated(ids: list[str], where: str, known: Callable[[str], str | None], s
 
 
 def from_pyvmomi(ids: list[str], where: str) -> str:
-    from pyVmomi import VmomiSupport  # the SDK only when a vSAN call is made
+    import importlib
 
-    newest = VmomiSupport.newestVersions.GetName("vsan")
-    return negotiated(ids, where, lambda i: VmomiSupport.versionMap.get(f"vsan/{i}"),
-                      lambda name: bool(VmomiSupport.IsChildVersion(newest, name)))
+    support: Any = importlib.import_module("pyVmomi.VmomiSupport")  # the SDK only when a vSAN call is made
+    newest = support.newestVersions.GetName("vsan")
+    return negotiated(ids, where, lambda i: support.versionMap.get(f"vsan/{i}"),
+                      lambda name: bool(support.IsChildVersion(newest, name)))
