@@ -1,35 +1,52 @@
-"""A WS-Management endpoint on 127.0.0.1 for contract tests: the five actions pywinrm sends.
+"""A WS-Management endpoint on 127.0.0.1 for contract tests: the five actions pywinrm sends, behind WinRM's login.
 
 No WS-Management server runs here (there is no Windows), so this answers the SOAP envelopes
 of Microsoft's WS-Management Shell protocol [MS-WSMV] as pywinrm parses them: Create (a
-ShellId selector), Command (a CommandId), Receive (base64 stdout/stderr streams and
-CommandState Done with an ExitCode), Signal and Delete (RelatesTo the request's MessageID).
-The command must be `powershell -encodedcommand <UTF-16LE base64>`; the decoded script goes
-to `answer`, which plays the Windows node. Basic authentication only (the one transport that
-needs no Windows security package); anything else is answered 401.
+ShellId selector), Command (a CommandId), Receive (base64 stdout/stderr streams, CommandState
+Running until the last, which is Done with an ExitCode), Signal and Delete (RelatesTo the
+request's MessageID). The command must be `powershell -encodedcommand <UTF-16LE base64>`; the
+decoded script goes to `answer`, which plays the Windows node.
+
+Given a `WsmanSite` (a throwaway certificate and NTLM accounts, `tests.support.wsman_auth`),
+the endpoint logs in as a listener with Windows' defaults does: NTLM inside Negotiate, over
+https with the client's channel binding checked (the transport's default), or over http with
+every message sealed. Without one it takes Basic over http, the form a caller that only
+passes ports (test_sqlserver_backup) points at. A command's output can be split over several
+Receive responses (`receives`), as a running command's is.
 
 Reference: [MS-WSMV] Web Services Management Protocol Extensions for Windows Vista,
-https://learn.microsoft.com/en-us/openspecs/windows_protocols/ms-wsmv/
+https://learn.microsoft.com/en-us/openspecs/windows_protocols/ms-wsmv/ (sources of each
+served value: tests/support/wsman_facts.py)
 """
 
 from __future__ import annotations
 
 import base64
+import os
 import re
+import socket
+import ssl
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+from spnego.exceptions import SpnegoError
+
+from tests.support.wsman_auth import ACCOUNTS_ENV, SCHEME, NtlmLogin, WsmanSite, content_type, is_sealed, seal, unseal
+from tests.support.wsman_facts import FACTS, text
 
 Answer = Callable[[str], tuple[str, str, int]]  # script -> (stdout, stderr, exit code)
 
 SHELL = "http://schemas.microsoft.com/wbem/wsman/1/windows/shell"
 ACTIONS = {
     "http://schemas.xmlsoap.org/ws/2004/09/transfer/Create": "create",
-    f"{SHELL}/Command": "command",
-    f"{SHELL}/Receive": "receive",
+    text("command.action"): "command",
+    text("receive.action"): "receive",
     f"{SHELL}/Signal": "signal",
     "http://schemas.xmlsoap.org/ws/2004/09/transfer/Delete": "delete",
 }
@@ -38,15 +55,30 @@ ENVELOPE = ('<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" '
             'xmlns:w="http://schemas.dmtf.org/wbem/wsman/1/wsman.xsd" '
             f'xmlns:rsp="{SHELL}"><s:Header><a:RelatesTo>{{relates}}</a:RelatesTo></s:Header>'
             '<s:Body>{body}</s:Body></s:Envelope>')
+SOAP = f"{text('encryption.original_content')};charset=UTF-8"
+CHALLENGE_STATUS = int(FACTS.value("auth.challenge_status"))  # 401
+CHALLENGE_HEADER = text("auth.challenge_header")  # WWW-Authenticate
+AUTHORIZATION = text("auth.request_header")
+CONTEXT_COMPLETE = int(text("auth.complete_status").split()[0])  # 200: the connection is authenticated
+UNENCRYPTED_STATUS = int(FACTS.value("encryption.unencrypted_status"))  # 401, AllowUnencrypted=false
+ALLOW_UNENCRYPTED = text("encryption.allow_unencrypted") == "true"
+RUNNING, DONE = text("receive.state.Running"), text("receive.state.Done")
+EXIT_CODE, COMMAND_ID = text("receive.exit_code"), text("receive.command_id")
 
 
 @dataclass
 class WsmanLog:
-    """What the endpoint saw: the scripts run and the actions in order (for tests to assert on)."""
+    """What the endpoint saw (for tests to assert on)."""
 
     scripts: list[str] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
     open_shells: set[str] = field(default_factory=set)
+    logins: list[str] = field(default_factory=list)  # who each authenticated connection logged in as
+    refusals: list[str] = field(default_factory=list)  # why a login or a body was refused
+    bodies: list[str] = field(default_factory=list)  # "sealed" or "plain", for each envelope read
+    wire: list[bytes] = field(default_factory=list)  # each envelope-carrying body as it arrived
+    states: list[str] = field(default_factory=list)  # "Running" or "Done", for each Receive answered
+    errors: list[str] = field(default_factory=list)  # connections that failed below HTTP (a TLS handshake)
 
 
 def _tag(xml: str, name: str) -> str | None:
@@ -61,69 +93,184 @@ def decode_command(command: str) -> str:
     return base64.b64decode(match.group(1)).decode("utf-16-le")
 
 
-def _handler(username: str, password: str, answer: Answer, log: WsmanLog,
+def output_pieces(data: bytes, count: int) -> list[bytes]:
+    """`data` in `count` consecutive pieces (cut anywhere, inside a UTF-8 character too, as a pipe's reads are)."""
+    size = -(-len(data) // count) if data else 0
+    return [data[i * size:(i + 1) * size] for i in range(count)]
+
+
+@dataclass
+class _Output:
+    pieces: list[tuple[bytes, bytes]]  # (stdout, stderr) for each Receive still to answer
+    code: int
+
+
+class _Shells:
+    """The commands' outputs, streamed over `receives` Receive responses each."""
+
+    def __init__(self, answer: Answer, log: WsmanLog, receives: int) -> None:
+        self.answer, self.log, self.receives = answer, log, receives
+        self.outputs: dict[str, _Output] = {}
+
+    def act(self, action: str, request: str) -> str:
+        if action == "create":
+            shell = str(uuid.uuid4()).upper()
+            self.log.open_shells.add(shell)
+            return (f'<x:ResourceCreated xmlns:x="http://schemas.xmlsoap.org/ws/2004/09/transfer">'
+                    f'<a:ReferenceParameters><w:SelectorSet><w:Selector Name="ShellId">{shell}</w:Selector>'
+                    f"</w:SelectorSet></a:ReferenceParameters></x:ResourceCreated>")
+        if action == "command":
+            command_id = str(uuid.uuid4()).upper()
+            script = decode_command(_tag(request, "Command") or "")
+            self.log.scripts.append(script)
+            stdout, stderr, code = self.answer(script)
+            pieces = zip(output_pieces(stdout.encode(), self.receives), output_pieces(stderr.encode(), self.receives),
+                         strict=True)
+            self.outputs[command_id] = _Output(list(pieces), code)
+            return f"<rsp:CommandResponse><rsp:CommandId>{command_id}</rsp:CommandId></rsp:CommandResponse>"
+        if action == "receive":
+            return self._receive(request)
+        if action == "delete":
+            deleted = re.search(r'Name="ShellId">([^<]+)<', request)
+            self.log.open_shells.discard(deleted.group(1) if deleted else "")
+        return "<rsp:SignalResponse/>" if action == "signal" else ""
+
+    def _receive(self, request: str) -> str:
+        """The next piece of the command's output; Running until the last, which is Done with the exit code."""
+        match = re.search(rf'{COMMAND_ID}="([^"]+)"', request)
+        command_id = match.group(1) if match else ""
+        output = self.outputs.get(command_id) or _Output([(b"", b"")], 1)
+        stdout, stderr = output.pieces.pop(0)
+        streams = "".join(f'<rsp:Stream Name="{name}" {COMMAND_ID}="{command_id}">{base64.b64encode(data).decode()}'
+                          f"</rsp:Stream>" for name, data in (("stdout", stdout), ("stderr", stderr)) if data)
+        if output.pieces:
+            self.log.states.append("Running")
+            state = f'<rsp:CommandState {COMMAND_ID}="{command_id}" State="{RUNNING}"/>'
+        else:
+            self.log.states.append("Done")
+            self.outputs.pop(command_id, None)
+            state = (f'<rsp:CommandState {COMMAND_ID}="{command_id}" State="{DONE}">'
+                     f"<rsp:{EXIT_CODE}>{output.code}</rsp:{EXIT_CODE}></rsp:CommandState>")
+        return f"<rsp:ReceiveResponse>{streams}{state}</rsp:ReceiveResponse>"
+
+
+class _Server(ThreadingHTTPServer):
+    """127.0.0.1 at a free port; TLS (when given) is set up in each connection's own thread."""
+
+    daemon_threads = True
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], tls: ssl.SSLContext | None, log: WsmanLog) -> None:
+        super().__init__(("127.0.0.1", 0), handler)
+        self.tls, self.log = tls, log
+        self.connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        connection = self.tls.wrap_socket(request, server_side=True) if self.tls else request
+        with self.connections_lock:
+            self.connections.add(connection)
+        try:
+            super().finish_request(connection, client_address)
+        finally:
+            with self.connections_lock:
+                self.connections.discard(connection)
+            if connection is not request:
+                connection.close()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        self.log.errors.append(repr(sys.exc_info()[1]))
+
+    def close_connections(self) -> None:
+        """End the keep-alive connections clients left open (their threads wait on them)."""
+        with self.connections_lock:
+            for connection in self.connections:
+                with suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
+
+
+def _handler(username: str, password: str, site: WsmanSite | None, over_tls: bool, shells: _Shells, log: WsmanLog,
              lock: threading.Lock) -> type[BaseHTTPRequestHandler]:
-    expected = "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()
-    outputs: dict[str, tuple[str, str, int]] = {}
+    expected_basic = "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()
+    bindings = site.channel_bindings() if site and over_tls else None
 
     class Handler(BaseHTTPRequestHandler):
         disable_nagle_algorithm = True
         protocol_version = "HTTP/1.1"
+        login: NtlmLogin
+
+        def setup(self) -> None:
+            super().setup()
+            self.login = NtlmLogin(bindings)
 
         def log_message(self, format: str, *args: object) -> None:
             return
 
-        def _send(self, status: int, body: str = "") -> None:
-            data = body.encode()
+        def _send(self, status: int, body: bytes = b"", *, kind: str = SOAP, challenge: str | None = None) -> None:
             self.send_response(status)
-            self.send_header("Content-Type", "application/soap+xml;charset=UTF-8")
-            self.send_header("Content-Length", str(len(data)))
+            if challenge is not None:
+                self.send_header(CHALLENGE_HEADER, challenge)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(data)
+            self.wfile.write(body)
+
+        def _refuse(self, status: int, reason: str, challenge: str | None = None) -> None:
+            with lock:
+                log.refusals.append(reason)
+            self._send(status, challenge=challenge)
 
         def do_POST(self) -> None:
-            request = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             if self.path != "/wsman":
                 self._send(404)
                 return
-            if self.headers.get("Authorization") != expected:
-                self._send(401)
+            if site is None:
+                if self.headers.get(AUTHORIZATION) != expected_basic:
+                    self._refuse(401, "credentials")
+                    return
+                self._serve(body.decode(), sealed=False)
                 return
+            verdict = self.login.step(self.headers.get(AUTHORIZATION))
+            if verdict.challenge is not None:
+                if verdict.refusal:
+                    self._refuse(CHALLENGE_STATUS, verdict.refusal, verdict.challenge)
+                else:
+                    self._send(CHALLENGE_STATUS, challenge=verdict.challenge)
+                return
+            if verdict.user:
+                with lock:
+                    log.logins.append(verdict.user)
+            if not body:  # pywinrm's blank message that sets the context up before the first sealed one
+                self._send(CONTEXT_COMPLETE)
+                return
+            with lock:
+                log.wire.append(body)
+            sealed = is_sealed(self.headers.get("Content-Type", ""))
+            if not sealed and not over_tls and not ALLOW_UNENCRYPTED:
+                self.login.reset()
+                self._refuse(UNENCRYPTED_STATUS, "unencrypted body over http", SCHEME)
+                return
+            try:
+                request = unseal(body, self.headers["Content-Type"], self.login.established) if sealed else body.decode()
+            except (ValueError, SpnegoError) as exc:
+                self._refuse(400, f"unreadable sealed body: {exc}")
+                return
+            self._serve(request, sealed=sealed)
+
+        def _serve(self, request: str, *, sealed: bool) -> None:
             action = ACTIONS.get((_tag(request, "Action") or "").strip())
             message_id = (_tag(request, "MessageID") or "").strip()
             if action is None:
                 self._send(400)
                 return
             with lock:
+                log.bodies.append("sealed" if sealed else "plain")
                 log.actions.append(action)
-                body = self._act(action, request)
-            self._send(200, ENVELOPE.format(relates=message_id, body=body))
-
-        def _act(self, action: str, request: str) -> str:
-            if action == "create":
-                shell = str(uuid.uuid4()).upper()
-                log.open_shells.add(shell)
-                return (f'<x:ResourceCreated xmlns:x="http://schemas.xmlsoap.org/ws/2004/09/transfer">'
-                        f'<a:ReferenceParameters><w:SelectorSet><w:Selector Name="ShellId">{shell}</w:Selector>'
-                        f"</w:SelectorSet></a:ReferenceParameters></x:ResourceCreated>")
-            if action == "command":
-                command_id = str(uuid.uuid4()).upper()
-                script = decode_command(_tag(request, "Command") or "")
-                log.scripts.append(script)
-                outputs[command_id] = answer(script)
-                return f"<rsp:CommandResponse><rsp:CommandId>{command_id}</rsp:CommandId></rsp:CommandResponse>"
-            if action == "receive":
-                match = re.search(r'CommandId="([^"]+)"', request)
-                stdout, stderr, code = outputs.pop(match.group(1) if match else "", ("", "", 1))
-                streams = "".join(f'<rsp:Stream Name="{name}" CommandId="x">{base64.b64encode(text.encode()).decode()}'
-                                  f"</rsp:Stream>" for name, text in (("stdout", stdout), ("stderr", stderr)) if text)
-                return (f"<rsp:ReceiveResponse>{streams}<rsp:CommandState CommandId=\"x\" "
-                        f'State="{SHELL}/CommandState/Done"><rsp:ExitCode>{code}</rsp:ExitCode></rsp:CommandState>'
-                        "</rsp:ReceiveResponse>")
-            if action == "delete":
-                shell = re.search(r'Name="ShellId">([^<]+)<', request)
-                log.open_shells.discard(shell.group(1) if shell else "")
-            return "<rsp:SignalResponse/>" if action == "signal" else ""
+                envelope = ENVELOPE.format(relates=message_id, body=shells.act(action, request))
+            if sealed:
+                self._send(200, seal(envelope, self.login.established), kind=content_type())
+            else:
+                self._send(200, envelope.encode())
 
     return Handler
 
@@ -133,20 +280,49 @@ class RunningWsman:
     address: str
     port: int
     log: WsmanLog
+    scheme: Literal["https", "http"]
+    username: str  # the account it accepts
+    site: WsmanSite | None  # None: Basic over http
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://{self.address}:{self.port}/wsman"
 
 
 @contextmanager
-def running_wsman(answer: Answer, username: str, password: str) -> Iterator[RunningWsman]:
-    """The endpoint on 127.0.0.1 at a free port, for the duration of the block."""
+def running_wsman(answer: Answer, username: str, password: str, *, site: WsmanSite | None = None,
+                  scheme: Literal["https", "http"] | None = None, receives: int = 1) -> Iterator[RunningWsman]:
+    """The endpoint on 127.0.0.1 at a free port, for the duration of the block.
+
+    With `site`: NTLM for `username` (`DOMAIN\\user`), over https with the site's certificate and
+    channel binding (default) or over http with sealed messages; NTLM_USER_FILE must name the
+    site's account file (monkeypatch it). Without: Basic over http. `receives`: how many Receive
+    responses carry each command's output.
+    """
+    if receives < 1:
+        raise ValueError("a command's output takes at least one Receive")
+    if site is None:
+        if scheme == "https":
+            raise ValueError("https is served with NTLM: give a WsmanSite")
+        scheme = "http"
+    else:
+        scheme = scheme or "https"
+        if os.environ.get(ACCOUNTS_ENV) != str(site.accounts):
+            raise RuntimeError(f"pyspnego's NTLM acceptor reads {ACCOUNTS_ENV}: set it to {site.accounts} for the "
+                               "test (monkeypatch.setenv) before starting the stand-in")
+        site.add_account(username, password)
     log = WsmanLog()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(username, password, answer, log, threading.Lock()))
-    server.daemon_threads = True
+    over_tls = scheme == "https"
+    handler = _handler(username, password, site, over_tls, _Shells(answer, log, receives), log, threading.Lock())
+    server = _Server(handler, site.tls_context() if site and over_tls else None, log)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="wsman", daemon=True)
     thread.start()
+    running = RunningWsman("127.0.0.1", int(server.server_address[1]), log, scheme, username, site)
     try:
-        yield RunningWsman("127.0.0.1", int(server.server_address[1]), log)
+        yield running
     finally:
         server.shutdown()
+        server.close_connections()
         server.server_close()
         thread.join(5)
 

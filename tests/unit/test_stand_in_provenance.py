@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import sqlserver_model, wsfc_model
+from tests.support import sqlserver_model, wsfc_model, wsman_facts
 from tests.support.provenance import Fact, Facts
 
-TABLES = [wsfc_model.FACTS, sqlserver_model.FACTS]
+TABLES = [wsfc_model.FACTS, sqlserver_model.FACTS, wsman_facts.FACTS]
 
 
 @pytest.mark.parametrize("table", TABLES, ids=lambda t: t.name)

@@ -31,7 +31,7 @@ def ag_wsfc(wsfc: WsfcWorld) -> WsfcWorld:
 
 
 def ag_cluster(sql: SqlServerModel, wsfc: WsfcWorld) -> AvailabilityGroupCluster:
-    return AvailabilityGroupCluster.from_topology(ag_topology([wsfc.first.port, wsfc.second.port]),
+    return AvailabilityGroupCluster.from_topology(ag_topology([wsfc.first.port, wsfc.second.port], wsfc.site),
                                                   connector=sql.connect)
 
 
