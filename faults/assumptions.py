@@ -85,8 +85,15 @@ ROLE_EVENT_STRINGS = Assumption(
     "none found (Microsoft's System-log article gives templates for 1135, 1069, 1177 and 1205 only)",
     ())
 
+HEALTH_CACHE = Assumption(
+    "A-vsan-health-cache",
+    "the cached health summary (fetchFromCache) carries the groups com.vmware.vsan.health.test.network and "
+    "...cluster by those ids, and its timestamp is when the health service computed it",
+    "the ids as a public health script reads them from vCenter; no document for the timestamp's meaning",
+    ())
+
 ASSUMPTIONS: tuple[Assumption, ...] = (DISK_FAULT_SCRIPT, RESYNC_TYPE_UNSET, PHYSICAL_DISK_DEVNAME, PERMANENT_CLEAR,
-                                       ROLE_EVENT_STRINGS)
+                                       ROLE_EVENT_STRINGS, HEALTH_CACHE)
 """Every assumption a backend of this installation makes, in one table (README, "Assumptions")."""
 
 

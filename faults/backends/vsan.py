@@ -8,7 +8,8 @@ read; the hosts' `QuerySyncingVsanObjects` when the cluster call fails), the obj
 timer (an absent component waits for it: a run shorter than it shows no resync, which is
 correct behaviour), "repair objects immediately", and the cluster health summary.
 
-`VsanQuiet` is the preflight: no run starts while a resync runs or health is red.
+`VsanQuiet` is the preflight: no run starts while a resync runs, an object is not healthy (both asked
+live) or a judged group of the cached health summary is red.
 
 Faults: `DiskFailure` and `DiskGroupFailure` (the group's cache device) run the command lines of
 `management.vsan.disk_faults` over the host's ESXi SSH endpoint (`sites[].hosts[].ssh`, host key
@@ -334,6 +335,29 @@ class VsanCluster:
         self.session.wait_task(vc_task, what, REPAIR_TASK_S)
 
     # -- health ---------------------------------------------------------------------------
+    def object_health(self) -> dict[str, int]:
+        """Objects per VsanObjectHealthState, asked live (`VsanQueryObjectIdentities`, health only: bounded)."""
+        cluster, objects = self.cluster(), self.session.vsan("vsan-cluster-object-system")
+        found = self.session.call("VsanQueryObjectIdentities (health)", lambda: objects.VsanQueryObjectIdentities(
+            cluster=cluster, includeObjIdentity=False, includeHealth=True, includeSpaceSummary=False))
+        details = getattr(getattr(found, "health", None), "objectHealthDetail", None) or []
+        counts: dict[str, int] = {}
+        for detail in details:
+            counts[str(detail.health)] = counts.get(str(detail.health), 0) + int(detail.numObjects or 0)
+        return counts
+
+    def cached_health(self) -> CachedHealth:
+        """The health service's last summary (`fetchFromCache=True`: no health run), per group, with its age."""
+        cluster, system = self.cluster(), self.session.vsan("vsan-cluster-health-system")
+        summary = self.session.call("VsanQueryVcClusterHealthSummary (cached)",
+                                    lambda: system.VsanQueryVcClusterHealthSummary(cluster=cluster, fetchFromCache=True))
+        stamp = getattr(summary, "timestamp", None)
+        age = max(0.0, self.session.server_now() - stamp.timestamp()) if stamp is not None else float("inf")
+        groups = {str(g.groupId): GroupSeen(str(g.groupHealth), tuple(str(t.testName) for t in (g.groupTests or [])
+                                                                        if t.testHealth == "red"))
+                  for g in getattr(summary, "groups", None) or [] if getattr(g, "groupId", None)}
+        return CachedHealth(age, groups)
+
     def health(self) -> HealthSeen:
         cluster, system = self.cluster(), self.session.vsan("vsan-cluster-health-system")
         summary = self.session.call("VsanQueryVcClusterHealthSummary", lambda: system.VsanQueryVcClusterHealthSummary(
@@ -355,6 +379,18 @@ class ResyncSummary:
     @property
     def idle(self) -> bool:
         return self.objects == 0 and self.bytes_left == 0
+
+
+@dataclass(frozen=True)
+class GroupSeen:
+    health: str
+    red_tests: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CachedHealth:
+    age_s: float  # since the health service computed it (server clock); inf when it carries no time
+    groups: dict[str, GroupSeen]
 
 
 @dataclass(frozen=True)
@@ -403,20 +439,70 @@ def summary_from_components(found: list[ComponentSeen]) -> ResyncSummary:
 
 @dataclass
 class VsanQuiet:
-    """Preflight: refuse to start while vSAN resynchronises or its health is red (the run would measure that)."""
+    """Preflight: refuse to start while vSAN resynchronises, an object is not healthy, or a judged health group is red.
+
+    A full health run (`fetchFromCache=False`) can outlast the read timeout, and the overall colour rolls
+    up hardware-compatibility and online checks that are often red on healthy clusters. So objects and
+    resync are judged live with targeted, bounded queries (`QuerySyncingVsanObjectsSummary`,
+    `VsanQueryObjectIdentities(includeHealth=True)`), and only the configured groups
+    (`management.vsan.preflight_health_groups`: network and cluster by default) are taken from the cached
+    summary, whose age is shown and warned about past `health_cache_warn_s`.
+    """
 
     cluster: VsanCluster
 
-    def preflight(self) -> None:
+    def preflight(self) -> HealthJudged:
+        where = self.cluster.session.where
         resync = self.cluster.resync()
         if not resync.idle:
             eta = f", ETA {resync.eta_s} s" if resync.eta_s is not None else ""
-            raise ControlPlaneError(f"{self.cluster.session.where}: vSAN is resynchronising {resync.objects} objects "
+            raise ControlPlaneError(f"{where}: vSAN is resynchronising {resync.objects} objects "
                                     f"({resync.bytes_left} bytes{eta}); start when it is done")
-        health = self.cluster.health()
-        if health.overall == "red":
-            raise ControlPlaneError(f"{self.cluster.session.where}: vSAN health is red ({'; '.join(health.red) or 'no detail'}); "
-                                    "fix it before a run")
+        objects = self.cluster.object_health()
+        unhealthy = {state: n for state, n in objects.items() if n and not _available(state)}
+        if unhealthy:
+            raise ControlPlaneError(f"{where}: vSAN objects are not healthy ("
+                                    + ", ".join(f"{n} {state}" for state, n in sorted(unhealthy.items()))
+                                    + "); start when they are")
+        settings = self.cluster.topology.management.vsan
+        cached = self.cluster.cached_health()
+        judged = HealthJudged(objects, cached.age_s, tuple(g for g in settings.preflight_health_groups
+                                                           if g in cached.groups))
+        missing = [g for g in settings.preflight_health_groups if g not in cached.groups]
+        if missing:
+            judged.warnings.append(f"the cached health summary has no group {', '.join(missing)} (it has "
+                                   f"{', '.join(sorted(cached.groups)) or 'none'}): not judged")
+        red = [f"{g}: {', '.join(cached.groups[g].red_tests) or 'red'}" for g in judged.groups
+               if cached.groups[g].health == "red"]
+        if red:
+            raise ControlPlaneError(f"{where}: vSAN health is red in the cached summary ({cached.age_s:.0f} s old): "
+                                    + "; ".join(red) + "; fix it before a run")
+        if cached.age_s > settings.health_cache_warn_s:
+            judged.warnings.append(f"the cached health summary is {cached.age_s / 3600:.1f} h old (warned past "
+                                   f"{settings.health_cache_warn_s / 3600:g} h): run a health check in vCenter")
+        for warning in judged.warnings:
+            log.warning("%s: %s", where, warning)
+        return judged
+
+
+def _available(state: str) -> bool:
+    """An object health state that is no loss of availability (VsanObjectHealthState: healthy, nonavailabilityrelated*)."""
+    return state == "healthy" or state.startswith("nonavailabilityrelated")
+
+
+@dataclass
+class HealthJudged:
+    """What the preflight judged: live object states, the cached summary's age, the groups it judged."""
+
+    objects: dict[str, int]
+    cache_age_s: float
+    groups: tuple[str, ...]
+    warnings: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        return (f"objects {', '.join(f'{n} {s}' for s, n in sorted(self.objects.items())) or 'none'} (live); "
+                f"{', '.join(g.rsplit('.', 1)[-1] for g in self.groups) or 'no groups'} from the cached summary, "
+                f"{self.cache_age_s / 60:.0f} min old" + "".join(f"; WARN {w}" for w in self.warnings))
 
 
 # -- faults -------------------------------------------------------------------------------------
@@ -549,7 +635,7 @@ class _DeviceFault:
         shell = self._ssh()  # a missing endpoint is a configuration error, said before contacting anything
         seen = verify(self.topology, self.vsan.session)
         self._device_known(seen)
-        VsanQuiet(self.vsan).preflight()
+        self.evidence["vsan_health"] = VsanQuiet(self.vsan).preflight().describe()
         self.evidence["repair_timer_min"] = self.vsan.repair_timer_min()
         shell.check("true")
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from faults.backends import vsphere
-from faults.backends.vsan import VsanCluster, VsanQuiet
+from faults.backends.vsan import HealthJudged, VsanCluster, VsanQuiet
 from faults.transports.vcenter import VCenterSession
 from harness.clusters import Cluster, DataDevice, FailoverForecast, Forecasting, Provisioned, ResyncSample
 from harness.errors import ConfigError, HarnessError
@@ -60,6 +60,7 @@ class VsphereCluster:
     database: Cluster
     session: VCenterSession
     vsan: VsanCluster
+    vsan_health: HealthJudged | None = field(default=None, init=False)  # what the last preflight judged
 
     @classmethod
     def from_topology(cls, topology: Topology) -> VsphereCluster:
@@ -89,7 +90,7 @@ class VsphereCluster:
         problems = vsphere.recovery_problems(self.topology, seen)
         if problems:
             raise HarnessError(f"{self.session.where}: cluster {seen.cluster} is not whole: " + "; ".join(problems))
-        VsanQuiet(self.vsan).preflight()
+        self.vsan_health = VsanQuiet(self.vsan).preflight()
         self.database.preflight()
 
     def wait_healthy(self, timeout_s: float) -> None:
@@ -175,6 +176,7 @@ class VsphereCluster:
                      "vsphere_ha": f"{'on' if seen.ha_enabled else 'off'}; DRS {'on' if seen.drs_enabled else 'off'}"
                                    f" ({seen.drs_behavior or '-'})",
                      "vsan_repair_timer_min": "unknown" if timer is None else str(timer),
+                     "vsan_health_preflight": self.vsan_health.describe() if self.vsan_health else "not judged yet",
                      "vsan_api": f"{self.session.vsan_spoken} ("
                                  f"{'negotiated' if self.session.vsan_version is None else 'set in the topology'})",
                      "vsan_preferred_site": seen.preferred_site or "-", "vsan_witness": seen.witness or "-"}

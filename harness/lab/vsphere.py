@@ -51,6 +51,8 @@ MODEL = {"ha_restart_delay_s": 3.0, "resync_rate_mb_s": 40.0, "component_mb": 20
          "repair_timer_s": 3600, "migration_s": 2.0,
          # a clear after a permanent device error restores it (1) or leaves it failed (0): assumption A-vsan-permanent-clear
          "permanent_clear_heals": 1,
+         # the hardware compatibility health group is red (1), as on many labs, or green (0): never judged by preflight
+         "hcl_red": 0,
          # vMotion (harness.lab.vmotion): pre-copy of a 2 GB VM over 10 GbE with 2 MB in flight per round trip,
          # the guest dirtying 50 MB/s; then a 1 s stun (capped at IO_PAUSE_MAX_S, under the HA detection time)
          "vm_memory_mb": 2048.0, "vmotion_mb_s": 1250.0, "vmotion_window_mb": 2.0, "dirty_mb_s": 50.0, "stun_s": 1.0}

@@ -280,6 +280,9 @@ class VCenter(_Model):
                     "waits for someone to do it; off unless you accept that")
 
 
+NEVER_BLOCKING_HEALTH_GROUPS = frozenset({"hcl", "cloudhealth"})
+HealthGroupId = Annotated[str, AfterValidator(_matching(re.compile(r"^com\.vmware\.vsan\.health\.test\.[a-z0-9_.]{1,64}$"),
+                                                        "a vSAN health group id such as com.vmware.vsan.health.test.network"))]
 VsanApiVersion = Annotated[str, AfterValidator(_matching(re.compile(r"^vsan\.version\.version[0-9]+$"),
                                                          "a vSAN API version such as vsan.version.version20"))]
 
@@ -337,6 +340,22 @@ class VsanSettings(_Model):
         description="vSAN management API version passed to /vsanHealth; unset: the newest one vCenter offers "
                     "(/sdk/vsanServiceVersions.xml) that this pyVmomi speaks. Set it only to override that")
     disk_faults: DiskFaultCommands = DiskFaultCommands()
+    preflight_health_groups: tuple[HealthGroupId, ...] = Field(
+        default=("com.vmware.vsan.health.test.network", "com.vmware.vsan.health.test.cluster"),
+        description="health groups of the cached summary a red test of which refuses a run (objects and resync "
+                    "are judged live; hardware-compatibility and online checks never block)")
+    @field_validator("preflight_health_groups")
+    @classmethod
+    def _never_hardware_or_online(cls, groups: tuple[str, ...]) -> tuple[str, ...]:
+        never = [g for g in groups if g.rsplit(".", 1)[-1] in NEVER_BLOCKING_HEALTH_GROUPS]
+        if never:
+            raise ValueError(f"{', '.join(never)}: hardware-compatibility and online health checks never refuse a "
+                             "run (they are often red on healthy clusters)")
+        return groups
+
+    health_cache_warn_s: int = Field(
+        default=6 * 3600, ge=60, le=7 * 86400, strict=True,
+        description="warn when the cached health summary is older than this (seconds)")
 
 
 class RedfishEndpoint(_Model):

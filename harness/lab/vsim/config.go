@@ -91,6 +91,9 @@ type ModelConfig struct {
 	// device (1: at once) or leaves it failed until it is removed and re-added (0). No document
 	// settles it: the backend's assumption A-vsan-permanent-clear, modelled both ways.
 	PermanentClearHeals float64 `json:"permanent_clear_heals"`
+	// HCLRed (1 or 0) makes the hardware compatibility health group red, as it often is on labs
+	// and proofs of concept whatever the cluster's state (and with it the overall health colour).
+	HCLRed float64 `json:"hcl_red"`
 }
 
 // TLSConfig names the PEM certificate and key served on /sdk and /vsanHealth.
@@ -203,6 +206,9 @@ func (c *Config) Validate() error {
 	}
 	if m.PermanentClearHeals != 0 && m.PermanentClearHeals != 1 {
 		return fmt.Errorf("model: permanent_clear_heals is 1 or 0")
+	}
+	if m.HCLRed != 0 && m.HCLRed != 1 {
+		return fmt.Errorf("model: hcl_red is 1 or 0")
 	}
 	if c.Username == "" || c.PasswordEnv == "" {
 		return fmt.Errorf("username and password_env are required")

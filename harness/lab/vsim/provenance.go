@@ -25,6 +25,7 @@ const (
 	syncReasonQuote       = `CreateEnumType("vim.vsan.VsanSyncReason", "VsanSyncReason", "vsan.version.version7", ["repair", "evacuate", "rebalance", "reconfigure", "dying_evacuate", "stale", "merge_concat", "object_format_change"`
 	eventCatalogue        = "lamw/vcenter-event-mapping vsphere-8.0u3.md (vCenter Server 8.0 Update 3 events)"
 	rvc                   = "vmware/rvc lib/rvc/modules/vsan.rb"
+	healthScript          = "a public vSAN health inventory script (Perl; its switch over the summary's groupId), read as the ids a vCenter returned to it"
 	webServicesGuide      = "VMware vSphere 8.0 Web Services programming guide (vimServiceVersions.xml, the same shape)"
 	vsanapiutils          = "vmware/pyvmomi vsanapiutils.py GetLatestVmodlVersion (what the vSAN SDK reads from /sdk/vsanServiceVersions.xml)"
 	// The version ids are pyVmomi's; which vCenter release offers which is not published: the document
@@ -72,6 +73,15 @@ var facts = []Fact{
 	{"vsan_versions.prior.2", "8.0.0.1", "documented", pyVmomiVersions, `AddVersion("vsan.version.version20", "vsan", "8.0.0.1", 0, "vsan")`},
 	{"vsan_versions.prior.3", "vSAN 7.0U3", "documented", pyVmomiVersions, `AddVersion("vsan.version.version18", "vsan", "vSAN 7.0U3", 0, "vsan")`},
 	{"vsan_versions.prior.4", "7.0", "documented", pyVmomiVersions, `AddVersion("vsan.version.version12", "vsan", "7.0", 0, "vsan")`},
+	{"health_group.network", "com.vmware.vsan.health.test.network", "captured", healthScript,
+		`case "com.vmware.vsan.health.test.network"`},
+	{"health_group.cluster", "com.vmware.vsan.health.test.cluster", "captured", healthScript,
+		`case "com.vmware.vsan.health.test.cluster"`},
+	{"health_group.hcl", "com.vmware.vsan.health.test.hcl", "captured", healthScript, `com.vmware.vsan.health.test.hcl`},
+	{"health_group.data", "com.vmware.vsan.health.test.data", "assumed",
+		"A-vsan-health-cache (the data group's id is not in the script; the harness judges objects live, never this group)", ""},
+	{"health_cache.timestamp", "time of the last full run", "assumed",
+		"A-vsan-health-cache (no document says the cached summary's timestamp is when the health service computed it)", ""},
 	{"vsan_endpoint.property_collector", "NotSupported", "stricter",
 		"whether /vsanHealth serves PropertyCollector calls is not documented; refused so that the backend reads properties on /sdk", ""},
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/types"
+	vsantypes "github.com/vmware/govmomi/vsan/types"
 )
 
 // hostState is what the simulator tracks of a host beyond the vim objects.
@@ -50,6 +51,8 @@ type Sim struct {
 	hosts     map[string]*hostState
 	vms       map[string]*vmState
 	loadUntil map[string]time.Time // io-load announced per site
+	// healthCache is the health service's last summary (a full run), served to fetchFromCache=true.
+	healthCache *vsantypes.VsanClusterHealthSummary
 }
 
 // NewSim builds the inventory and models from the config; nothing listens yet.

@@ -208,26 +208,52 @@ func (h *healthSystem) VsanQueryVcClusterHealthSummary(ctx *simulator.Context, r
 	}
 	s := h.sim
 	s.mu.Lock()
-	overall, reasons := s.vsan.Health(s.now())
-	objects := objectHealth(s.vsan)
-	s.mu.Unlock()
-	now := time.Now()
-	summary := types.VsanClusterHealthSummary{
-		Timestamp: &now, OverallHealth: overall, Cluster: &s.inv.Cluster, ObjectHealth: objects,
-		OverallHealthDescription: "vSAN cluster health is " + overall,
+	defer s.mu.Unlock()
+	if req.FetchFromCache == nil || !*req.FetchFromCache || s.healthCache == nil {
+		s.healthCache = s.healthRun() // a full health run; the service keeps its result
 	}
+	return &methods.VsanQueryVcClusterHealthSummaryBody{Res: &types.VsanQueryVcClusterHealthSummaryResponse{Returnval: *s.healthCache}}
+}
+
+// healthRun is a full health check now: the network group (hosts reachable), the cluster group,
+// the data group (objects) and the hardware compatibility group (its colour a model parameter:
+// often red on labs whatever the cluster's state). Callers hold s.mu.
+func (s *Sim) healthRun() *types.VsanClusterHealthSummary {
+	overall, reasons := s.vsan.Health(s.now())
 	test := func(id, name, health string) types.VsanClusterHealthTest {
 		return types.VsanClusterHealthTest{TestId: id, TestName: name, TestHealth: health, TestShortDescription: name}
 	}
-	summary.Groups = []types.VsanClusterHealthGroup{{
-		GroupId: "com.vmware.vsan.health.test.overall", GroupName: "Overall", GroupHealth: overall,
-		GroupTests: []types.VsanClusterHealthTest{test("com.vmware.vsan.health.test.overall", "vSAN cluster health", overall)},
-	}}
-	for _, r := range reasons {
-		summary.Groups[0].GroupTests = append(summary.Groups[0].GroupTests,
-			test("com.vmware.vsan.health.test.reason", r, overall))
+	network := "green"
+	for _, name := range s.vsan.HostOrder {
+		if host := s.vsan.Hosts[name]; !host.Up && !host.Witness {
+			network = "red"
+		}
 	}
-	return &methods.VsanQueryVcClusterHealthSummaryBody{Res: &types.VsanQueryVcClusterHealthSummaryResponse{Returnval: summary}}
+	hcl := "green"
+	if s.cfg.Model.HCLRed == 1 {
+		hcl = "red"
+	}
+	data := test(fact("health_group.data")+".objecthealth", "vSAN object health", overall)
+	groups := []types.VsanClusterHealthGroup{
+		{GroupId: fact("health_group.network"), GroupName: "Network", GroupHealth: network,
+			GroupTests: []types.VsanClusterHealthTest{test(fact("health_group.network")+".clusterpartition", "vSAN cluster partition", network)}},
+		{GroupId: fact("health_group.cluster"), GroupName: "Cluster", GroupHealth: "green",
+			GroupTests: []types.VsanClusterHealthTest{test(fact("health_group.cluster")+".clomdliveness", "CLOMD liveness", "green")}},
+		{GroupId: fact("health_group.data"), GroupName: "Data", GroupHealth: overall, GroupTests: []types.VsanClusterHealthTest{data}},
+		{GroupId: fact("health_group.hcl"), GroupName: "Hardware compatibility", GroupHealth: hcl,
+			GroupTests: []types.VsanClusterHealthTest{test(fact("health_group.hcl")+".hcldbuptodate", "vSAN HCL DB up-to-date", hcl)}},
+	}
+	for _, r := range reasons {
+		groups[2].GroupTests = append(groups[2].GroupTests, test(fact("health_group.data")+".reason", r, overall))
+	}
+	if hcl == "red" {
+		overall = "red" // the overall colour rolls every group up
+	}
+	now := s.now()
+	return &types.VsanClusterHealthSummary{
+		Timestamp: &now, OverallHealth: overall, Cluster: &s.inv.Cluster, ObjectHealth: objectHealth(s.vsan),
+		OverallHealthDescription: "vSAN cluster health is " + overall, Groups: groups,
+	}
 }
 
 // VsanHealthRepairClusterObjectsImmediate starts rebuilding every failed

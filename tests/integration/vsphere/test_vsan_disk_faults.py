@@ -75,7 +75,7 @@ def esxi_shells(sim: Simulator, folder: Path) -> Iterator[Topology]:
 
 
 @contextmanager
-def another_simulator(folder: Path, model: dict[str, float], **env: str) -> Iterator[Topology]:
+def another_simulator(folder: Path, model: dict[str, float], **env: str) -> Iterator[tuple[Simulator, Topology]]:
     """A second simulator with its own model (and environment: a stand-in mutation), and its ESXi shells."""
     password = secrets.token_urlsafe(16)
     with pytest.MonkeyPatch.context() as patch:
@@ -86,7 +86,7 @@ def another_simulator(folder: Path, model: dict[str, float], **env: str) -> Iter
             patch.delenv(MUTATION, raising=False)  # the simulator has it; this process's stand-ins must not
             try:
                 with esxi_shells(other, folder / "esxi") as topology:
-                    yield topology
+                    yield other, topology
             finally:
                 close_all()
 
@@ -259,7 +259,7 @@ def test_a_cluster_whose_disk_list_has_no_devname_refuses_disk_faults_naming_the
     """The simulator mutated to answer QueryPhysicalVsanDisks without devName (under another key): the probe
     FAILs, the runner refuses before journaling, and the device is never touched."""
     target = "disk:esx-b1/naa.5000c5000b101"
-    with another_simulator(tmp_path, MODEL, **{MUTATION: "vsim/physical_disk.device_name"}) as topology:
+    with another_simulator(tmp_path, MODEL, **{MUTATION: "vsim/physical_disk.device_name"}) as (_, topology):
         said = refused_before_the_journal(topology, target, tmp_path)
         assert f"assumption {PHYSICAL_DISK_DEVNAME.id}" in said and "is fail on this cluster" in said
         assert "without devName" in said
@@ -273,7 +273,7 @@ def test_a_permanent_error_that_outlives_its_clear_fails_the_revert_with_the_man
     the revert says what to do by hand. The dry-run's plan warns before anything runs."""
     target = "disk:esx-b1/naa.5000c5000b101"
     monkeypatch.setattr(vsan_backend, "PERMANENT_CLEAR_S", 2.0)
-    with another_simulator(tmp_path, {**MODEL, "permanent_clear_heals": 0}) as topology:
+    with another_simulator(tmp_path, {**MODEL, "permanent_clear_heals": 0}) as (_, topology):
         fault = registry.build(FaultSpec("disk-failure", target, {"mode": "permanent"}), topology)
         assert f"warning: whether the clear restores naa.5000c5000b101 after a permanent error is not documented " \
                f"({PERMANENT_CLEAR.id})" in fault.plan().render()
@@ -283,3 +283,27 @@ def test_a_permanent_error_that_outlives_its_clear_fails_the_revert_with_the_man
                                                     "its disk group on esx-b1 and claimed again"):
             fault.revert()
         assert fault.check() is FaultState.IN_EFFECT, "a failed device is never reported cleared"
+
+
+def test_a_red_hardware_compatibility_group_never_blocks_a_run_and_the_judged_groups_are_named(tmp_path: Path) -> None:
+    """Overall health red from the HCL group alone (as on many labs): the preflight judges objects and resync
+    live, network and cluster from the cached summary, and lets the run start."""
+    with another_simulator(tmp_path, {**MODEL, "hcl_red": 1}) as (_, topology):
+        vsan = VsanCluster(topology)
+        assert vsan.health().overall == "red"
+        judged = VsanQuiet(vsan).preflight()
+        assert judged.groups == ("com.vmware.vsan.health.test.network", "com.vmware.vsan.health.test.cluster")
+        assert judged.objects and set(judged.objects) == {"healthy"} and judged.warnings == []
+        assert judged.describe().startswith("objects ") and "network, cluster from the cached summary" in \
+            judged.describe()
+
+
+def test_objects_are_judged_live_so_a_host_lost_after_the_last_health_run_refuses_the_run(tmp_path: Path) -> None:
+    with another_simulator(tmp_path, MODEL) as (other, topology):
+        vsan = VsanCluster(topology)
+        VsanQuiet(vsan).preflight()  # the cached summary now says all green
+        other.post("/hosts/esx-b1/power", {"state": "off"})  # it holds components of both VMs
+        with pytest.raises(ControlPlaneError, match=r"vSAN objects are not healthy \(\d+ reducedavailability"):
+            VsanQuiet(vsan).preflight()
+        assert vsan.cached_health().groups["com.vmware.vsan.health.test.network"].health == "green", \
+            "the cached summary still predates the loss"
