@@ -24,11 +24,9 @@ from faults.backends.vsan import (
     ComponentSeen,
     DiskFailure,
     DiskGroupFailure,
-    HealthSeen,
     PhysicalDisk,
     ResyncSummary,
     VsanCluster,
-    VsanQuiet,
     collect_pages,
     components,
     disk_targets,
@@ -289,27 +287,6 @@ def test_check_is_the_device_as_vsan_reports_it(listing: Any, state: FaultState)
     fault = registry.build(FaultSpec("disk-failure", "disk:esx-b2/naa.5000c5000b201"), topology())
     fault.vsan = Disks(listing)  # type: ignore[attr-defined]
     assert fault.check() is state
-
-
-class Quiet(VsanCluster):
-    def __init__(self, resync: ResyncSummary, health: HealthSeen) -> None:
-        super().__init__(topology())
-        self._resync, self._health = resync, health
-
-    def resync(self, page: int = 100) -> ResyncSummary:
-        return self._resync
-
-    def health(self) -> HealthSeen:
-        return self._health
-
-
-def test_preflight_refuses_while_a_resync_runs_or_health_is_red() -> None:
-    VsanQuiet(Quiet(ResyncSummary(0, 0, None), HealthSeen("yellow"))).preflight()
-    with pytest.raises(ControlPlaneError, match=r"vSAN is resynchronising 3 objects \(6442450944 bytes, ETA 120 s\); "
-                                                "start when it is done"):
-        VsanQuiet(Quiet(ResyncSummary(3, 6442450944, 120), HealthSeen("green"))).preflight()
-    with pytest.raises(ControlPlaneError, match=r"vSAN health is red \(Data: vSAN object health\)"):
-        VsanQuiet(Quiet(ResyncSummary(0, 0, None), HealthSeen("red", ("Data: vSAN object health",)))).preflight()
 
 
 def test_component_states_keep_unknown_values_as_given() -> None:

@@ -29,8 +29,10 @@ class Answering:
         NETWORK: GroupSeen("green"), CLUSTER: GroupSeen("green"), HCL: GroupSeen("red", ("vSAN HCL DB up-to-date",))}))
     session: Any = field(default_factory=lambda: type("S", (), {"where": "vcenter vc.example.net:443"})())
 
+    resyncing: ResyncSummary = field(default_factory=lambda: ResyncSummary(0, 0, None))
+
     def resync(self) -> ResyncSummary:
-        return ResyncSummary(0, 0, None)
+        return self.resyncing
 
     def object_health(self) -> dict[str, int]:
         return self.objects
@@ -47,6 +49,13 @@ def test_a_red_hardware_compatibility_group_does_not_refuse_and_the_judged_group
     judged = quiet(Answering(parse_topology(document(), "unit"))).preflight()
     assert judged.groups == (NETWORK, CLUSTER) and judged.warnings == []
     assert judged.describe() == "objects 12 healthy (live); network, cluster from the cached summary, 10 min old"
+
+
+def test_a_running_resync_refuses_with_its_size_and_eta() -> None:
+    cluster = Answering(parse_topology(document(), "unit"), resyncing=ResyncSummary(3, 6442450944, 120))
+    with pytest.raises(ControlPlaneError, match=r"vSAN is resynchronising 3 objects \(6442450944 bytes, ETA 120 s\); "
+                                                "start when it is done"):
+        quiet(cluster).preflight()
 
 
 def test_a_red_judged_group_refuses_naming_its_red_tests_and_the_summarys_age() -> None:
