@@ -94,6 +94,9 @@ type ModelConfig struct {
 	// HCLRed (1 or 0) makes the hardware compatibility health group red, as it often is on labs
 	// and proofs of concept whatever the cluster's state (and with it the overall health colour).
 	HCLRed float64 `json:"hcl_red"`
+	// ResyncSummaryRefused (1 or 0) answers the cluster's resync summary with NotSupported (an older or
+	// degraded vCenter), so clients fall back to each host's QuerySyncingVsanObjects.
+	ResyncSummaryRefused float64 `json:"resync_summary_refused"`
 }
 
 // TLSConfig names the PEM certificate and key served on /sdk and /vsanHealth.
@@ -209,6 +212,9 @@ func (c *Config) Validate() error {
 	}
 	if m.HCLRed != 0 && m.HCLRed != 1 {
 		return fmt.Errorf("model: hcl_red is 1 or 0")
+	}
+	if m.ResyncSummaryRefused != 0 && m.ResyncSummaryRefused != 1 {
+		return fmt.Errorf("model: resync_summary_refused is 1 or 0")
 	}
 	if c.Username == "" || c.PasswordEnv == "" {
 		return fmt.Errorf("username and password_env are required")

@@ -73,6 +73,10 @@ func (o *objectSystem) QuerySyncingVsanObjectsSummary(ctx *simulator.Context, re
 	if req.SyncingObjectFilter != nil {
 		filter = *req.SyncingObjectFilter
 	}
+	if o.sim.cfg.Model.ResyncSummaryRefused == 1 {
+		return &syncSummaryBody{Fault_: simulator.Fault("QuerySyncingVsanObjectsSummary is not available",
+			&vim.NotSupported{})}
+	}
 	if filter.ResyncType != "" && !syncReasons()[filter.ResyncType] && asDocumented("sync_reason.other") {
 		return &syncSummaryBody{Fault_: simulator.Fault("resyncType "+filter.ResyncType+" is not a VsanSyncReason",
 			&vim.InvalidArgument{InvalidProperty: "resyncType"})}

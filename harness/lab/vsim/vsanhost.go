@@ -122,6 +122,16 @@ func (s *HostVsanInternalSystem) QueryPhysicalVsanDisks(ctx *simulator.Context, 
 	return &methods.QueryPhysicalVsanDisksBody{Res: &types.QueryPhysicalVsanDisksResponse{Returnval: out}}
 }
 
+// QuerySyncingVsanObjects is the host's view of the resync (what RVC's vsan.resync_dashboard reads):
+// the syncing objects' configuration trees, each component with bytesToSync and recoveryETA.
+func (s *HostVsanInternalSystem) QuerySyncingVsanObjects(ctx *simulator.Context, req *types.QuerySyncingVsanObjects) soap.HasFault {
+	out, up := s.sim.onUpHost(s.host, func(m *VsanModel) string { return s.sim.syncingJSON(m, req.Uuids) })
+	if !up {
+		return &methods.QuerySyncingVsanObjectsBody{Fault_: s.notConnected().Fault()}
+	}
+	return &methods.QuerySyncingVsanObjectsBody{Res: &types.QuerySyncingVsanObjectsResponse{Returnval: out}}
+}
+
 // onUpHost runs read on the vSAN model, advanced to now, if host `asked` is up: a host's
 // internal system answers only while the host runs.
 func (s *Sim) onUpHost(asked string, read func(m *VsanModel) string) (string, bool) {
@@ -139,7 +149,41 @@ func (s *Sim) vsanObjectsJSON(asked string, uuids []string) (string, bool) {
 	return s.onUpHost(asked, func(m *VsanModel) string { return s.objectsJSON(m, uuids) })
 }
 
+// syncingJSON is objectsJSON narrowed to objects with a component to sync, each such component
+// carrying its recoveryETA (seconds) beside bytesToSync. Callers hold s.mu.
+func (s *Sim) syncingJSON(m *VsanModel, uuids []string) string {
+	eta := map[string]int64{}
+	var syncing []string
+	for _, so := range m.Syncing(s.now(), "") {
+		syncing = append(syncing, so.UUID)
+		for _, sc := range so.Components {
+			eta[sc.Component.UUID] = sc.ETA
+		}
+	}
+	if len(uuids) > 0 {
+		asked := map[string]bool{}
+		for _, u := range uuids {
+			asked[u] = true
+		}
+		kept := syncing[:0]
+		for _, u := range syncing {
+			if asked[u] {
+				kept = append(kept, u)
+			}
+		}
+		syncing = kept
+	}
+	if len(syncing) == 0 {
+		return `{"dom_objects": {}}`
+	}
+	return s.objectsJSONWith(m, syncing, eta)
+}
+
 func (s *Sim) objectsJSON(m *VsanModel, uuids []string) string {
+	return s.objectsJSONWith(m, uuids, nil)
+}
+
+func (s *Sim) objectsJSONWith(m *VsanModel, uuids []string, eta map[string]int64) string {
 	want := map[string]bool{}
 	for _, u := range uuids {
 		want[u] = true
@@ -153,6 +197,9 @@ func (s *Sim) objectsJSON(m *VsanModel, uuids []string) string {
 			attrs := map[string]any{"componentState": componentStateCode(m.State(c)), "capacity": s.cfg.Model.ComponentMB * mib}
 			if c.Rebuild != nil {
 				attrs["bytesToSync"] = int64(c.Rebuild.Left)
+			}
+			if seconds, ok := eta[c.UUID]; ok {
+				attrs["recoveryETA"] = seconds
 			}
 			lsom[c.UUID] = map[string]any{"uuid": c.UUID, "owner": m.Hosts[c.Host].NodeUUID,
 				"content": map[string]any{"diskUuid": c.DiskUUID, "compositeUuid": obj.UUID}}

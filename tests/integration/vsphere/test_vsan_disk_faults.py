@@ -307,3 +307,19 @@ def test_objects_are_judged_live_so_a_host_lost_after_the_last_health_run_refuse
             VsanQuiet(vsan).preflight()
         assert vsan.cached_health().groups["com.vmware.vsan.health.test.network"].health == "green", \
             "the cached summary still predates the loss"
+
+
+def test_where_the_cluster_summary_is_refused_the_resync_is_read_from_each_hosts_view(tmp_path: Path) -> None:
+    """An older or degraded vCenter answering the summary with NotSupported: every connected host is asked
+    (QuerySyncingVsanObjects, as RVC's resync dashboard does) and the figures agree with the modelled queue."""
+    with another_simulator(tmp_path, {**MODEL, "resync_summary_refused": 1}) as (_, topology):
+        vsan = VsanCluster(topology)
+        assert vsan.resync() == ResyncSummary(0, 0, None, source="hosts")
+        fault = registry.build(FaultSpec("disk-failure", "disk:esx-b1/naa.5000c5000b101"), topology)
+        fault.inject()
+        try:
+            seen = vsan.resync()
+            assert seen.source == "hosts" and seen.objects > 0 and seen.components > 0
+            assert seen.bytes_left > 0 and seen.eta_s is not None and seen.eta_s > 0
+        finally:
+            fault.revert()
