@@ -188,6 +188,7 @@ class MigrationStep:
     min_tps: float | None
     migration_s: float | None
     stun_s: float | None
+    drs: str = ""  # how DRS may act on the migrated VM (its automation level and should rule), or what it did
 
 
 def s5_migration_table(steps: Sequence[MigrationStep], *, min_tps_after_pct: float = 80.0, max_stun_s: float = 5.0,

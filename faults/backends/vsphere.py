@@ -484,6 +484,8 @@ class VmMigrate(_VsphereFault):
     node: DatabaseNode | None = None
     to_host: str | None = None
     origin: str | None = None
+    drs: str | None = None  # how DRS may move the VM back after the migration (None: it will not)
+    reverting: bool = False  # the harness itself moves the VM back from here on
     timeout_s: float = MIGRATION_TIMEOUT_S
 
     @classmethod
@@ -546,11 +548,15 @@ class VmMigrate(_VsphereFault):
         current = self._vm_host()
         if current is None:
             raise ControlPlaneError(f"{self.session.where}: VM {self.vm} runs on no host")
-        to = self.destination(discover(self.session, self.topology), current)
+        seen = discover(self.session, self.topology)
+        to = self.destination(seen, current)
         if to == current:
             raise ConfigError(f"vm-migrate: VM {self.vm} already runs on {to}")
         self.origin = current
         self.evidence.update(vm=self.vm, from_host=current, to_host=to)
+        self.drs = drs_can_move_back(seen, self.vm, current, self.topology)
+        if self.drs:
+            self.evidence["drs"] = self.drs
         self.to_host = to
         self.evidence.update(self._relocate(to, f"VM {self.vm} to move from {current} to {to}"))
 
@@ -560,10 +566,16 @@ class VmMigrate(_VsphereFault):
     def _observe(self) -> FaultState:
         current = self._vm_host()
         home = self._home()
+        if current is not None and home is not None and self.drs and not self.reverting and current != self.to_host \
+                and _same_site(self.topology, current, home):
+            self.evidence.setdefault("moved_back", f"VM {self.vm} is back in {self.topology.site_of(home).name} on "
+                                                   f"{current}, not moved by the harness: by DRS ({self.drs})")
+            return FaultState.CLEARED
         if current is not None and current == home:
             return FaultState.CLEARED
         if current is not None and self.to_host is not None and current == self.to_host:
             return FaultState.IN_EFFECT
+
         if current is not None and home is not None and self.origin is None and \
                 _same_site(self.topology, current, home):
             return FaultState.CLEARED  # not injected by this process (recover): back in its own site
@@ -577,8 +589,22 @@ class VmMigrate(_VsphereFault):
         current = self._vm_host()
         if current == home or (self.origin is None and current is not None and _same_site(self.topology, current, home)):
             return
+        self.reverting = True
         self.evidence.update({f"back_{k}": v for k, v in
                               self._relocate(home, f"VM {self.vm} to move back to {home}").items()})
+
+
+def drs_can_move_back(seen: Discovery, vm: str, home: str, topology: Topology) -> str | None:
+    """Whether fully automated DRS may move `vm` back home after a migration: an enabled, preferential ("should")
+    rule keeps it on hosts of its site, and DRS "attempts to correct" a configuration that violates a rule
+    (vSphere API, ClusterRuleInfo); preferential rules "can be violated" by a migration (Resource Management)."""
+    if not seen.drs_enabled or seen.drs_behavior != "fullyAutomated":
+        return None
+    rules = [r for r in seen.rules if r.enabled and not r.mandatory and r.affine and vm in r.vms and home in r.hosts]
+    if not rules:
+        return None
+    site = topology.site_of(home).name if home in {h.name for h in topology.hosts()} else "its hosts"
+    return f"{seen.drs_behavior}; should rule {', '.join(repr(r.name) for r in rules)} can move VM {vm} back to {site}"
 
 
 def _same_site(topology: Topology, a: str, b: str) -> bool:

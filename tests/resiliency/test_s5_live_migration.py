@@ -61,7 +61,8 @@ def migrate_once(experiment: Experiment, spec: FaultSpec, rtt_ms: float, step_s:
     during = window_stats(experiment, start, end, users)
     return MigrationStep(rtt_ms=rtt_ms, tps_before=before.tps or 0.0, tps_during=during.tps, tps_after=after.tps,
                          min_tps=during.min_tps, migration_s=evidence.get("migration_s", end - start),
-                         stun_s=longest_gap_within(experiment.timeline, start, end + 1.0))
+                         stun_s=longest_gap_within(experiment.timeline, start, end + 1.0),
+                         drs=" ".join(str(evidence[k]) for k in ("drs", "moved_back") if evidence.get(k)))
 
 
 @pytest.mark.scenario("S5")
@@ -85,6 +86,7 @@ def test_a_live_migration_across_sites_keeps_the_business_running(
     experiment.finish()
     modelled = product_versions.get("modelled")
     notes = (f"modelled on this platform (the stun column is still measured): {modelled}",) if modelled else ()
+    notes += tuple(sorted({f"DRS: {s.drs}" for s in measured if s.drs}))  # it may move the VM back before the window
     table = s5_migration_table(measured, min_tps_after_pct=100 * topology.slo.tps_after_min_ratio,
                                max_stun_s=topology.slo.non_primary_stall_max_s,
                                gap_threshold_s=DriverConfig.gap_threshold_s, notes=notes)

@@ -97,6 +97,9 @@ type ModelConfig struct {
 	// ResyncSummaryRefused (1 or 0) answers the cluster's resync summary with NotSupported (an older or
 	// degraded vCenter), so clients fall back to each host's QuerySyncingVsanObjects.
 	ResyncSummaryRefused float64 `json:"resync_summary_refused"`
+	// DRSMoveBackS > 0: fully automated DRS moves a VM migrated out of its site back to a host of its
+	// site (its "should run on" rule) that many seconds after the migration; 0: DRS never acts.
+	DRSMoveBackS float64 `json:"drs_move_back_s"`
 }
 
 // TLSConfig names the PEM certificate and key served on /sdk and /vsanHealth.
@@ -204,7 +207,7 @@ func (c *Config) Validate() error {
 	}
 	m := c.Model
 	if m.ResyncRateMBs <= 0 || m.ComponentMB <= 0 || m.HARestartDelayS < 0 || m.IOPauseS < 0 ||
-		m.RepairTimerS < 0 || m.MigrationS < 0 || m.StaleWriteMBs < 0 {
+		m.RepairTimerS < 0 || m.MigrationS < 0 || m.StaleWriteMBs < 0 || m.DRSMoveBackS < 0 {
 		return fmt.Errorf("model: rates and sizes must be positive, delays not negative")
 	}
 	if m.PermanentClearHeals != 0 && m.PermanentClearHeals != 1 {

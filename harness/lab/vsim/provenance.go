@@ -82,6 +82,9 @@ var facts = []Fact{
 		"A-vsan-health-cache (the data group's id is not in the script; the harness judges objects live, never this group)", ""},
 	{"health_cache.timestamp", "time of the last full run", "assumed",
 		"A-vsan-health-cache (no document says the cached summary's timestamp is when the health service computed it)", ""},
+	{"drs.should_rule_corrects", "attempts to correct the situation", "documented",
+		"VMware vSphere API reference, vim.cluster.RuleInfo (as mirrored by yavijava)",
+		"If the existing cluster configuration violates the rule, the Server attempts to correct the situation."},
 	{"vsan_endpoint.property_collector", "NotSupported", "stricter",
 		"whether /vsanHealth serves PropertyCollector calls is not documented; refused so that the backend reads properties on /sdk", ""},
 }

@@ -205,7 +205,38 @@ func (s *Sim) migrate(vmName, target string) types.BaseMethodFault {
 	ev.Ds = ds
 	s.postEvent(&types.VmMigratedEvent{VmEvent: types.VmEvent{Event: ev.Event},
 		SourceHost: *s.hostEvent(from).Host, SourceDatacenter: s.datacenterArg(), SourceDatastore: ds})
+	s.mu.Lock()
+	outside := s.hosts[target].site != s.vms[vmName].site
+	s.mu.Unlock()
+	if s.cfg.Model.DRSMoveBackS > 0 && outside {
+		s.after(seconds(s.cfg.Model.DRSMoveBackS), func() { s.drsCorrects(vmName) })
+	}
 	return nil
+}
+
+// drsCorrects is fully automated DRS acting on a "should run on" rule the VM now violates: it moves the VM
+// back to a usable host of its site. The cluster's VM/host rules are preferential (mandatory false), and
+// DRS attempts to correct a configuration that violates a rule
+// (provenance: drs.should_rule_corrects); when it does so is the model's drs_move_back_s.
+func (s *Sim) drsCorrects(vmName string) {
+	s.mu.Lock()
+	vm := s.vms[vmName]
+	target := s.usableHost(vm.site, "")
+	outside := vm.on && s.hosts[vm.host].site != vm.site
+	s.mu.Unlock()
+	if !outside || target == "" || !asDocumented("drs.should_rule_corrects") {
+		return
+	}
+	if fault := s.migrate(vmName, target); fault != nil {
+		s.log.Printf("DRS could not move %s back to %s: %T", vmName, target, fault)
+		return
+	}
+	ev := s.hostEvent(target)
+	ev.Vm = &types.VmEventArgument{EntityEventArgument: types.EntityEventArgument{Name: vmName}, Vm: s.inv.VMs[vmName]}
+	ev.FullFormattedMessage = fmt.Sprintf("Migrating %s to %s in %s (DRS, VM/host rule)", vmName, target, s.cfg.Cluster)
+	s.postEvent(&types.DrsVmMigratedEvent{VmMigratedEvent: types.VmMigratedEvent{VmEvent: types.VmEvent{Event: ev.Event},
+		SourceHost: *s.hostEvent(target).Host, SourceDatacenter: s.datacenterArg()}})
+	s.log.Printf("DRS moved %s back to %s (its site's should-run rule)", vmName, target)
 }
 
 func (s *Sim) enterMaintenance(name, action string, evacuateOff bool, timeout int32) types.BaseMethodFault {

@@ -6,6 +6,7 @@ and cross-checks with the simulator's own state (its control API, read-only).
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from pathlib import Path
@@ -23,7 +24,7 @@ from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
 from harness.topology.models import TlsPolicy
 from tests.integration.vsphere.conftest import MODEL
-from tests.support.vsim import PASSWORD_ENV, SITES, VMS, Simulator, running
+from tests.support.vsim import PASSWORD_ENV, SITES, VMS, Simulator, running, wait_until
 
 
 def host_state(sim: Simulator, name: str) -> dict[str, str]:
@@ -247,3 +248,27 @@ def test_the_vsan_api_version_is_the_newest_the_simulator_offers_that_pyvmomi_sp
     untrusted = VCenterSession(sim.topology().management.vcenter.model_copy(update={"tls": TlsPolicy()}))  # type: ignore[union-attr]
     with pytest.raises(ConfigError, match="certificate not trusted"):
         untrusted.negotiate_vsan_version()
+
+
+def test_a_vm_that_drs_moves_back_under_its_should_rule_is_reported_so_not_unknown(tmp_path: Path) -> None:
+    """Fully automated DRS with per-site "should run on" rules (the simulator moves the VM back after
+    drs_move_back_s): the migration's evidence names the automation level and the rule, and once DRS has
+    moved it home the check says CLEARED and why, instead of UNKNOWN."""
+    password = secrets.token_urlsafe(16)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(PASSWORD_ENV, password)
+        with running(tmp_path / "vsim", {**MODEL, "drs_move_back_s": 2.0}, password=password, username="harness") as drs:
+            try:
+                fault = registry.build(FaultSpec("vm-migrate", "node:bench/node-a"), drs.topology())
+                fault.inject()
+                evidence = fault.evidence  # type: ignore[attr-defined]
+                assert evidence["drs"].startswith("fullyAutomated; should rule ")
+                assert "can move VM pg-node-a back to site-a" in evidence["drs"]
+                assert fault.check() is FaultState.IN_EFFECT
+                wait_until(lambda: fault.check() is FaultState.CLEARED, 15, "DRS to move the VM back")
+                assert evidence["moved_back"].startswith("VM pg-node-a is back in site-a on esx-a")
+                assert "not moved by the harness: by DRS (fullyAutomated; should rule" in evidence["moved_back"]
+                fault.revert()  # nothing left to undo
+                assert fault.check() is FaultState.CLEARED
+            finally:
+                close_all()
