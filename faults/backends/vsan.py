@@ -640,6 +640,8 @@ class _DeviceFault:
         shell.check("true")
 
     def _device_known(self, seen: Discovery) -> None:
+        if self.host.name in seen.hosts and seen.hosts[self.host.name].esa:
+            raise ConfigError(_esa_refusal(self.spec, self.host.name))
         groups = seen.hosts[self.host.name].disk_groups if self.host.name in seen.hosts else ()
         if not any(self.device == g.cache or self.device in g.capacity for g in groups):
             raise ConfigError(f"{self.spec.kind} on {self.spec.target}: vCenter shows no vSAN device {self.device} on "
@@ -689,6 +691,12 @@ class _DeviceFault:
             time.sleep(1.0)
 
 
+def _esa_refusal(spec: FaultSpec, host: str) -> str:
+    return (f"{spec.kind} on {spec.target}: {host} is a vSAN ESA host (a storage pool, no disk groups): disk faults "
+            "are supported on OSA disk groups only, where the fault script and the device health that checks it are "
+            "known to apply; nothing is injected on ESA")
+
+
 def _locate(topology: Topology, host_name: str, device: str) -> tuple[Host, DiskGroup, int]:
     host = topology.host(host_name)
     for index, group in enumerate(host.disk_groups):
@@ -708,7 +716,9 @@ class DiskFailure(_DeviceFault):
         host, group, index = _locate(topology, host_name, device)
         role = "cache" if device == group.cache else "capacity"
         refusal = None
-        if role != params.device:  # refused at preflight and inject; the plan says why (dry-run shows it)
+        if group.cache is None:
+            refusal = _esa_refusal(spec, host_name)
+        elif role != params.device:  # refused at preflight and inject; the plan says why (dry-run shows it)
             refusal = (f"disk-failure on {spec.target}: params.device is {params.device!r} but {device} is the {role} "
                        f"device of disk group {index}" + (" (a cache device failure takes the whole group: use "
                                                           "disk-group-failure)" if role == "cache" else ""))

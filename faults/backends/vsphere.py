@@ -19,6 +19,7 @@ CLEARED.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
@@ -130,6 +131,9 @@ def discover(session: VCenterSession, topology: Topology) -> Discovery:
     all_hosts = session.inventory("HostSystem", list(HOST_PATHS))
     names_by_id = {_moid(obj): name for name, (obj, _) in all_hosts.items()}
     hosts = {name: host_seen(name, props) for name, (obj, props) in all_hosts.items() if _moid(obj) in members}
+    for name, seen_host in list(hosts.items()):
+        if seen_host.esa:  # no disk mappings on ESA: its devices are its storage pool
+            hosts[name] = dataclasses.replace(seen_host, disk_groups=(storage_pool(session, name, all_hosts[name][0]),))
     vms = {name: VmSeen(name, names_by_id.get(_moid(props.get("runtime.host"))), str(props.get("runtime.powerState")))
            for name, (_, props) in session.inventory("VirtualMachine", list(VM_PATHS)).items()
            if _moid(props.get("runtime.host")) in members}
@@ -159,6 +163,17 @@ def host_seen(name: str, props: dict[str, Any]) -> HostSeen:
     return HostSeen(name, fault_domain, str(props.get("runtime.powerState")), str(props.get("runtime.connectionState")),
                     bool(props.get("runtime.inMaintenanceMode")), node_uuid, groups,
                     bool(getattr(vsan, "vsanEsaEnabled", False)))
+
+
+def storage_pool(session: VCenterSession, name: str, host: Any) -> DiskGroupSeen:
+    """An ESA host's storage pool, as one group without a cache device: `QueryVsanManagedDisks(host)`
+    (vsan-disk-management-system) answers `storagePools[].storagePoolDisks[].disk` (vSAN API 8.0.0.1+),
+    "either disk mapping or storage pool disk can be present in the result" (vSAN Management API 8.0U3)."""
+    disks = session.vsan("vsan-disk-management-system")
+    managed = session.call(f"QueryVsanManagedDisks on {name}", lambda: disks.QueryVsanManagedDisks(host=host))
+    devices = [str(d.disk.canonicalName) for pool in getattr(managed, "storagePools", None) or []
+               for d in getattr(pool, "storagePoolDisks", None) or [] if getattr(d, "disk", None) is not None]
+    return DiskGroupSeen(None, tuple(devices))
 
 
 def rules_seen(config: Any, host_names: dict[str, str]) -> tuple[RuleSeen, ...]:

@@ -95,6 +95,7 @@ class Simulator:
     username: str
     password: str
     model: dict[str, float]
+    esa_hosts: tuple[str, ...] = ()  # vSAN ESA hosts: one storage pool, no cache device
 
     @property
     def port(self) -> int:
@@ -154,7 +155,7 @@ class Simulator:
         """A `kind: vsphere` topology of this simulator (TLS verified against its CA; top-level keys replaced)."""
         raw: dict[str, Any] = {
             "name": "vsim", "kind": "vsphere",
-            "sites": [{"name": site, "hosts": [{"name": h, "address": "127.0.0.1", "disk_groups": [lab.disk_group(h)]}
+            "sites": [{"name": site, "hosts": [{"name": h, "address": "127.0.0.1", "disk_groups": [disk_group(h, self.esa_hosts)]}
                                                for h in hosts]} for site, hosts in SITES.items()],
             "witness": {"name": WITNESS, "address": "127.0.0.9", "site": lab.WITNESS_SITE},
             "databases": [{"name": "bench", "kind": "postgres", "endpoint": "127.0.0.1", "port": 5432,
@@ -169,8 +170,14 @@ class Simulator:
         return parse_topology(raw, "vsim")
 
 
+def disk_group(host: str, esa_hosts: tuple[str, ...]) -> dict[str, Any]:
+    """The lab's disk group of `host`; on an ESA host, its devices as one storage pool (no cache)."""
+    group = lab.disk_group(host)
+    return {"capacity": [group["cache"], *group["capacity"]]} if host in esa_hosts else group
+
+
 def write_config(directory: Path, model: Mapping[str, float], username: str,
-                 ha_host_failed_event: str = "legacy") -> tuple[Path, LabCa]:
+                 ha_host_failed_event: str = "legacy", esa_hosts: tuple[str, ...] = ()) -> tuple[Path, LabCa]:
     """The lab's simulator config (its cluster, this model, the recording hook) and its TLS, in `directory`."""
     ca = LabCa(directory / "tls")
     ca.ensure("harness-vsim test")
@@ -179,6 +186,10 @@ def write_config(directory: Path, model: Mapping[str, float], username: str,
                                   model=model)
     config["username"] = username
     config["ha_host_failed_event"] = ha_host_failed_event
+    for site in config["sites"]:
+        for host in site["hosts"]:
+            if host["name"] in esa_hosts:
+                host.update(esa=True, disk_groups=[{"cache": "", **disk_group(host["name"], esa_hosts)}])
     config_file = directory / "vsim.json"
     config_file.write_text(json.dumps(config, indent=2))
     return config_file, ca
@@ -186,7 +197,8 @@ def write_config(directory: Path, model: Mapping[str, float], username: str,
 
 @contextmanager
 def running(directory: Path, model: Mapping[str, float], *, password: str | None = None,
-            username: str = USERNAME, ha_host_failed_event: str = "legacy") -> Iterator[Simulator]:
+            username: str = USERNAME, ha_host_failed_event: str = "legacy",
+            esa_hosts: tuple[str, ...] = ()) -> Iterator[Simulator]:
     """Start the simulator (config, TLS and log in `directory`), wait for its ready file (bounded), then stop it.
 
     Skips (or fails, see `require`) when the simulator is not built. On the way out the process
@@ -195,7 +207,7 @@ def running(directory: Path, model: Mapping[str, float], *, password: str | None
     require()
     directory.mkdir(parents=True, exist_ok=True)
     password = password or secrets.token_urlsafe(16)
-    config_file, ca = write_config(directory, model, username, ha_host_failed_event)
+    config_file, ca = write_config(directory, model, username, ha_host_failed_event, esa_hosts)
     ready_file, log_file = directory / "ready.json", directory / "vsim.log"
     with log_file.open("wb") as log:
         process = subprocess.Popen([str(simulator_binary()), "-config", str(config_file)], stdout=log,
@@ -212,7 +224,7 @@ def running(directory: Path, model: Mapping[str, float], *, password: str | None
         ready = json.loads(ready_file.read_text())
         yield Simulator(sdk_url=str(ready["sdk"]), control_url=str(ready["control"]).rstrip("/"), ca_file=ca.ca_file,
                         hook_log=directory / "hook.log", directory=directory, username=username, password=password,
-                        model=dict(model))
+                        model=dict(model), esa_hosts=esa_hosts)
     finally:
         if process.poll() is None:
             process.terminate()

@@ -42,6 +42,9 @@ type Site struct {
 type HostConfig struct {
 	Name       string      `json:"name"`
 	DiskGroups []DiskGroup `json:"disk_groups"`
+	// ESA makes the host a vSAN Express Storage Architecture host: one storage pool (a disk group
+	// without a cache device), vsanEsaEnabled in its config, no disk mappings.
+	ESA bool `json:"esa"`
 }
 
 // DiskGroup is one vSAN disk group: a cache device and its capacity devices.
@@ -183,8 +186,9 @@ func (c *Config) Validate() error {
 				return fmt.Errorf("host %s has no disk group", h.Name)
 			}
 			for _, g := range h.DiskGroups {
-				if g.Cache == "" || len(g.Capacity) == 0 {
-					return fmt.Errorf("host %s: a disk group needs a cache and capacity devices", h.Name)
+				if (g.Cache == "") != h.ESA || len(g.Capacity) == 0 || (h.ESA && len(h.DiskGroups) != 1) {
+					return fmt.Errorf("host %s: an OSA disk group needs a cache and capacity devices; an ESA "+
+						"host has one storage pool (capacity devices, no cache)", h.Name)
 				}
 			}
 			hosts[h.Name] = true

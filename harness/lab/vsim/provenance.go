@@ -85,6 +85,8 @@ var facts = []Fact{
 	{"drs.should_rule_corrects", "attempts to correct the situation", "documented",
 		"VMware vSphere API reference, vim.cluster.RuleInfo (as mirrored by yavijava)",
 		"If the existing cluster configuration violates the rule, the Server attempts to correct the situation."},
+	{"esa.disk_management_system", "vsan-disk-management-system", "documented", vsanapiutils,
+		`'vsan-disk-management-system' : vim.cluster.VsanVcDiskManagementSystem(`},
 	{"vsan_endpoint.property_collector", "NotSupported", "stricter",
 		"whether /vsanHealth serves PropertyCollector calls is not documented; refused so that the backend reads properties on /sdk", ""},
 }

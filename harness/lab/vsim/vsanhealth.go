@@ -23,6 +23,8 @@ func (s *Sim) vsanRegistry() *simulator.Registry {
 	r.Put(&healthSystem{Self: vim.ManagedObjectReference{Type: "VsanVcClusterHealthSystem", Value: "vsan-cluster-health-system"}, sim: s})
 	r.Put(&configSystem{Self: vsan.VsanVcClusterConfigSystemInstance, sim: s})
 	r.Put(&stretchedSystem{Self: vsan.VsanVcStretchedClusterSystem, sim: s})
+	r.Put(&diskManagementSystem{Self: vim.ManagedObjectReference{Type: "VimClusterVsanVcDiskManagementSystem",
+		Value: fact("esa.disk_management_system")}, sim: s})
 	return r
 }
 

@@ -53,8 +53,9 @@ func vsanHostConfig(m *VsanModel, host string, ref types.ManagedObjectReference,
 		mappings = append(mappings, mapping)
 	}
 	return &types.VsanHostConfigInfo{
-		Enabled:    types.NewBool(true),
-		HostSystem: &ref,
+		Enabled:        types.NewBool(true),
+		VsanEsaEnabled: types.NewBool(h.ESA),
+		HostSystem:     &ref,
 		ClusterInfo: &types.VsanHostConfigInfoClusterInfo{
 			Uuid: clusterUUID, NodeUuid: h.NodeUUID,
 		},

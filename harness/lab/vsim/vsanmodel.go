@@ -38,6 +38,7 @@ type VsanHost struct {
 	Up                   bool
 	Maintenance          bool
 	Evacuate             bool // maintenance with vsanMode evacuateAllData
+	ESA                  bool // vSAN Express Storage Architecture: a storage pool, no disk group
 }
 
 // VsanDisk is one device of a disk group; GroupUUID is the cache device's UUID.
@@ -98,12 +99,15 @@ func NewVsanModel(cfg *Config, now time.Time) *VsanModel {
 	}
 	addHost := func(name, site string, witness bool, groups []DiskGroup) {
 		m.Hosts[name] = &VsanHost{Name: name, Site: site, Witness: witness, Up: true,
-			NodeUUID: stableUUID("node", name)}
+			NodeUUID: stableUUID("node", name), ESA: len(groups) > 0 && groups[0].Cache == ""}
 		m.HostOrder = append(m.HostOrder, name)
 		for _, g := range groups {
-			cache := m.addDisk(name, g.Cache, true, "")
+			group := stableUUID("pool", name) // ESA: the storage pool, no cache device
+			if g.Cache != "" {
+				group = m.addDisk(name, g.Cache, true, "").UUID
+			}
 			for _, dev := range g.Capacity {
-				m.addDisk(name, dev, false, cache.UUID)
+				m.addDisk(name, dev, false, group)
 			}
 		}
 	}
@@ -199,11 +203,14 @@ func (m *VsanModel) failure(host, diskUUID string) string {
 		return "absent"
 	}
 	d := m.Disks[diskUUID]
-	cache := m.Disks[d.GroupUUID]
-	if d.Fault == FaultPermanent || cache.Fault == FaultPermanent {
+	cacheFault := FaultNone
+	if cache := m.Disks[d.GroupUUID]; cache != nil { // ESA's storage pool has no cache device
+		cacheFault = cache.Fault
+	}
+	if d.Fault == FaultPermanent || cacheFault == FaultPermanent {
 		return "degraded"
 	}
-	if d.Fault != FaultNone || cache.Fault != FaultNone {
+	if d.Fault != FaultNone || cacheFault != FaultNone {
 		return "absent"
 	}
 	return ""

@@ -30,9 +30,10 @@ from faults.assumptions import (
 )
 from faults.backends import vsan as vsan_backend
 from faults.backends.vsan import ResyncSummary, VsanCluster, VsanQuiet, disk_targets
+from faults.backends.vsphere import DiskGroupSeen, verify
 from faults.base import FaultSpec, FaultState
 from faults.transports.vcenter import close_all
-from harness.errors import ControlPlaneError
+from harness.errors import ConfigError, ControlPlaneError
 from harness.history.timeline import Timeline
 from harness.lab.esxi import EsxiShells
 from harness.lab.services import Services
@@ -75,14 +76,15 @@ def esxi_shells(sim: Simulator, folder: Path) -> Iterator[Topology]:
 
 
 @contextmanager
-def another_simulator(folder: Path, model: dict[str, float], **env: str) -> Iterator[tuple[Simulator, Topology]]:
+def another_simulator(folder: Path, model: dict[str, float], esa_hosts: tuple[str, ...] = (),
+                      **env: str) -> Iterator[tuple[Simulator, Topology]]:
     """A second simulator with its own model (and environment: a stand-in mutation), and its ESXi shells."""
     password = secrets.token_urlsafe(16)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(PASSWORD_ENV, password)
         for name, value in env.items():
             patch.setenv(name, value)
-        with running(folder / "vsim", model, password=password, username="harness") as other:
+        with running(folder / "vsim", model, password=password, username="harness", esa_hosts=esa_hosts) as other:
             patch.delenv(MUTATION, raising=False)  # the simulator has it; this process's stand-ins must not
             try:
                 with esxi_shells(other, folder / "esxi") as topology:
@@ -323,3 +325,21 @@ def test_where_the_cluster_summary_is_refused_the_resync_is_read_from_each_hosts
             assert seen.bytes_left > 0 and seen.eta_s is not None and seen.eta_s > 0
         finally:
             fault.revert()
+
+
+def test_an_esa_hosts_storage_pool_is_its_devices_and_disk_faults_on_it_are_refused_plainly(tmp_path: Path) -> None:
+    """esx-b2 runs vSAN ESA: no disk mappings, its devices listed by QueryVsanManagedDisks' storage pool. The
+    topology (its devices, no cache) verifies; a disk failure there is refused, saying why, before anything runs."""
+    with another_simulator(tmp_path, MODEL, esa_hosts=("esx-b2",)) as (_, topology):
+        seen = verify(topology)
+        assert seen.hosts["esx-b2"].esa and not seen.hosts["esx-b1"].esa
+        assert seen.hosts["esx-b2"].disk_groups == (
+            DiskGroupSeen(None, ("naa.5000c5000b200", "naa.5000c5000b201", "naa.5000c5000b202")),)
+        target = "disk:esx-b2/naa.5000c5000b201"
+        fault = registry.build(FaultSpec("disk-failure", target), topology)
+        assert "esx-b2 is a vSAN ESA host (a storage pool, no disk groups)" in fault.plan().render()
+        with pytest.raises(ConfigError, match="disk faults are supported on OSA disk groups only"):
+            fault.preflight()  # type: ignore[attr-defined]
+        with pytest.raises(ConfigError, match="nothing is injected on ESA"):
+            fault.inject()
+        assert fault.check() is FaultState.CLEARED
