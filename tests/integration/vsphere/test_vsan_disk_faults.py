@@ -343,3 +343,21 @@ def test_an_esa_hosts_storage_pool_is_its_devices_and_disk_faults_on_it_are_refu
         with pytest.raises(ConfigError, match="nothing is injected on ESA"):
             fault.inject()
         assert fault.check() is FaultState.CLEARED
+
+
+def test_where_an_unset_resync_filter_counts_nothing_the_probe_fails_and_names_the_assumption(tmp_path: Path) -> None:
+    """The simulator mutated so that a filter without resyncType matches no reason: while a rebuild runs, the
+    unset totals (0) differ from the sum over the reasons, the probe FAILs and the fault is refused by name."""
+    with another_simulator(tmp_path, MODEL, **{MUTATION: "vsim/sync_reason.unset_matches_all"}) as (_, topology):
+        busy = registry.build(FaultSpec("disk-failure", "disk:esx-a1/naa.5000c5000a101"), topology)
+        busy.inject()  # a permanent error: its components are rebuilt at once
+        try:
+            assert VsanCluster(topology).resync().idle, "the unset summary misses the rebuild: the danger guarded"
+            fault = registry.build(FaultSpec("disk-failure", "disk:esx-b1/naa.5000c5000b101"), topology)
+            assert isinstance(fault, Assumes)
+            with pytest.raises(AssumptionNotHeldError, match=f"assumption {RESYNC_TYPE_UNSET.id} .* is fail on this "
+                                                             r"cluster: unset: 0 objects; by reason: [1-9]"):
+                require(fault, "disk-failure", "disk:esx-b1/naa.5000c5000b101")
+            assert fault.check() is FaultState.CLEARED, "nothing was injected"
+        finally:
+            busy.revert()
