@@ -17,6 +17,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -557,3 +558,14 @@ def test_the_vsan_api_answers_clients_of_version10_too(sim: Simulator, vc: Vcent
         cluster=vc.cluster, syncingObjectFilter=vim.cluster.VsanSyncingObjectFilter())
     assert (summary.totalObjectsToSync, summary.totalBytesToSync) == (0, 0)
     assert old["vsan-cluster-health-system"].VsanQueryVcClusterHealthSummary(cluster=vc.cluster).overallHealth == "green"
+
+
+def test_vmwares_own_sdk_reads_the_served_versions_document_as_the_backend_does(sim: Simulator) -> None:
+    """The stand-in checked without the backend: the vSAN SDK's GetLatestVmodlVersion (VMware's parser of
+    /sdk/vsanServiceVersions.xml) picks the same version from the simulator's document. It turns certificate
+    checks off for its whole process (ssl._create_default_https_context), so it runs in a child process, against
+    this loopback simulator only; the backend never calls it."""
+    script = "import sys, vsanapiutils\nprint(vsanapiutils.GetLatestVmodlVersion('127.0.0.1', int(sys.argv[1])))"
+    done = subprocess.run([sys.executable, "-c", script, str(sim.port)], capture_output=True, text=True, timeout=60,
+                          check=True)
+    assert done.stdout.strip() == "vsan.version.version22"
