@@ -62,6 +62,11 @@ class Facts:
         served = self.rows[fact_id].value
         return mutated(served) if os.environ.get(MUTATION) == f"{self.name}/{fact_id}" else served
 
+    def as_documented(self, fact_id: str) -> bool:
+        """Whether the fact is served as its row says (False only under the mutation pass): for a fact that
+        describes a behaviour (a cmdlet waits, a tab starts a line) rather than being a value on the wire."""
+        return self.value(fact_id) == self.rows[fact_id].value
+
     def problems(self) -> list[str]:
         found = []
         for fact in self.rows.values():

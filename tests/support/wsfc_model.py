@@ -222,7 +222,7 @@ class WsfcModel:
                               f"The cluster node '{node}' is not available (state {self.nodes.get(node, 'unknown')}).")
         self.moves.append(params)
         before, self.owner = self.owner, node
-        waits = FACTS.value("move.without_wait") == "waits for completion"
+        waits = FACTS.as_documented("move.without_wait")
         returns_at_once = f"-Wait {params['Wait']}" == FACTS.value("move.returns_at_once_with") if "Wait" in params \
             else not waits
         self.state = "Pending" if returns_at_once else self.settle_state

@@ -37,7 +37,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from spnego.channel_bindings import GssChannelBindings
 from spnego.exceptions import BadBindingsError, SpnegoError
 
-from tests.support.wsman_facts import text
+from tests.support.wsman_facts import FACTS, text
 
 ACCOUNTS_ENV = "NTLM_USER_FILE"  # pyspnego's NTLM acceptor reads its accounts from the file this names
 
@@ -50,7 +50,7 @@ BOUNDARY = text("encryption.boundary")
 ORIGINAL = text("encryption.original_content")
 OCTETS = text("encryption.data_type")
 LENGTH_FIELD = text("encryption.length_byte_order")  # "<i": 4 bytes, little-endian, as pywinrm packs it
-TAB = {"horizontal tab": "\t"}[text("encryption.part_header_prefix")]  # before each part header's name
+TAB = "\t" if FACTS.as_documented("encryption.part_header_prefix") else " "  # before each part header's name
 
 
 def _private_file(path: Path, data: bytes) -> None:

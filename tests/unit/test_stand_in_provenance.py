@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from tests.support import sqlserver_model, wsfc_model, wsman_facts
@@ -25,3 +28,27 @@ def test_the_check_catches_a_value_its_quote_does_not_hold() -> None:
                                 "which its quote does not contain: 'events from the Windows Server System log'"]
     assert Facts("x", [Fact("a", 1, "assumed", "none")]).problems() == [
         "x: a: an assumed fact names the assumption it mirrors (A-...)"]
+
+
+STAND_IN_MODULES = {"wsfc_model": ("tests/support/wsfc_model.py",), "sqlserver_model": ("tests/support/sqlserver_model.py",),
+                    "wsman": ("tests/support/wsman.py", "tests/support/wsman_auth.py")}
+
+
+def served_literals(path: Path, values: set[str]) -> list[str]:
+    """String constants of `path`, outside its FACTS table, that equal a served value (read around the table)."""
+    tree = ast.parse(path.read_text())
+    table = {id(node) for stmt in tree.body if isinstance(stmt, ast.Assign)
+             and any(isinstance(t, ast.Name) and t.id == "FACTS" for t in stmt.targets) for node in ast.walk(stmt)}
+    return sorted({f"{path.name}:{node.lineno}: {node.value!r}" for node in ast.walk(tree)
+                   if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in table
+                   and node.value in values})
+
+
+@pytest.mark.parametrize("table", TABLES, ids=lambda t: t.name)
+def test_a_stand_in_serves_its_documented_values_only_through_its_table(table: Facts) -> None:
+    """Short values ("System", "200 OK") are too common to search for; the distinctive ones must not be
+    written a second time beside the table (where they would be served without their source)."""
+    root = Path(__file__).resolve().parents[2]
+    values = {str(f.value) for f in table.rows.values() if f.kind == "documented" and len(str(f.value)) >= 12}
+    assert values, "the table has distinctive values to look for"
+    assert [hit for path in STAND_IN_MODULES[table.name] for hit in served_literals(root / path, values)] == []
