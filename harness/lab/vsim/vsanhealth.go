@@ -256,6 +256,9 @@ func (s *Sim) healthRun() *types.VsanClusterHealthSummary {
 		overall = "red" // the overall colour rolls every group up
 	}
 	now := s.now()
+	if !asDocumented("health_cache.timestamp") {
+		now = time.Unix(0, 0) // the mutation pass: a summary stamped other than when it was computed
+	}
 	return &types.VsanClusterHealthSummary{
 		Timestamp: &now, OverallHealth: overall, Cluster: &s.inv.Cluster, ObjectHealth: objectHealth(s.vsan),
 		OverallHealthDescription: "vSAN cluster health is " + overall, Groups: groups,
