@@ -61,6 +61,12 @@ class Outcome:
     killed: bool  # a test failed with the fact flipped
     seconds: float
     failed: tuple[str, ...]
+    exit_code: int = 0
+
+    def verdict(self) -> str:
+        if not self.killed:
+            return "SURVIVED: no test depends on it"
+        return f"killed by {self.failed[0] if self.failed else f'the session (pytest exit {self.exit_code})'}"
 
 
 def run_once(stand_in: StandIn, fact: str, python: str = sys.executable) -> Outcome:
@@ -76,7 +82,7 @@ def run_once(stand_in: StandIn, fact: str, python: str = sys.executable) -> Outc
                            f"{done.stdout[-1500:]}{done.stderr[-500:]}")
     failed = tuple(line.split(" ", 1)[1].split(" - ")[0] for line in done.stdout.splitlines()
                    if line.startswith(("FAILED ", "ERROR ")))
-    return Outcome(stand_in.name, fact, done.returncode in KILLED_BY, time.monotonic() - started, failed)
+    return Outcome(stand_in.name, fact, done.returncode in KILLED_BY, time.monotonic() - started, failed, done.returncode)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -92,8 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.fact and fact not in args.fact:
                 continue
             outcome = run_once(stand_in, fact)
-            verdict = f"killed by {outcome.failed[0]}" if outcome.killed else "SURVIVED: no test depends on it"
-            print(f"{name}/{fact}: {verdict} ({outcome.seconds:.0f} s)", flush=True)
+            print(f"{name}/{fact}: {outcome.verdict()} ({outcome.seconds:.0f} s)", flush=True)
             if not outcome.killed:
                 survivors.append(f"{name}/{fact}")
     print(f"facts no test depends on: {len(survivors)}" + "".join(f"\n  {s}" for s in survivors))
