@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -15,6 +16,8 @@ from harness.lab.controller import Lab
 from harness.lab.layout import DATABASE, LabLayout
 from harness.topology.models import Topology
 from workloads.oltp import ConnectionSettings, Credentials, Dialect, Endpoint, PostgresDialect
+
+PREFLIGHT_SETTLE_S = 10.0  # how long a preflight gives a secondary that fell behind for a moment
 
 
 @dataclass
@@ -47,6 +50,11 @@ class LabCluster:
         return self.topology.name
 
     def preflight(self) -> None:
+        """Healthy within PREFLIGHT_SETTLE_S: a secondary that falls behind for a moment under load (it reports
+        catchingup, then secondary again) is no reason to refuse a run; one that stays behind is."""
+        deadline = time.monotonic() + PREFLIGHT_SETTLE_S
+        while not self.lab.healthy() and time.monotonic() < deadline:
+            time.sleep(0.5)
         if not self.lab.healthy():
             status = self.lab.status()
             raise HarnessError(f"lab {self.lab.layout.prefix} is not healthy: nodes "
