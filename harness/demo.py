@@ -40,6 +40,7 @@ class DemoWindows:
     migration_rtt_steps: str = "0,4"
     backup_rates: str = "4M"
     io_rate_iops: int = 200  # S6's offered I/O: the lab's scale (two cores, shared with the database), not a mail store's
+    soak_s: float = 45.0  # S6's N-1 soak of the mail workload: the ESRP shape, shortened to the demo's scale
     deselect: tuple[str, ...] = ()  # node ids left to FULL
 
 
@@ -48,9 +49,10 @@ DEMO = DemoWindows(baseline_s=10, observe_s=15, settle_s=8, step_s=8, warmup_s=2
                    deselect=("tests/resiliency/test_s2_component_failures.py::"
                              "test_the_business_recovers_to_a_steady_state_within_the_slo[host]",))
 FULL = DemoWindows(baseline_s=12, observe_s=15, settle_s=10, step_s=12, warmup_s=3, rtt_steps="0,1,2,4,8",
-                   steady_window_s=8, component_mb=256, migration_rtt_steps="0,1,2,4", backup_rates="none,4M")
+                   steady_window_s=8, component_mb=256, migration_rtt_steps="0,1,2,4", backup_rates="none,4M",
+                   soak_s=120.0)
 SMOKE = DemoWindows(baseline_s=5, observe_s=6, settle_s=4, step_s=4, warmup_s=1, rtt_steps="0,4", steady_window_s=3,
-                    component_mb=128, migration_rtt_steps="2", backup_rates="8M")
+                    component_mb=128, migration_rtt_steps="2", backup_rates="8M", soak_s=12.0)
 # What FULL adds to the demo: longer windows, the whole RTT sweeps, S2's host row (S3 and S4 lose hosts too),
 # and the unthrottled backup.
 FULL_ADDS = "S1 at 1, 2 and 8 ms; S2's host power-off; S5 at 1 and 2 ms; S7's unthrottled backup; 12 s windows"
@@ -93,7 +95,7 @@ def pytest_command(args: argparse.Namespace, results: Path, tables: Path, *, top
                "--baseline-s", str(w.baseline_s), "--observe-s", str(w.observe_s), "--settle-s", str(w.settle_s),
                "--step-s", str(w.step_s), "--warmup-s", str(w.warmup_s), "--rtt-steps", w.rtt_steps,
                "--steady-window-s", str(w.steady_window_s), "--migration-rtt-steps", w.migration_rtt_steps,
-               "--backup-rates", w.backup_rates, "--io-rate-iops", str(w.io_rate_iops), "-q", "-rA",
+               "--backup-rates", w.backup_rates, "--io-rate-iops", str(w.io_rate_iops), "--soak-s", str(w.soak_s), "-q", "-rA",
                *(f"--deselect={node}" for node in w.deselect)]
     if clean:
         command.append("--clean-alluredir")

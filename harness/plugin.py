@@ -73,6 +73,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--io-profile", default="mail", help="S6: the I/O workload's fio profile (mail: 70/30 r/w, 32 KiB)")
     group.addoption("--io-rate-iops", type=int, default=1000,
                     help="S6: the I/O workload's offered load (fio rate_iops; 0: as fast as it goes)")
+    group.addoption("--mail-instances", type=int, default=2,
+                    help="S6: mail databases (each with its log) sharing --io-rate-iops")
+    group.addoption("--mail-log-iops", type=int, default=0,
+                    help="S6: log writes/s over all instances (0: a quarter of --io-rate-iops)")
+    group.addoption("--mail-db-read-ms", type=float, default=None,
+                    help="S6: judge the mail databases' average read latency against this (default: not judged)")
+    group.addoption("--mail-log-write-ms", type=float, default=None,
+                    help="S6: judge the mail logs' average write latency against this (default: not judged)")
+    group.addoption("--soak-s", type=float, default=0.0,
+                    help="S6: an N-1 soak of the mail workload this long, one node down throughout (0: none)")
     group.addoption("--io-dir", default=None,
                     help="S6: directory fio writes in (default on the lab: the primary site's storage); on a real "
                          "cluster, a disk of the same datastore mounted on this machine")

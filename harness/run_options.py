@@ -113,6 +113,11 @@ class RunOptions(BaseModel):
     io_profile: Annotated[str, _checked(_profile)]
     io_rate_iops: int = Field(ge=0, le=10_000_000)
     io_dir: Annotated[str, _checked(_io_dir)] | None = None
+    mail_instances: int = Field(default=2, ge=1, le=64)
+    mail_log_iops: int = Field(default=0, ge=0, le=10_000_000)
+    mail_db_read_ms: Finite | None = Field(default=None, gt=0, le=60_000)
+    mail_log_write_ms: Finite | None = Field(default=None, gt=0, le=60_000)
+    soak_s: Finite = Field(default=0, ge=0, le=7 * 86_400)
     backup_rates: Annotated[str, _checked(_rates)]
     backup_destination: Annotated[str, _checked(_destination)] | None = None
     backup_timeout_s: Finite = Field(gt=0, le=86_400)

@@ -153,7 +153,8 @@ class FioWorkload:
         self.timeline = timeline
         self.name = name
         self.series = FioSeries(name, {})
-        self.summary: dict[str, Any] = {}
+        self.summary: dict[str, Any] = {}  # the first job's stats
+        self.all_jobs: list[dict[str, Any]] = []  # every job's stats, in job file order
         self._process: subprocess.Popen[bytes] | None = None
 
     def _path(self, suffix: str) -> Path:
@@ -164,12 +165,15 @@ class FioWorkload:
             raise RuntimeError(f"{self.name} has already been started")
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.job.directory.mkdir(parents=True, exist_ok=True)
-        self._path(".fio").write_text(self.job.text(self._path("")))
+        self._path(".fio").write_text(self.job_file())
         self.timeline.record(EventKind.WORKLOAD_START, self.name, workload="fio", profile=self.job.profile.name, mode="local")
         with self._path(".stderr").open("wb") as stderr:
             self._process = subprocess.Popen([FIO, "--output-format=json", f"--output={self.name}.json", f"{self.name}.fio"],
                                              cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                              stderr=stderr)
+
+    def job_file(self) -> str:
+        return self.job.text(self._path(""))
 
     def wait(self, timeout_s: float) -> bool:
         """Wait for fio to end by itself (its runtime); False if it still runs after `timeout_s`."""
@@ -200,7 +204,8 @@ class FioWorkload:
         self.series = load_series(self._path(""), self.name, self.timeline, jobs=self.job.numjobs)
         problem = None
         try:
-            self.summary = _json_report(self._path(".json").read_text()).get("jobs", [{}])[0]
+            self.all_jobs = list(_json_report(self._path(".json").read_text()).get("jobs") or [{}])
+            self.summary = self.all_jobs[0]
         except (OSError, ValueError) as exc:
             problem = f"no JSON report ({exc})"
         if code is not None and code != 0 and not asked:  # fio exits 128 when we interrupt it

@@ -8,6 +8,7 @@ the start of its window, as the transaction series does with its seconds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,13 +64,14 @@ class FioSeries:
         return max((len(m.points()) for m in self.metrics.values()), default=0)
 
 
-def load_series(prefix: Path, name: str, timeline: Timeline, suffix: str = "", jobs: int = 1) -> FioSeries:
-    """Read every job's iops/bw/lat logs of one fio process; jobs' samples add up per second
-    (latencies are averaged over jobs)."""
+def load_series(prefix: Path, name: str, timeline: Timeline, suffix: str = "", jobs: int = 1,
+                job_indices: Sequence[int] | None = None) -> FioSeries:
+    """Read the iops/bw/lat logs of one fio process's jobs (all `jobs`, or those of `job_indices`); jobs'
+    samples add up per second (latencies are averaged over jobs)."""
     metrics: dict[str, MetricSeries] = {}
     for kind, (metric, unit, scale) in LOG_KINDS.items():
         per_second: dict[tuple[int, int], list[tuple[int, float]]] = {}
-        for job in range(1, jobs + 1):
+        for job in job_indices or range(1, jobs + 1):
             path = log_path(prefix, kind, suffix, job)
             for sample in parse_log(path.read_text()) if path.exists() else []:
                 key = (round(sample.end_ms / 1000.0), sample.direction)

@@ -3,8 +3,14 @@
 Each workload is measured alone, then both at once, on the same storage; the table gives the
 change per metric (TPS, average transaction time, IOPS, I/O latency), the published "TPS
 -3.81 %, mail IOPS -12 %" line. The N-1 case repeats it with the standby's host down for the
-whole measurement (a node failed and not replaced). The I/O workload is fio's mail profile
-(70/30 read/write, 32 KiB) at a steady offered load (`--io-rate-iops`).
+whole measurement (a node failed and not replaced). The I/O workload is the mail workload
+(`workloads.mail`: per instance a database of random 32 KiB reads and writes and its log of
+sequential synchronous writes) at a steady offered load (`--io-rate-iops` for the databases,
+`--mail-log-iops` for the logs), or with `--io-profile oltp` one fio job of 8 KiB pages.
+
+With `--soak-s`, the N-1 soak: the mail workload (and the OLTP workload) held for that long with
+one node down and not replaced, the shape of an ESRP result; its table is the one a Jetstress
+reviewer reads (per instance: IOPS against target, database read and log write latency).
 
 On the lab, read the figures as the lab's: on two cores the interference is largely CPU
 contention, and with the standby down pg_auto_failover commits without waiting for it, so
@@ -31,14 +37,16 @@ from harness.history.series import MetricSeries, TransactionSeries
 from harness.history.timeline import Timeline
 from harness.lab.controller import Lab
 from harness.lab.layout import LabLayout
+from harness.plugin_state import run_options
 from harness.progress import Progress
 from harness.safety.run import HarnessSession
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from reports.allure.steps import phase
-from reports.scenario_tables import Interference, s6_interference_table
+from reports.scenario_tables import Interference, esrp_table, s6_interference_table
 from tests.resiliency.evidence import fmt, window_stats
 from workloads.fio import PROFILES, FioJob, FioWorkload
+from workloads.mail import MailJob, MailWorkload, even_instances
 from workloads.oltp.schema import Scale
 
 STANDBY_DOWN = ScenarioFault("N-1: the standby's host down", Role.STANDBY_HOST,
@@ -92,11 +100,21 @@ class Setting:
     def users(self) -> int:
         return int(self.config.getoption("--users"))
 
-    def fio(self, name: str) -> FioWorkload:
-        rate = int(self.config.getoption("--io-rate-iops")) or None
-        profile = PROFILES[str(self.config.getoption("--io-profile"))]
-        job = FioJob(profile, self.io_root / "data", runtime_s=int(self.window_s * 2 + 30), rate_iops=rate)
+    def fio(self, name: str, runtime_s: float | None = None) -> FioWorkload:
+        """The I/O workload: the mail workload (databases and logs), or one fio job of another profile."""
+        options = run_options(self.config)
+        runtime = int((runtime_s or self.window_s * 2) + 30)
+        if options.io_profile == "mail":
+            return MailWorkload(self.mail_job(runtime), self.io_root / "logs", self.timeline, name=name)
+        job = FioJob(PROFILES[options.io_profile], self.io_root / "data", runtime_s=runtime,
+                     rate_iops=options.io_rate_iops or None)
         return FioWorkload(job, self.io_root / "logs", self.timeline, name=name)
+
+    def mail_job(self, runtime_s: int) -> MailJob:
+        options = run_options(self.config)
+        db_iops = options.io_rate_iops or 1000
+        return MailJob(even_instances(options.mail_instances, db_iops, options.mail_log_iops or max(1, db_iops // 4)),
+                       self.io_root / "data", runtime_s=runtime_s)
 
     def experiment(self, *, degraded: bool) -> Experiment:
         return new_experiment(self.session, self.cluster, self.schema, self.timeline, self.progress, self.windows,
@@ -198,4 +216,56 @@ def test_mixed_workloads_interfere_within_the_slo_with_all_nodes_and_with_one_lo
           for r in runs),
         Verdict("I/O workload measured in every phase (IOPS)", min(r.iops_mixed or 0.0 for r in runs), ">", 0),
         Verdict(f"{last.configuration}: OLTP measured (TPS)", last.tps_mixed, ">", 0),
+    ])
+
+
+@pytest.mark.scenario("S6")
+@pytest.mark.faults(STANDBY_DOWN)
+def test_the_mail_workload_is_held_for_a_whole_window_with_one_node_lost_and_not_replaced(
+        harness_session: HarnessSession, cluster: Cluster, schema: Scale | None, timeline: Timeline,
+        progress: Progress, windows: Windows, pytestconfig: pytest.Config, scenario_report: ScenarioReport) -> None:
+    options = run_options(pytestconfig)
+    if not options.soak_s:
+        pytest.skip("the N-1 soak runs when asked for by its length (--soak-s)")
+    if options.io_profile != "mail":
+        pytest.skip("the N-1 soak is the mail workload's (--io-profile mail)")
+    topology = harness_session.topology
+    heal_or_rebuild(cluster, windows, before=True)
+    with own_directory(io_root(harness_session, cluster, options.io_dir)) as root:
+        setting = Setting(harness_session, cluster, schema, timeline, progress, windows, pytestconfig, root)
+        spec = STANDBY_DOWN.resolve(cluster, topology)
+        configuration = f"N-1: {spec.target.removeprefix('host:')} down, not replaced"
+        with phase("inject", f"{spec.kind} on {spec.target} for the whole soak"), \
+                harness_session.inject(timeline, spec, duration_s=options.soak_s + windows.settle_s + 180):
+            progress.wait("settle with one node lost", windows.settle_s)
+            mail = setting.fio("mail-soak", runtime_s=options.soak_s)
+            assert isinstance(mail, MailWorkload)
+            with setting.experiment(degraded=True) as experiment, phase("observe", f"{configuration}: the soak"):
+                mail.start()
+                experiment.measure("N-1 soak", options.soak_s)
+                stopped = mail.stop()
+                experiment.finish()
+            setting.keep_iops(mail)
+    heal_or_rebuild(cluster, windows, before=False)
+    results = mail.results()
+    table = esrp_table(results, configuration=configuration, window_s=options.soak_s,
+                       db_read_max_ms=options.mail_db_read_ms, log_write_max_ms=options.mail_log_write_ms,
+                       notes=(LAB_NOTE,) if topology.lab is not None else ())
+    total = results.total()
+    scenario_report.record("S6", experiment, fault_kind=spec.kind, target=spec.target,
+                           title="S6 N-1 soak of the mail workload", table=table, table_name="s6-esrp-soak",
+                           metrics=[setting.iops],
+                           numbers={"N-1 soak": f"DB {fmt(total.db_iops, '', 0)} of {fmt(total.target_db_iops, '', 0)} "
+                                                f"IOPS, read {fmt(total.db_read.mean_ms, ' ms', 2)}, log write "
+                                                f"{fmt(total.log_write.mean_ms, ' ms', 2)}"})
+    assert stopped.clean, f"the mail workload did not end cleanly: {stopped}"
+    assert_verdicts([
+        Verdict("mail databases measured through the soak (IOPS)", total.db_iops, ">", 0),
+        Verdict("mail logs written through the soak (writes/s)", total.log_iops, ">", 0),
+        *(Verdict(f"{r.name}: database read latency (ms)", r.db_read.mean_ms, "<=", float(options.mail_db_read_ms))
+          for r in results.instances if options.mail_db_read_ms is not None),
+        *(Verdict(f"{r.name}: log write latency (ms)", r.log_write.mean_ms, "<=", float(options.mail_log_write_ms))
+          for r in results.instances if options.mail_log_write_ms is not None),
+        Verdict.lost_commits(experiment.ledger.lost_count if experiment.ledger else None,
+                             topology.slo.lost_commits_max),
     ])

@@ -1,0 +1,117 @@
+"""What a long N-1 soak costs the harness: its resident memory and its report's size, per hour of soak.
+
+    .venv/bin/python benchmarks/soak_cost.py [--minutes 2] [--reference-minutes 0.5]
+
+Runs S6's N-1 soak (mail workload and OLTP, the standby's host down throughout) on the embedded
+lab twice, a short reference and the measured length, sampling the harness process's resident
+memory (VmRSS of the pytest process) every few seconds, and builds each run's report. The cost
+per hour is the difference between the two runs over the difference of their lengths (what the
+soak adds, not what starting a run costs); the 24-hour figure extrapolates it linearly from the
+measured run. Goals: under 500 MB resident and under 20 MB of report for 24 hours. Run it with
+`--minutes 30` for a figure worth quoting; the default fits the benchmarks' three minutes.
+Ends with: rss_mb_24h=<extrapolated> report_mb_24h=<extrapolated>.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from reports.build import build_report  # noqa: E402
+
+SOAK_TEST = "tests/resiliency/test_s6_mixed_workloads.py::" \
+            "test_the_mail_workload_is_held_for_a_whole_window_with_one_node_lost_and_not_replaced"
+SAMPLE_S = 5.0
+GOALS = {"rss_mb_24h": 500.0, "report_mb_24h": 20.0}
+
+
+@dataclass(frozen=True)
+class Run:
+    soak_s: float
+    wall_s: float
+    rss_mb: list[tuple[float, float]]  # (seconds since start, resident MB) of the harness process
+    report_mb: float  # the summary file the board opens, the Allure single file in it included
+    results_mb: float  # the raw results the report is built from
+
+    @property
+    def peak_rss_mb(self) -> float:
+        return max((mb for _, mb in self.rss_mb), default=0.0)
+
+
+def resident_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def size_mb(path: Path) -> float:
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    return sum(p.stat().st_size for p in files) / 2**20
+
+
+def soak(soak_s: float, workdir: Path, lab: str) -> Run:
+    results = workdir / "results"
+    command = [sys.executable, "-m", "pytest", SOAK_TEST, "-p", "no:cacheprovider", "--topology", lab,
+               "--alluredir", str(results), "--clean-alluredir", "--tables-dir", str(workdir / "tables"),
+               "--soak-s", str(soak_s), "--io-rate-iops", "200", "--settle-s", "8", "--quiet-progress", "-q"]
+    started = time.monotonic()
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    samples: list[tuple[float, float]] = []
+
+    def sample() -> None:
+        while process.poll() is None:
+            mb = resident_mb(process.pid)
+            if mb is not None:
+                samples.append((time.monotonic() - started, mb))
+            time.sleep(SAMPLE_S)
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    output, _ = process.communicate(timeout=soak_s + 1800)
+    sampler.join(SAMPLE_S * 2)
+    if process.returncode not in (0, 1):
+        raise SystemExit(f"the soak run broke (exit {process.returncode}):\n{output[-3000:]}")
+    report = build_report(results, workdir / "report", name="Soak cost")
+    return Run(soak_s, time.monotonic() - started, samples, size_mb(report.summary_file), size_mb(results))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=2.0, help="the measured soak's length")
+    parser.add_argument("--reference-minutes", type=float, default=0.5, help="the reference soak's length")
+    parser.add_argument("--lab", default="lab:hsoak", help="the lab to soak (its own prefix: not the demo's)")
+    args = parser.parse_args()
+    if args.minutes <= args.reference_minutes:
+        raise SystemExit("--minutes must be longer than --reference-minutes")
+    with tempfile.TemporaryDirectory(prefix="soak-cost-") as tmp:
+        runs = [soak(m * 60, Path(tmp) / f"run-{i}", args.lab) for i, m in enumerate((args.reference_minutes, args.minutes))]
+    reference, measured = runs
+    hours = (measured.soak_s - reference.soak_s) / 3600
+    rss_per_h = (measured.peak_rss_mb - reference.peak_rss_mb) / hours
+    report_per_h = (measured.report_mb - reference.report_mb) / hours
+    rest_h = 24 - measured.soak_s / 3600
+    figures = {"rss_mb_24h": measured.peak_rss_mb + rss_per_h * rest_h,
+               "report_mb_24h": measured.report_mb + report_per_h * rest_h}
+    for run in runs:
+        print(f"soak {run.soak_s / 60:g} min (wall {run.wall_s / 60:.1f} min): peak RSS {run.peak_rss_mb:.1f} MB, "
+              f"report {run.report_mb:.2f} MB, raw results {run.results_mb:.2f} MB, {len(run.rss_mb)} RSS samples")
+    print(f"per hour of soak: RSS {rss_per_h:+.1f} MB, report {report_per_h:+.2f} MB")
+    for name, value in figures.items():
+        print(f"{name}: {value:.1f} (goal under {GOALS[name]:g}: {'met' if value < GOALS[name] else 'MISSED'})")
+    print(" ".join(f"{name}={value:.1f}" for name, value in figures.items()))
+
+
+if __name__ == "__main__":
+    main()
