@@ -64,14 +64,16 @@ class SecondPoint:
     p95_ms: float | None
     p99_ms: float | None
     error_classes: Mapping[str, int]
+    seconds: int = 1  # more than one: a coarser point of a long series (its counts summed, its percentiles merged)
 
     @property
     def tps(self) -> float:
-        return float(self.commits)
+        return self.commits / self.seconds
 
     def to_dict(self) -> dict[str, Any]:
-        return {"t": self.t, "tps": self.commits, "errors": self.errors, "p50_ms": self.p50_ms,
-                "p95_ms": self.p95_ms, "p99_ms": self.p99_ms, "error_classes": dict(self.error_classes)}
+        return {"t": self.t, "tps": self.tps if self.seconds > 1 else self.commits, "errors": self.errors,
+                "p50_ms": self.p50_ms, "p95_ms": self.p95_ms, "p99_ms": self.p99_ms,
+                "error_classes": dict(self.error_classes), **({"seconds": self.seconds} if self.seconds > 1 else {})}
 
 
 class TransactionSeries:
@@ -112,8 +114,9 @@ class TransactionSeries:
             if count and (self.last_commit_t is None or t > self.last_commit_t):
                 self.last_commit_t = t
 
-    def points(self, start: int | None = None, end: int | None = None) -> list[SecondPoint]:
-        """Every second from `start` to `end` (exclusive), zero-filled where nothing ended."""
+    def points(self, start: int | None = None, end: int | None = None, step: int = 1) -> list[SecondPoint]:
+        """Every second from `start` to `end` (exclusive), zero-filled where nothing ended; with `step` > 1 one
+        point per `step` seconds (counts summed, latency histograms merged: percentiles stay exact to a bin)."""
         with self._lock:
             if not self._buckets:
                 return []
@@ -121,10 +124,15 @@ class TransactionSeries:
             last = max(self._buckets) + 1 if end is None else end
             snapshot = {s: self._buckets[s] for s in range(first, last) if s in self._buckets}
         out = []
-        for second in range(first, last):
-            b = snapshot.get(second, _Bucket())
-            out.append(SecondPoint(second, b.commits, b.errors, b.percentile(0.50), b.percentile(0.95),
-                                   b.percentile(0.99), dict(b.error_classes)))
+        for begin in range(first, last, step):
+            b = _Bucket()
+            for second in range(begin, min(begin + step, last)):
+                if (one := snapshot.get(second)) is not None:
+                    b.commits, b.errors = b.commits + one.commits, b.errors + one.errors
+                    b.error_classes.update(one.error_classes)
+                    b.histogram.update(one.histogram)
+            out.append(SecondPoint(begin, b.commits, b.errors, b.percentile(0.50), b.percentile(0.95),
+                                   b.percentile(0.99), dict(b.error_classes), min(step, last - begin)))
         return out
 
     def export(self, since: int | None = None) -> dict[int, dict[str, Any]]:
@@ -187,5 +195,21 @@ class MetricSeries:
         with self._lock:
             return list(self._points)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "unit": self.unit, "points": [[p.t, p.value] for p in self.points()]}
+    def resampled(self, step_s: float) -> list[MetricPoint]:
+        """One point per `step_s` seconds (the mean of the samples in it, at the first sample's time); as sampled
+        when `step_s` is at most 1."""
+        points = self.points()
+        if step_s <= 1 or not points:
+            return points
+        out: list[MetricPoint] = []
+        group: list[MetricPoint] = []
+        for point in points:
+            if group and point.t - group[0].t >= step_s:
+                out.append(MetricPoint(group[0].t, sum(p.value for p in group) / len(group)))
+                group = []
+            group.append(point)
+        out.append(MetricPoint(group[0].t, sum(p.value for p in group) / len(group)))
+        return out
+
+    def to_dict(self, step_s: float = 1) -> dict[str, Any]:
+        return {"name": self.name, "unit": self.unit, "points": [[p.t, p.value] for p in self.resampled(step_s)]}
