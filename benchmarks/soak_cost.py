@@ -9,7 +9,8 @@ per hour is the difference between the two runs over the difference of their len
 soak adds, not what starting a run costs); the 24-hour figure extrapolates it linearly from the
 measured run. Goals: under 500 MB resident and under 20 MB of report for 24 hours. Run it with
 `--minutes 30` for a figure worth quoting; the default fits the benchmarks' three minutes.
-Ends with: rss_mb_24h=<extrapolated> report_mb_24h=<extrapolated>.
+It also prints the size of the series a synthetic 1-hour and 24-hour run attach (no lab needed),
+which shows where the report's growth stops. Ends with: rss_mb_24h=<extrapolated> report_mb_24h=<extrapolated>.
 """
 
 from __future__ import annotations
@@ -87,6 +88,21 @@ def soak(soak_s: float, workdir: Path, lab: str) -> Run:
     return Run(soak_s, time.monotonic() - started, samples, size_mb(report.summary_file), size_mb(results))
 
 
+def exports_mb(seconds: int) -> float:
+    """The size of the series a run of `seconds` attaches (metrics JSON, transactions CSV, sampled metrics CSV),
+    for a synthetic run of that length: what the report carries per run, measured without the lab."""
+    from harness.history.series import MetricSeries, TransactionSeries
+    from reports.metrics_export import metric_series_csv, metrics_json, transactions_csv
+
+    series, iops = TransactionSeries(), MetricSeries("I/O workload IOPS", "IO/s")
+    for second in range(seconds):
+        for k in range(20):  # a spread of latencies, so every second's histogram is realistic
+            series.record(second + k / 20, 0.002 + 0.0005 * k, ok=True)
+        iops.add(second + 0.5, 250.0)
+    text = metrics_json(series, [iops]) + transactions_csv(series) + metric_series_csv([iops])
+    return len(text.encode()) / 2**20
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=2.0, help="the measured soak's length")
@@ -110,6 +126,9 @@ def main() -> None:
     print(f"per hour of soak: RSS {rss_per_h:+.1f} MB, report {report_per_h:+.2f} MB")
     for name, value in figures.items():
         print(f"{name}: {value:.1f} (goal under {GOALS[name]:g}: {'met' if value < GOALS[name] else 'MISSED'})")
+    hour, day = exports_mb(3600), exports_mb(86_400)
+    print(f"series attached by a 1-hour run: {hour:.2f} MB; by a 24-hour run: {day:.2f} MB (exports are capped at an "
+          "hour's rows per series, so the report stops growing with the run's length after an hour)")
     print(" ".join(f"{name}={value:.1f}" for name, value in figures.items()))
 
 
