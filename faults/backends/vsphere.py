@@ -590,7 +590,6 @@ class VmMigrate(_VsphereFault):
             return FaultState.CLEARED
         if current is not None and self.to_host is not None and current == self.to_host:
             return FaultState.IN_EFFECT
-
         if current is not None and home is not None and self.origin is None and \
                 _same_site(self.topology, current, home):
             return FaultState.CLEARED  # not injected by this process (recover): back in its own site
@@ -611,8 +610,9 @@ class VmMigrate(_VsphereFault):
 
 def drs_can_move_back(seen: Discovery, vm: str, home: str, topology: Topology) -> str | None:
     """Whether fully automated DRS may move `vm` back home after a migration: an enabled, preferential ("should")
-    rule keeps it on hosts of its site, and DRS "attempts to correct" a configuration that violates a rule
-    (vSphere API, ClusterRuleInfo); preferential rules "can be violated" by a migration (Resource Management)."""
+    rule keeps it on hosts of its site; "preferential rules can be violated" (vSphere Resource Management), and
+    when "the existing cluster configuration violates the rule, the Server attempts to correct the situation"
+    (vSphere API, ClusterRuleInfo)."""
     if not seen.drs_enabled or seen.drs_behavior != "fullyAutomated":
         return None
     rules = [r for r in seen.rules if r.enabled and not r.mandatory and r.affine and vm in r.vms and home in r.hosts]
