@@ -52,8 +52,8 @@ def test_a_document_that_is_not_a_versions_list_fails_naming_the_override(docume
 
 
 def test_nothing_this_pyvmomi_speaks_fails_naming_what_was_offered() -> None:
-    with pytest.raises(ControlPlaneError, match=re.escape("offers 1.0.0.0, 2.0.0.0, none of which this pyVmomi speaks")):
-        from_pyvmomi(["1.0.0.0", "2.0.0.0"], "vc:443")
+    with pytest.raises(ControlPlaneError, match=re.escape("offers 0.1, 0.2, none of which this pyVmomi speaks")):
+        from_pyvmomi(["0.1", "0.2"], "vc:443")
 
 
 def test_the_sdk_helper_that_turns_tls_verification_off_is_never_called() -> None:
