@@ -47,6 +47,17 @@ class Run:
     def peak_rss_mb(self) -> float:
         return max((mb for _, mb in self.rss_mb), default=0.0)
 
+    def steady_growth_mb_per_h(self) -> float | None:
+        """Least-squares slope of resident memory over the middle of the run (from a quarter to nine tenths of
+        its wall time): what the soak itself adds, apart from start-up and the end's analysis."""
+        middle = [(t, mb) for t, mb in self.rss_mb if 0.25 * self.wall_s <= t <= 0.9 * self.wall_s]
+        if len(middle) < 3:
+            return None
+        mean_t = sum(t for t, _ in middle) / len(middle)
+        mean_mb = sum(mb for _, mb in middle) / len(middle)
+        spread = sum((t - mean_t) ** 2 for t, _ in middle)
+        return 3600 * sum((t - mean_t) * (mb - mean_mb) for t, mb in middle) / spread if spread else None
+
 
 def resident_mb(pid: int) -> float | None:
     try:
@@ -121,7 +132,9 @@ def main() -> None:
     figures = {"rss_mb_24h": measured.peak_rss_mb + rss_per_h * rest_h,
                "report_mb_24h": measured.report_mb + report_per_h * rest_h}
     for run in runs:
+        slope = run.steady_growth_mb_per_h()
         print(f"soak {run.soak_s / 60:g} min (wall {run.wall_s / 60:.1f} min): peak RSS {run.peak_rss_mb:.1f} MB, "
+              f"growth while soaking {'n/a' if slope is None else f'{slope:+.1f} MB/h'}, "
               f"report {run.report_mb:.2f} MB, raw results {run.results_mb:.2f} MB, {len(run.rss_mb)} RSS samples")
     print(f"per hour of soak: RSS {rss_per_h:+.1f} MB, report {report_per_h:+.2f} MB")
     for name, value in figures.items():

@@ -10,9 +10,10 @@ from __future__ import annotations
 import bisect
 import math
 import threading
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 _MIN_MS = 0.05
@@ -33,24 +34,68 @@ def _bin_value(index: int) -> float:
     return float(_MIN_MS * _GROWTH ** (index - 0.5))
 
 
-@dataclass
 class _Bucket:
-    commits: int = 0
-    errors: int = 0
-    error_classes: Counter[str] = field(default_factory=Counter)
-    histogram: Counter[int] = field(default_factory=Counter)
+    """One second's outcomes. A second that can no longer change much is packed (its histogram as bytes,
+    a few hundred bytes instead of a dictionary's few kilobytes), so a day's run stays small; a late
+    record unpacks it again."""
+
+    __slots__ = ("_error_classes", "_histogram", "_packed", "commits", "errors")
+
+    def __init__(self) -> None:
+        self.commits = 0
+        self.errors = 0
+        self._error_classes: Counter[str] | None = None
+        self._histogram: Counter[int] | None = None
+        self._packed = b""
+
+    @property
+    def error_classes(self) -> Counter[str]:
+        if self._error_classes is None:
+            self._error_classes = Counter()
+        return self._error_classes
+
+    @property
+    def histogram(self) -> Counter[int]:
+        """The latency histogram to add to (unpacks a packed second)."""
+        if self._histogram is None:
+            self._histogram = Counter(dict(self.histogram_items()))
+            self._packed = b""
+        return self._histogram
+
+    def histogram_items(self) -> list[tuple[int, int]]:
+        """(bin, count) pairs, read without unpacking."""
+        if self._histogram is not None:
+            return list(self._histogram.items())
+        flat = array("I", self._packed)
+        return list(zip(flat[0::2], flat[1::2], strict=True))
+
+    def error_items(self) -> list[tuple[str, int]]:
+        return [] if self._error_classes is None else list(self._error_classes.items())
+
+    def pack(self) -> None:
+        if self._histogram is not None:
+            self._packed = array("I", [n for item in sorted(self._histogram.items()) for n in item]).tobytes()
+            self._histogram = None
+
+    def add(self, other: _Bucket) -> None:
+        self.commits += other.commits
+        self.errors += other.errors
+        if other._error_classes:
+            self.error_classes.update(other._error_classes)
+        self.histogram.update(dict(other.histogram_items()))
 
     def percentile(self, q: float) -> float | None:
-        total = sum(self.histogram.values())
+        items = sorted(self.histogram_items())
+        total = sum(count for _, count in items)
         if total == 0:
             return None
         rank = q * total
         seen = 0
-        for index in sorted(self.histogram):
-            seen += self.histogram[index]
+        for index, count in items:
+            seen += count
             if seen >= rank:
                 return _bin_value(index)
-        return _bin_value(max(self.histogram))
+        return _bin_value(items[-1][0])
 
 
 @dataclass(frozen=True)
@@ -79,22 +124,43 @@ class SecondPoint:
 class TransactionSeries:
     """Thread-safe per-second aggregation of transaction outcomes.
 
-    A transaction counts in the second it *ended* (when the client learned its outcome).
+    A transaction counts in the second it *ended* (when the client learned its outcome). Seconds more than
+    `PACKED_AFTER_S` behind the newest are packed (see `_Bucket`).
     """
+
+    PACKED_AFTER_S = 5
 
     def __init__(self, name: str = "oltp") -> None:
         self.name = name
         self._buckets: dict[int, _Bucket] = {}
+        self._open: set[int] = set()
+        self._newest: int | None = None
         self._lock = threading.Lock()
         self.last_commit_t: float | None = None
         self.first_error_t: float | None = None
 
+    def _bucket(self, second: int) -> _Bucket:
+        """The bucket of `second` to write to (held lock); packs what fell behind when a new second begins."""
+        bucket = self._buckets.get(second)
+        if bucket is None:
+            bucket = self._buckets[second] = _Bucket()
+        self._open.add(second)
+        if self._newest is None or second > self._newest:
+            self._newest = second
+            self._pack_behind()
+        return bucket
+
+    def _pack_behind(self) -> None:
+        if self._newest is None:
+            return
+        for old in [s for s in self._open if s < self._newest - self.PACKED_AFTER_S]:
+            self._buckets[old].pack()
+            self._open.discard(old)
+
     def record(self, t_end: float, latency_s: float, ok: bool, error_class: str | None = None) -> None:
         second = math.floor(t_end)
         with self._lock:
-            bucket = self._buckets.get(second)
-            if bucket is None:
-                bucket = self._buckets[second] = _Bucket()
+            bucket = self._bucket(second)
             if ok:
                 bucket.commits += 1
                 bucket.histogram[_bin_of(latency_s * 1000.0)] += 1
@@ -107,9 +173,7 @@ class TransactionSeries:
     def add_commits(self, second: int, count: int, t: float) -> None:
         """Commits counted rather than timed (a server's commit counter): no latencies, so no percentiles."""
         with self._lock:
-            bucket = self._buckets.get(second)
-            if bucket is None:
-                bucket = self._buckets[second] = _Bucket()
+            bucket = self._bucket(second)
             bucket.commits += count
             if count and (self.last_commit_t is None or t > self.last_commit_t):
                 self.last_commit_t = t
@@ -117,43 +181,40 @@ class TransactionSeries:
     def points(self, start: int | None = None, end: int | None = None, step: int = 1) -> list[SecondPoint]:
         """Every second from `start` to `end` (exclusive), zero-filled where nothing ended; with `step` > 1 one
         point per `step` seconds (counts summed, latency histograms merged: percentiles stay exact to a bin)."""
+        out = []
         with self._lock:
             if not self._buckets:
                 return []
             first = min(self._buckets) if start is None else start
             last = max(self._buckets) + 1 if end is None else end
-            snapshot = {s: self._buckets[s] for s in range(first, last) if s in self._buckets}
-        out = []
-        for begin in range(first, last, step):
-            b = _Bucket()
-            for second in range(begin, min(begin + step, last)):
-                if (one := snapshot.get(second)) is not None:
-                    b.commits, b.errors = b.commits + one.commits, b.errors + one.errors
-                    b.error_classes.update(one.error_classes)
-                    b.histogram.update(one.histogram)
-            out.append(SecondPoint(begin, b.commits, b.errors, b.percentile(0.50), b.percentile(0.95),
-                                   b.percentile(0.99), dict(b.error_classes), min(step, last - begin)))
-        return out
+            for begin in range(first, last, step):
+                merged = _Bucket()
+                for second in range(begin, min(begin + step, last)):
+                    if (one := self._buckets.get(second)) is not None:
+                        merged.add(one)
+                out.append((begin, merged))
+        return [SecondPoint(begin, b.commits, b.errors, b.percentile(0.50), b.percentile(0.95), b.percentile(0.99),
+                            dict(b.error_items()), min(step, last - begin)) for begin, b in out]
 
     def export(self, since: int | None = None) -> dict[int, dict[str, Any]]:
         """Buckets from second `since` on, as plain data (what a remote load generator sends home):
         counts, error classes and the latency histogram, so percentiles can be merged, not averaged."""
         with self._lock:
-            return {second: {"commits": b.commits, "errors": b.errors, "error_classes": dict(b.error_classes),
-                             "histogram": dict(b.histogram)}
+            return {second: {"commits": b.commits, "errors": b.errors, "error_classes": dict(b.error_items()),
+                             "histogram": dict(b.histogram_items())}
                     for second, b in self._buckets.items() if since is None or second >= since}
 
     def absorb(self, exported: Mapping[int, Mapping[str, Any]], last_commit_t: float | None = None) -> None:
         """Add another series' buckets (already on this series' clock) to this one's."""
         with self._lock:
-            for second, data in exported.items():
-                bucket = self._buckets.get(int(second))
-                if bucket is None:
-                    bucket = self._buckets[int(second)] = _Bucket()
+            for second, data in sorted(exported.items(), key=lambda item: int(item[0])):
+                bucket = self._bucket(int(second))
                 bucket.commits += int(data["commits"])
                 bucket.errors += int(data["errors"])
-                bucket.error_classes.update({str(k): int(v) for k, v in data["error_classes"].items()})
+                if data["error_classes"]:
+                    bucket.error_classes.update({str(k): int(v) for k, v in data["error_classes"].items()})
                 bucket.histogram.update({int(k): int(v) for k, v in data["histogram"].items()})
+            self._pack_behind()
             if last_commit_t is not None and (self.last_commit_t is None or last_commit_t > self.last_commit_t):
                 self.last_commit_t = last_commit_t
 
@@ -167,7 +228,7 @@ class TransactionSeries:
             return len(self._buckets)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MetricPoint:
     t: float
     value: float
