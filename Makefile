@@ -39,8 +39,8 @@ $(STAMPS)/allure-$(ALLURE_VERSION): | $(STAMPS)/apt
 
 # The vSphere simulator and govc (same Go module, govmomi v0.52.0), built with a
 # Go >= 1.23 that scripts/install-go.sh finds or fetches into $(TOOLS).
-VSIM_SOURCES := $(shell find harness/lab/vsim -name '*.go' -o -name go.mod -o -name go.sum)
-VSIM_GO = cd harness/lab/vsim && GOFLAGS=-modcacherw GOPATH=$(TOOLS)/go GOTOOLCHAIN=local \
+VSIM_SOURCES := $(shell find harness_lab/vsim -name '*.go' -o -name go.mod -o -name go.sum)
+VSIM_GO = cd harness_lab/vsim && GOFLAGS=-modcacherw GOPATH=$(TOOLS)/go GOTOOLCHAIN=local \
 	"$$(HARNESS_TOOLS=$(TOOLS) $(CURDIR)/scripts/install-go.sh)"
 
 $(TOOLS)/bin/harness-vsim: $(VSIM_SOURCES) scripts/install-go.sh | $(STAMPS)/apt

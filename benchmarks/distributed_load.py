@@ -25,8 +25,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
 from tests.support.oltp_local import LocalBench, start_bench
 from workloads.base import Workload
 from workloads.load.distributed import DistributedOltp, local_cluster

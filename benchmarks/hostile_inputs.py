@@ -25,10 +25,10 @@ import yaml
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.errors import ConfigError  # noqa: E402
-from harness.redaction import Redactor  # noqa: E402
-from harness.topology.loader import load_topology  # noqa: E402
-from harness.topology.models import MAX_SITE_SUBNETS  # noqa: E402
+from harness_kernel.errors import ConfigError  # noqa: E402
+from harness_kernel.redaction import Redactor  # noqa: E402
+from harness_kernel.topology.loader import load_topology  # noqa: E402
+from harness_kernel.topology.models import MAX_SITE_SUBNETS  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "stretched-2plus2.yaml"
 

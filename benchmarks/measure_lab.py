@@ -23,10 +23,10 @@ from lab_writers import WriteLoad
 
 from faults.backends import lab as backend
 from faults.base import Fault, FaultSpec, FaultState
-from harness.lab import haevents
-from harness.lab.controller import Lab
-from harness.lab.layout import LabLayout
-from harness.topology.models import LabSettings, Topology
+from harness_kernel.topology.models import LabSettings, Topology
+from harness_lab import haevents
+from harness_lab.controller import Lab
+from harness_lab.layout import LabLayout
 
 
 def wait(fault: Fault, state: FaultState, timeout_s: float = 150) -> None:

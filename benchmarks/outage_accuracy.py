@@ -28,16 +28,16 @@ from typing import Protocol
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness import procs
 from harness.clusters.lab import LabCluster
-from harness.history import EventKind
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
-from harness.lab.controller import Lab
-from harness.lab.layout import LabLayout
-from harness.odbc.settings import ConnectionSettings
 from harness.safety.signals import sigterm_raises
-from harness.topology.models import LabSettings
+from harness_kernel import procs
+from harness_kernel.history import EventKind
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.odbc.settings import ConnectionSettings
+from harness_kernel.topology.models import LabSettings
+from harness_lab.controller import Lab
+from harness_lab.layout import LabLayout
 from tests.support.oltp_local import start_bench
 from workloads.oltp import DriverConfig, OltpDriver, prepare_schema
 from workloads.oltp.dialect import Dialect

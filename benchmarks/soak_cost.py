@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from reports.build import build_report  # noqa: E402
 
-SOAK_TEST = "tests/resiliency/test_s6_mixed_workloads.py::" \
+SOAK_TEST = "harness_suites/test_s6_mixed_workloads.py::" \
             "test_the_mail_workload_is_held_for_a_whole_window_with_one_node_lost_and_not_replaced"
 SAMPLE_S = 5.0
 GOALS = {"rss_mb_24h": 500.0, "report_mb_24h": 20.0}
@@ -102,7 +102,7 @@ def soak(soak_s: float, workdir: Path, lab: str) -> Run:
 def exports_mb(seconds: int) -> float:
     """The size of the series a run of `seconds` attaches (metrics JSON, transactions CSV, sampled metrics CSV),
     for a synthetic run of that length: what the report carries per run, measured without the lab."""
-    from harness.history.series import MetricSeries, TransactionSeries
+    from harness_kernel.history.series import MetricSeries, TransactionSeries
     from reports.metrics_export import metric_series_csv, metrics_json, transactions_csv
 
     series, iops = TransactionSeries(), MetricSeries("I/O workload IOPS", "IO/s")

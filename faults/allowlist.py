@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from harness.topology.models import Topology
-from harness.topology.targets import Target, TargetKind
+from harness_kernel.topology.models import Topology
+from harness_kernel.topology.targets import Target, TargetKind
 
 
 def uncovered(effects: Iterable[str], topology: Topology) -> list[str]:

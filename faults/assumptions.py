@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from harness.errors import ConfigError
+from harness_kernel.errors import ConfigError
 
 
 class ProbeResult(enum.Enum):

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from harness.errors import ConfigError
-from harness.text import escaped
+from harness_kernel.errors import ConfigError
+from harness_kernel.text import escaped
 
 _INSTANCE = re.compile(r"[0-9a-f]{12}")
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ def new_instance() -> str:
 class FaultSpec:
     """What to break: the fault kind, the target name from the topology, and parameters.
 
-    `target` is the allow-list name (``harness.topology.targets.Target`` parses it). `params`
+    `target` is the allow-list name (``harness_kernel.topology.targets.Target`` parses it). `params`
     holds plain JSON values only, never credentials; `faults.kinds` validates them.
     """
 

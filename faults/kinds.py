@@ -15,10 +15,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from harness.errors import ConfigError
-from harness.text import one_line
-from harness.topology.loader import format_validation_error
-from harness.topology.targets import TargetKind
+from harness_kernel.errors import ConfigError
+from harness_kernel.text import one_line
+from harness_kernel.topology.loader import format_validation_error
+from harness_kernel.topology.targets import TargetKind
 
 
 class Params(BaseModel):

@@ -19,9 +19,9 @@ from typing import Any
 from faults import allowlist
 from faults.base import Fault, FaultPlan, FaultSpec
 from faults.kinds import FaultKind, Params, fault_kind
-from harness.errors import ConfigError, TargetNotAllowedError
-from harness.topology.models import Topology
-from harness.topology.targets import Target, TargetKind
+from harness_kernel.errors import ConfigError, TargetNotAllowedError
+from harness_kernel.topology.models import Topology
+from harness_kernel.topology.targets import Target, TargetKind
 
 BACKENDS: dict[tuple[str, str], str] = {
     ("host-crash", "lab"): "faults.backends.lab:HostCrash",

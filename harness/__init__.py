@@ -1,3 +1,5 @@
 """Resilience harness: run a database workload, inject infrastructure faults, measure the impact."""
 
-__version__ = "0.1.0"
+from harness_kernel import __version__
+
+__all__ = ["__version__"]

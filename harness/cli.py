@@ -9,16 +9,16 @@ from collections.abc import Sequence
 
 from faults import registry
 from faults.base import FaultSpec
-from harness import redaction
 from harness.demo import add_demo_parser
-from harness.errors import ConfigError, HarnessError
-from harness.lab.cli import add_lab_parser
-from harness.paths import state_dir
 from harness.safety.journal import Journal
 from harness.safety.recover import EXIT_BAD_INPUT, EXIT_REVERT_FAILED, recover
 from harness.safety.run import HarnessSession
-from harness.topology.models import WIDEST_SITE_PREFIX
 from harness.topology_source import load_source
+from harness_kernel import redaction
+from harness_kernel.errors import ConfigError, HarnessError
+from harness_kernel.paths import state_dir
+from harness_kernel.topology.models import WIDEST_SITE_PREFIX
+from harness_lab.cli import add_lab_parser
 from reports.cli import add_report_parser
 
 EXIT_HARNESS_BROKEN = EXIT_REVERT_FAILED  # README: 1 = SLO violated; 10 = harness/infrastructure; 4 = bad input

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,10 +23,15 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from harness_kernel.paths import tools_dir
+from harness_lab.latency import toxiproxy_binary
+from harness_lab.shell import BASE_PATH
+from harness_lab.vsphere import simulator_binary
+from reports.allure.generate import allure_binary
 from reports.cli import add_regression_options, regression_rule
 from reports.regression import REGRESSION_EXIT_CODE
 
-REPO = Path(__file__).resolve().parents[1]
+CHECKOUT = Path(__file__).resolve().parents[1]  # the repository, when run from one (its Makefile sets the lab up)
 
 
 @dataclass(frozen=True)
@@ -46,7 +53,7 @@ class DemoWindows:
 
 DEMO = DemoWindows(baseline_s=10, observe_s=15, settle_s=8, step_s=8, warmup_s=2, rtt_steps="0,4",
                    steady_window_s=8, component_mb=256,
-                   deselect=("tests/resiliency/test_s2_component_failures.py::"
+                   deselect=("harness_suites/test_s2_component_failures.py::"
                              "test_the_business_recovers_to_a_steady_state_within_the_slo[host]",))
 FULL = DemoWindows(baseline_s=12, observe_s=15, settle_s=10, step_s=12, warmup_s=3, rtt_steps="0,1,2,4,8",
                    steady_window_s=8, component_mb=256, migration_rtt_steps="0,1,2,4", backup_rates="none,4M",
@@ -58,10 +65,27 @@ SMOKE = DemoWindows(baseline_s=5, observe_s=6, settle_s=4, step_s=4, warmup_s=1,
 FULL_ADDS = "S1 at 1, 2 and 8 ms; S2's host power-off; S5 at 1 and 2 ms; S7's unthrottled backup; 12 s windows"
 
 
-SUITES = REPO / "tests" / "resiliency"
-LAB_SUITES = ("test_s1_latency_sweep.py", "test_s4_application_failover.py", "test_s6_mixed_workloads.py",
-              "test_s7_backup_under_load.py")
-VSPHERE_SUITES = ("test_s2_component_failures.py", "test_s3_site_failure.py", "test_s5_live_migration.py")
+SUITES = "harness_suites"  # run by name (`--pyargs`), from a checkout or an installed package alike
+LAB_SUITES = ("test_s1_latency_sweep", "test_s4_application_failover", "test_s6_mixed_workloads",
+              "test_s7_backup_under_load")
+VSPHERE_SUITES = ("test_s2_component_failures", "test_s3_site_failure", "test_s5_live_migration")
+
+
+def suites_root() -> Path:
+    """The folder holding the suites' package: the root their node ids (`--deselect`) are written against."""
+    spec = importlib.util.find_spec(SUITES)
+    if spec is None or spec.origin is None:
+        raise SystemExit(f"the ready-made suites ({SUITES}) are not installed with this harness")
+    return Path(spec.origin).parent.parent
+
+
+def demo_needs(no_vsphere: bool) -> list[str]:
+    """What the demo needs on this machine and does not find: the lab's programs and the report's."""
+    missing = [] if os.geteuid() == 0 else ["root (the lab makes network namespaces and runs PostgreSQL as postgres)"]
+    missing += [f"{name} (apt)" for name in ("pg_autoctl", "fio", "nft", "ip") if shutil.which(name, path=BASE_PATH) is None]
+    needed = [toxiproxy_binary(), allure_binary()] + ([] if no_vsphere else [simulator_binary()])
+    missing += [str(path) for path in needed if not path.exists()]
+    return missing
 
 
 def windows_of(args: argparse.Namespace) -> DemoWindows:
@@ -71,7 +95,7 @@ def windows_of(args: argparse.Namespace) -> DemoWindows:
 def add_demo_parser(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "demo", help="run the S1-S7 suites against the embedded lab and build the report")
-    parser.add_argument("--out", type=Path, default=REPO / "out", help="results, tables and report go here")
+    parser.add_argument("--out", type=Path, default=Path("out"), help="results, tables and report go here")
     parser.add_argument("--lab", default="lab", help="lab topology: 'lab' or 'lab:PREFIX'")
     parser.add_argument("--smoke", action="store_true", help="minimal windows: checks the path, not the product")
     parser.add_argument("--full", action="store_true", help=f"the whole matrix; adds {FULL_ADDS}")
@@ -89,8 +113,9 @@ def add_demo_parser(subparsers: Any) -> None:
 def pytest_command(args: argparse.Namespace, results: Path, tables: Path, *, topology: str | None = None,
                    suites: Sequence[str] = (), clean: bool = True) -> list[str]:
     w = windows_of(args)
-    paths = [str(SUITES / suite) for suite in suites] or [str(SUITES)]
-    command = [sys.executable, "-m", "pytest", *paths, "-p", "no:cacheprovider",
+    modules = [f"{SUITES}.{suite}" for suite in suites] or [SUITES]
+    command = [sys.executable, "-m", "pytest", "--pyargs", *modules, "--rootdir", str(suites_root()),
+               "-p", "no:cacheprovider",
                "--topology", topology or args.lab, "--alluredir", str(results), "--tables-dir", str(tables),
                "--baseline-s", str(w.baseline_s), "--observe-s", str(w.observe_s), "--settle-s", str(w.settle_s),
                "--step-s", str(w.step_s), "--warmup-s", str(w.warmup_s), "--rtt-steps", w.rtt_steps,
@@ -127,7 +152,7 @@ def bind_vsphere(prefix: str, component_mb: int) -> BoundLab:
     """`python -m harness lab up --vsphere`: its `topology:` line, and the `export NAME=VALUE` lines it prints."""
     run = subprocess.run([sys.executable, "-m", "harness", "lab", "up", "--vsphere", "--prefix", prefix,
                           "--model", f"component_mb={component_mb}"],
-                         cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
     if run.returncode != 0:
         raise SystemExit(f"lab up --vsphere failed (exit {run.returncode}):\n{run.stderr[-3000:]}")
     topology, environment = None, {}
@@ -145,13 +170,21 @@ def bind_vsphere(prefix: str, component_mb: int) -> BoundLab:
 def run_demo(args: argparse.Namespace) -> int:
     from reports.build import build_report
 
+    missing = demo_needs(args.no_vsphere)
+    if missing:
+        where = ("`make setup` in this checkout installs them" if (CHECKOUT / "Makefile").exists() else
+                 "a checkout of the harness's repository installs them with `make setup`")
+        raise SystemExit(f"the demo runs the embedded lab on this machine and needs what {where} (root, idempotent: "
+                         f"apt packages, Toxiproxy, the Allure CLI and the vSphere simulator into $HARNESS_TOOLS, "
+                         f"now {tools_dir()}); missing here: {'; '.join(missing)}")
+
     out: Path = args.out.resolve()
     results, tables = out / "allure-results", out / "tables"
     for stale in tables.glob("*") if tables.exists() else []:
         stale.unlink()
     started = time.monotonic()
     if args.no_vsphere:
-        returncode, signals = run_to_end(pytest_command(args, results, tables), REPO)
+        returncode, signals = run_to_end(pytest_command(args, results, tables), Path.cwd())
     else:
         returncode, signals = run_bound(args, results, tables)
     if signals:
@@ -184,16 +217,16 @@ def run_bound(args: argparse.Namespace, results: Path, tables: Path) -> tuple[in
     try:
         bound = bind_vsphere(prefix, windows_of(args).component_mb)
         print(f"lab {prefix} bound to its vSphere simulator: {bound.topology}", flush=True)
-        first, signals = run_to_end(pytest_command(args, results, tables, suites=LAB_SUITES), REPO)
+        first, signals = run_to_end(pytest_command(args, results, tables, suites=LAB_SUITES), Path.cwd())
         if signals:
             return first, signals
         second, signals = run_to_end(pytest_command(args, results, tables, topology=str(bound.topology),
                                                     suites=VSPHERE_SUITES, clean=False),
-                                     REPO, environment=bound.environment)
+                                     Path.cwd(), environment=bound.environment)
         return _worst(first, second), signals
     finally:
         if not args.keep_lab:
-            subprocess.run([sys.executable, "-m", "harness", "lab", "down", "--prefix", prefix], cwd=REPO,
+            subprocess.run([sys.executable, "-m", "harness", "lab", "down", "--prefix", prefix],
                            stdin=subprocess.DEVNULL, capture_output=True, timeout=300, check=False)
 
 

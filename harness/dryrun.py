@@ -14,11 +14,11 @@ import pytest
 from faults import registry
 from faults.assumptions import Assumes
 from faults.base import FaultSpec
-from harness.errors import ConfigError
 from harness.plugin_state import plugin_state
 from harness.run_options import RunOptions
 from harness.scenario import Sweep
-from harness.topology.models import Topology
+from harness_kernel.errors import ConfigError
+from harness_kernel.topology.models import Topology
 
 
 @runtime_checkable

@@ -23,14 +23,14 @@ from harness.analysis.phases import FailoverPhases, failover_phases
 from harness.analysis.resync import ResyncPoint, completed_at, progress
 from harness.analysis.steady import SteadyBand
 from harness.clusters import Cluster, FailoverForecast, Forecasting
-from harness.errors import HarnessError
-from harness.history import EventKind
-from harness.history.series import MetricSeries, TransactionSeries
-from harness.history.timeline import Timeline
 from harness.progress import Progress
 from harness.safety.guards import Guard, ThroughputFloor
 from harness.safety.run import HarnessSession
 from harness.safety.runner import ActiveFault
+from harness_kernel.errors import HarnessError
+from harness_kernel.history import EventKind
+from harness_kernel.history.series import MetricSeries, TransactionSeries
+from harness_kernel.history.timeline import Timeline
 from workloads.base import LedgerReport, Monitored, StopReport, Workload
 
 PhaseStep = Callable[[str, str], AbstractContextManager[None]]

@@ -1,7 +1,7 @@
 """Fixtures for experiments against a live cluster: the cluster, its OLTP schema, one experiment per test.
 
 Loaded with the harness's pytest plugin, so any pytest project that installs the harness can
-write its own experiments with them, as the ready-made suites in `tests/resiliency` do.
+write its own experiments with them, as the ready-made suites in `harness_suites` do.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from harness.clusters import Cluster, Provisioned, cluster_for
-from harness.errors import ConfigError, HarnessError
 from harness.experiment import Experiment, Windows
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
 from harness.progress import Progress
 from harness.safety.run import HarnessSession
+from harness_kernel.errors import ConfigError, HarnessError
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
 from workloads.base import Workload
 from workloads.oltp import (
     ConnectionSettings,

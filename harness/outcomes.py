@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from harness.errors import ConfigError, HarnessError
 from harness.plugin_state import plugin_state
+from harness_kernel.errors import ConfigError, HarnessError
 from reports.summary import Outcome, format_summary
 
 EXIT_HARNESS_BROKEN = 10

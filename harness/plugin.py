@@ -16,17 +16,17 @@ import pytest
 
 from faults.base import Fault, FaultSpec
 from harness import redaction_plugin
-from harness.errors import ConfigError, HarnessError
-from harness.history.timeline import Timeline
-from harness.paths import state_dir
 from harness.plugin_state import STATE, PluginState, plugin_state
 from harness.run_options import read_options
 from harness.safety.guards import Guard
 from harness.safety.run import HarnessSession
 from harness.safety.runner import ActiveFault, RunnerSettings
 from harness.safety.signals import Terminated
-from harness.topology.models import WIDEST_SITE_PREFIX
 from harness.topology_source import canonical, load_source
+from harness_kernel.errors import ConfigError, HarnessError
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.paths import state_dir
+from harness_kernel.topology.models import WIDEST_SITE_PREFIX
 from reports.allure.results_dir import environment_properties, write_categories, write_environment
 
 pytest_plugins = ["harness.fixtures", "harness.outcomes", "harness.dryrun"]

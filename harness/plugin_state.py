@@ -8,7 +8,7 @@ import pytest
 
 from harness.run_options import RunOptions
 from harness.safety.run import HarnessSession
-from harness.topology.credentials import Secret
+from harness_kernel.topology.credentials import Secret
 from reports.summary import Outcome
 
 

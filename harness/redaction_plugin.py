@@ -17,8 +17,8 @@ from typing import Any, TextIO
 
 import pytest
 
-from harness.redaction import Redactor, masking, redacted_logging, usernames_in
-from harness.topology.credentials import Secret
+from harness_kernel.redaction import Redactor, masking, redacted_logging, usernames_in
+from harness_kernel.topology.credentials import Secret
 from reports.redact import scrub_file, scrub_tree
 
 PLUGIN_NAME = "harness-redaction"

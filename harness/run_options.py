@@ -16,9 +16,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from faults.kinds import BackupParams
-from harness.errors import ConfigError
-from harness.text import one_line
-from harness.topology.models import FILE_PATH, WIDEST_SITE_PREFIX
+from harness_kernel.errors import ConfigError
+from harness_kernel.text import one_line
+from harness_kernel.topology.models import FILE_PATH, WIDEST_SITE_PREFIX
 from workloads.fio import JOB_PATH, PROFILES
 
 RATE = re.compile(r"[1-9][0-9]{0,6}[kM]?")

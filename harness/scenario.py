@@ -15,8 +15,8 @@ from typing import Any
 
 from faults.base import FaultSpec
 from harness.clusters import Cluster, StoragePlacement
-from harness.errors import ConfigError, HarnessError
-from harness.topology.models import Topology
+from harness_kernel.errors import ConfigError, HarnessError
+from harness_kernel.topology.models import Topology
 
 
 class Role(enum.Enum):

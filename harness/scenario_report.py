@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from faults.base import FaultSpec
-from harness.errors import HarnessError
 from harness.experiment import Experiment
-from harness.history import EventKind
-from harness.history.series import MetricSeries
+from harness_kernel.errors import HarnessError
+from harness_kernel.history import EventKind
+from harness_kernel.history.series import MetricSeries
 from reports.allure.steps import (
     Evidence,
     ExperimentLabels,

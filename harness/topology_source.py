@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.errors import ConfigError
-from harness.lab.layout import LabLayout
-from harness.topology.loader import load_topology
-from harness.topology.models import LAB_PREFIX, WIDEST_SITE_PREFIX, LabSettings, Topology, shown
+from harness_kernel.errors import ConfigError
+from harness_kernel.topology.loader import load_topology
+from harness_kernel.topology.models import LAB_PREFIX, WIDEST_SITE_PREFIX, LabSettings, Topology, shown
+from harness_lab.layout import LabLayout
 
 LAB_SCHEME = "lab"
 

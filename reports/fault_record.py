@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from harness.history import EventKind
-from harness.history.timeline import Event, Timeline
+from harness_kernel.history import EventKind
+from harness_kernel.history.timeline import Event, Timeline
 from reports.html import esc, page
 
 _IDENTITY = ("fault", "target")

@@ -14,7 +14,7 @@ import json
 import math
 from collections.abc import Sequence
 
-from harness.history.series import MetricSeries, TransactionSeries
+from harness_kernel.history.series import MetricSeries, TransactionSeries
 
 _TX_FIELDS = ("t", "tps", "errors", "p50_ms", "p95_ms", "p99_ms")
 MAX_ROWS = 3600  # per series: an hour of seconds; a longer run is exported coarser

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from harness.errors import HarnessError
+from harness_kernel.errors import HarnessError
 
 PRINT_TIMEOUT_S = 120.0
 

@@ -15,9 +15,9 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from harness.history import EventKind
-from harness.history.series import MetricSeries, SecondPoint, TransactionSeries
-from harness.history.timeline import Timeline
+from harness_kernel.history import EventKind
+from harness_kernel.history.series import MetricSeries, SecondPoint, TransactionSeries
+from harness_kernel.history.timeline import Timeline
 from reports.fault_record import fault_windows
 
 # Events a reader of the plot looks for, with the colour of their vertical line.

@@ -3,7 +3,7 @@
 Credentials reach a run only by reference (env var or keyring key). A driver's log line or an
 exception message may still echo a resolved value; results directories (Allure, JUnit, tables)
 travel to CI servers and change tickets, so the plugin scrubs them with the values it resolved,
-after each test and at session end. What counts as a secret's spelling is `harness.redaction`'s
+after each test and at session end. What counts as a secret's spelling is `harness_kernel.redaction`'s
 rule. JSON and XML are masked per string, so that a short secret cannot break their structure.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from harness.redaction import MASK, Redactor
+from harness_kernel.redaction import MASK, Redactor
 
 __all__ = ["MASK", "files_containing", "scrub_file", "scrub_tree"]
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.history import EventKind
-from harness.history.timeline import Timeline
-from harness.text import escaped
+from harness_kernel.history import EventKind
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.text import escaped
 from workloads.base import StopReport, Workload
 from workloads.fio_logs import FioSeries, load_series
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.history.series import MetricSeries
-from harness.history.timeline import Timeline
+from harness_kernel.history.series import MetricSeries
+from harness_kernel.history.timeline import Timeline
 
 DIRECTIONS = {0: "read", 1: "write"}
 # log kind -> (metric, unit, scale from the file's unit)

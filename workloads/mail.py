@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.history.timeline import Timeline
+from harness_kernel.history.timeline import Timeline
 from workloads.fio import FioJob, FioProfile, FioStopReport, FioWorkload, job_line, job_path
 from workloads.fio_logs import FioSeries, load_series
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.errors import ConfigError
+from harness_kernel.errors import ConfigError
 from workloads.oltp.dialect import PostgresDialect
 from workloads.servercounter import CounterSample, CounterStopReport, ServerCommitCounter, commits_between, spread
 

@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Any
 
 import pyodbc
 
-from harness.errors import ConfigError
-from harness.history import EventKind
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
-from harness.odbc.settings import ConnectionSettings
+from harness_kernel.errors import ConfigError
+from harness_kernel.history import EventKind
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.odbc.settings import ConnectionSettings
 from workloads.base import StopReport, Workload
 from workloads.oltp.connect import close_quietly, connect
 from workloads.oltp.dialect import Dialect

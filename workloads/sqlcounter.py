@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.errors import ConfigError
+from harness_kernel.errors import ConfigError
 from workloads.oltp.dialect import TSqlDialect
 from workloads.servercounter import CounterSample, ServerCommitCounter
 

@@ -21,13 +21,13 @@ from faults.base import Fault, FaultPlan, FaultSpec, FaultState
 from faults.kinds import LatencyParams, Params, PartitionParams, StorageLossParams
 from faults.netrules import DropRule, deadman_arm_command, deadman_disarm_command
 from faults.transports.shell import LocalShell
-from harness.errors import ConfigError, ControlPlaneError
-from harness.lab.controller import Lab
-from harness.lab.latency import NETEM, LatencyRequest
-from harness.lab.layout import LabLayout, Member
-from harness.lab.watchdog import QuorumWatchdog
-from harness.topology.models import Topology
-from harness.topology.targets import Target, TargetKind
+from harness_kernel.errors import ConfigError, ControlPlaneError
+from harness_kernel.topology.models import Topology
+from harness_kernel.topology.targets import Target, TargetKind
+from harness_lab.controller import Lab
+from harness_lab.latency import NETEM, LatencyRequest
+from harness_lab.layout import LabLayout, Member
+from harness_lab.watchdog import QuorumWatchdog
 
 log = logging.getLogger(__name__)
 

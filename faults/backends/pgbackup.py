@@ -27,13 +27,12 @@ from pathlib import Path
 
 from faults.base import FaultPlan, FaultSpec, FaultState, OperationProgress
 from faults.kinds import BackupParams, Params
-from harness import procs
-from harness.errors import ConfigError, ControlPlaneError
-from harness.lab.layout import LabLayout
-from harness.lab.shell import PG_BIN
-from harness.topology.credentials import resolve_secret
-from harness.topology.models import Database, Topology
-from harness.topology.targets import Target
+from harness_kernel import procs
+from harness_kernel.errors import ConfigError, ControlPlaneError
+from harness_kernel.paths import DEBIAN_PG_BIN
+from harness_kernel.topology.credentials import resolve_secret
+from harness_kernel.topology.models import Database, Topology
+from harness_kernel.topology.targets import Target
 
 BACKEND = "pg_basebackup"
 STOP_GRACE_S = 10.0
@@ -43,12 +42,7 @@ PROGRESS = re.compile(r"(\d+)/(\d+) kB \(\d+%\)")
 
 
 def pg_basebackup() -> str:
-    return shutil.which("pg_basebackup") or str(PG_BIN / "pg_basebackup")
-
-
-def lab_backup_area(topology: Topology) -> Path | None:
-    """The lab's backup area, for a lab topology or a vSphere topology bound to a lab."""
-    return LabLayout.from_settings(topology.lab).state_dir / "backups" if topology.lab is not None else None
+    return shutil.which("pg_basebackup") or str(DEBIAN_PG_BIN / "pg_basebackup")
 
 
 @dataclass
@@ -73,11 +67,10 @@ class PgBaseBackup:
             if not destination.is_absolute():
                 raise ConfigError(f"backup: params.destination: {params.destination!r} must be an absolute directory")
         else:
-            area = lab_backup_area(topology)
-            if area is None:
-                raise ConfigError("backup: params.destination: required (a directory on this machine with room for "
-                                  f"a full copy of {database.name})")
-            destination = area
+            if database.backup_area is None:
+                raise ConfigError(f"backup: params.destination: required, or databases[{index}].backup_area (a "
+                                  f"directory on this machine with room for a full copy of {database.name})")
+            destination = Path(database.backup_area)
         return cls(spec, database, f"databases[{index}]", destination, params.max_rate, params.timeout_s)
 
     # -- what it writes --------------------------------------------------------------

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from faults.base import FaultPlan, FaultSpec, FaultState
 from faults.kinds import Params
-from harness import procs
-from harness.errors import ConfigError
-from harness.topology.models import Topology
-from harness.topology.targets import Target
+from harness_kernel import procs
+from harness_kernel.errors import ConfigError
+from harness_kernel.topology.models import Topology
+from harness_kernel.topology.targets import Target
 
 KIND_FREEZE = "process-freeze"
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
 from faults.kinds import Params
 from faults.transports.redfish import RedfishClient, endpoint_named
-from harness.errors import ConfigError, ControlPlaneError, RevertFailedError
-from harness.topology.models import Host, Topology
-from harness.topology.targets import Target
+from harness_kernel.errors import ConfigError, ControlPlaneError, RevertFailedError
+from harness_kernel.topology.models import Host, Topology
+from harness_kernel.topology.targets import Target
 
 BACKEND = "redfish"
 FORCE_OFF = "ForceOff"

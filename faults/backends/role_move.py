@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 from faults.base import FaultSpec, UnknownState
 from faults.kinds import RoleMoveParams
-from harness.errors import ConfigError
-from harness.topology.models import Database, Topology
-from harness.topology.targets import Target
+from harness_kernel.errors import ConfigError
+from harness_kernel.topology.models import Database, Topology
+from harness_kernel.topology.targets import Target
 
 
 def database_of(spec: FaultSpec, params: RoleMoveParams, target: Target, topology: Topology) -> tuple[int, Database]:

@@ -50,9 +50,9 @@ from faults.netrules import (
     table_name,
 )
 from faults.transports.shell import CommandResult, Shell
-from harness.errors import ConfigError, ControlPlaneError
-from harness.topology.models import Link, Router, Topology
-from harness.topology.targets import Target
+from harness_kernel.errors import ConfigError, ControlPlaneError
+from harness_kernel.topology.models import Link, Router, Topology
+from harness_kernel.topology.targets import Target
 
 log = logging.getLogger(__name__)
 

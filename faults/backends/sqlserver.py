@@ -36,9 +36,9 @@ from faults.backends.role_move import RoleMoveState, database_of, other_site_fir
 from faults.base import FaultPlan, FaultSpec, FaultState
 from faults.kinds import Params, RoleMoveParams
 from faults.transports.odbc import Connector, SqlServerError, TSqlSession
-from harness.errors import ConfigError, ControlPlaneError, HarnessError
-from harness.topology.models import Database, DatabaseNode, Topology
-from harness.topology.targets import Target
+from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
+from harness_kernel.topology.models import Database, DatabaseNode, Topology
+from harness_kernel.topology.targets import Target
 
 log = logging.getLogger(__name__)
 

@@ -44,9 +44,9 @@ from faults.kinds import BackupParams, Params
 from faults.transports import powershell
 from faults.transports.odbc import Connector, SqlServerError, TSqlSession
 from faults.transports.winrm import WinRmSession, winrm_endpoint
-from harness.errors import ConfigError, ControlPlaneError, HarnessError
-from harness.topology.models import Database, Topology
-from harness.topology.targets import Target
+from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
+from harness_kernel.topology.models import Database, Topology
+from harness_kernel.topology.targets import Target
 
 log = logging.getLogger(__name__)
 

@@ -46,9 +46,9 @@ from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
 from faults.kinds import DiskFailureParams, Params
 from faults.transports.shell import Shell
 from faults.transports.vcenter import VCenterSession, sdk, session_for
-from harness.errors import ConfigError, ControlPlaneError, HarnessError
-from harness.topology.models import DiskGroup, Host, Topology
-from harness.topology.targets import Target
+from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
+from harness_kernel.topology.models import DiskGroup, Host, Topology
+from harness_kernel.topology.targets import Target
 
 log = logging.getLogger(__name__)
 

@@ -28,11 +28,11 @@ from typing import Any
 from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
 from faults.kinds import MaintenanceParams, MigrationParams, Params
 from faults.transports.vcenter import VCenterSession, VcEvent, sdk, session_for
-from harness.errors import ConfigError, ControlPlaneError, HarnessError
-from harness.history.events import EventKind
-from harness.history.server import ServerEvent
-from harness.topology.models import DatabaseNode, Topology
-from harness.topology.targets import Target
+from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
+from harness_kernel.history.events import EventKind
+from harness_kernel.history.server import ServerEvent
+from harness_kernel.topology.models import DatabaseNode, Topology
+from harness_kernel.topology.targets import Target
 
 log = logging.getLogger(__name__)
 

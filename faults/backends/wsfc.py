@@ -27,9 +27,9 @@ from faults.base import FaultPlan, FaultSpec, FaultState
 from faults.kinds import Params, RoleMoveParams
 from faults.transports import powershell
 from faults.transports.winrm import EndpointUnreachable, WinRmSession, winrm_endpoint
-from harness.errors import ConfigError, ControlPlaneError, HarnessError
-from harness.topology.models import Database, Topology
-from harness.topology.targets import Target
+from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
+from harness_kernel.topology.models import Database, Topology
+from harness_kernel.topology.targets import Target
 
 log = logging.getLogger(__name__)
 

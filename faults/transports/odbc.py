@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.errors import ConfigError, ControlPlaneError
-from harness.odbc import sqlserver
-from harness.odbc.errors import ErrorClass, ErrorInfo, classify
-from harness.odbc.settings import ConnectionSettings, Credentials, Endpoint
-from harness.topology.credentials import resolve_secret
-from harness.topology.models import Database, DatabaseNode, Topology
+from harness_kernel.errors import ConfigError, ControlPlaneError
+from harness_kernel.odbc import sqlserver
+from harness_kernel.odbc.errors import ErrorClass, ErrorInfo, classify
+from harness_kernel.odbc.settings import ConnectionSettings, Credentials, Endpoint
+from harness_kernel.topology.credentials import resolve_secret
+from harness_kernel.topology.models import Database, DatabaseNode, Topology
 
 Connector = Callable[..., Any]  # pyodbc.connect(string, autocommit=..., timeout=...)
 ADMIN_DATABASE = "master"

@@ -11,8 +11,8 @@ string), and a value that is not one printable line is refused before any script
 
 from __future__ import annotations
 
-from harness.errors import ConfigError
-from harness.text import first_unprintable
+from harness_kernel.errors import ConfigError
+from harness_kernel.text import first_unprintable
 
 SINGLE_QUOTES = frozenset("'\u2018\u2019\u201a\u201b")
 

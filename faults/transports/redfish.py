@@ -20,9 +20,9 @@ from typing import Any
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, stop_after_delay, wait_exponential
 
-from harness.errors import ConfigError, ControlPlaneError, CredentialRejectedError
-from harness.topology.credentials import resolve_secret
-from harness.topology.models import RedfishEndpoint, Topology
+from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError
+from harness_kernel.topology.credentials import resolve_secret
+from harness_kernel.topology.models import RedfishEndpoint, Topology
 
 SYSTEMS = "/redfish/v1/Systems"
 CONNECT_TIMEOUT_S = 5.0

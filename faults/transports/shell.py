@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Protocol
 
-from harness.errors import ConfigError, ControlPlaneError
+from harness_kernel.errors import ConfigError, ControlPlaneError
 
 _NETNS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 

@@ -22,9 +22,9 @@ import paramiko
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, stop_after_delay, wait_exponential
 
 from faults.transports.shell import CommandResult, checked
-from harness.errors import ConfigError, ControlPlaneError, CredentialRejectedError
-from harness.topology.credentials import resolve_secret
-from harness.topology.models import SshEndpoint, Topology
+from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError
+from harness_kernel.topology.credentials import resolve_secret
+from harness_kernel.topology.models import SshEndpoint, Topology
 
 _TRANSIENT = (socket.timeout, ConnectionError, EOFError, paramiko.ssh_exception.NoValidConnectionsError)
 KEEPALIVE_S = 5

@@ -34,11 +34,11 @@ from typing import Any, TypeVar
 from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay, wait_exponential
 
 from faults.transports import vsan_versions
-from harness.errors import ConfigError, ControlPlaneError, CredentialRejectedError, HarnessError
-from harness.history.events import EventKind
-from harness.history.server import ServerEvent, measure_offset
-from harness.topology.credentials import resolve_secret
-from harness.topology.models import TlsPolicy, Topology, VCenter
+from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError, HarnessError
+from harness_kernel.history.events import EventKind
+from harness_kernel.history.server import ServerEvent, measure_offset
+from harness_kernel.topology.credentials import resolve_secret
+from harness_kernel.topology.models import TlsPolicy, Topology, VCenter
 
 log = logging.getLogger(__name__)
 
@@ -344,7 +344,7 @@ class VCenterSession:
 
     # -- clock and events ------------------------------------------------------------------
     def server_now(self) -> float:
-        """vCenter's clock (seconds since the epoch), for `harness.history.server.measure_offset`."""
+        """vCenter's clock (seconds since the epoch), for `harness_kernel.history.server.measure_offset`."""
         return float(self.call("reading the server clock", lambda: self.si().CurrentTime()).timestamp())
 
     def clock_offset(self) -> float:

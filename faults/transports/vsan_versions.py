@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 from xml.etree import ElementTree
 
-from harness.errors import ControlPlaneError
+from harness_kernel.errors import ControlPlaneError
 
 PATH = "/sdk/vsanServiceVersions.xml"
 NAMESPACE = "urn:vsan"

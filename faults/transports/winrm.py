@@ -25,9 +25,9 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
-from harness.errors import ConfigError, ControlPlaneError, CredentialRejectedError
-from harness.topology.credentials import resolve_secret
-from harness.topology.models import Topology, WinRmEndpoint
+from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError
+from harness_kernel.topology.credentials import resolve_secret
+from harness_kernel.topology.models import Topology, WinRmEndpoint
 
 PREAMBLE = "$ProgressPreference='SilentlyContinue'; $ErrorActionPreference='Stop'; "
 # cmd.exe's command line limit is 8191 characters; "powershell -encodedcommand " takes 27 of them

@@ -1,15 +1,15 @@
 """Put server-side events (HA manager, DMVs, vCenter) on the harness clock.
 
 Each server's clock is offset from the harness's; the offset is measured at start
-(`harness.history.server.measure_offset`) and subtracted here.
+(`harness_kernel.history.server.measure_offset`) and subtracted here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from harness.history.server import ServerEvent
-from harness.history.timeline import Timeline
+from harness_kernel.history.server import ServerEvent
+from harness_kernel.history.timeline import Timeline
 
 
 def align(events: Iterable[ServerEvent], offset_s: float, timeline: Timeline) -> int:

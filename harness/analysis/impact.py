@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.analysis.steady import Level, SteadyBand, level, recovered_at, segments
-from harness.history.series import SecondPoint
+from harness_kernel.history.series import SecondPoint
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.history import EventKind
-from harness.history.timeline import Event, Timeline
+from harness_kernel.history import EventKind
+from harness_kernel.history.timeline import Event, Timeline
 
 
 @dataclass(frozen=True)

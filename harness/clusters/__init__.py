@@ -11,11 +11,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from harness.errors import ConfigError
-from harness.history.server import ServerEvent
-from harness.topology.models import Topology
+from harness_kernel.errors import ConfigError
+from harness_kernel.history.server import ServerEvent
+from harness_kernel.topology.models import Topology
 from workloads.oltp import ConnectionSettings, Dialect
 
 
@@ -110,6 +111,9 @@ class Provisioned(Protocol):
     def rebuild(self) -> None:
         """Start it afresh after it could not heal (a harness problem, reported as such)."""
 
+    def storage_dir(self, node: str) -> Path:
+        """The storage `node`'s data lives on, where an I/O workload may write its own files beside it."""
+
 
 # topology kind -> "module:Class" with `from_topology(topology)`; imported only when chosen.
 CLUSTERS: dict[str, str] = {
@@ -124,6 +128,11 @@ def cluster_for(topology: Topology) -> Cluster:
     if path is None:
         raise ConfigError(f"topology {topology.name!r}: the {topology.kind} cluster backend is not available yet; "
                           "use --dry-run to plan, or --topology lab")
+    return load_part(path, topology)
+
+
+def load_part(path: str, topology: Topology) -> Cluster:
+    """The cluster (or cluster part) `path` ("module:Class") builds from `topology`."""
     module_name, _, attribute = path.partition(":")
     backend: Any = getattr(importlib.import_module(module_name), attribute)
     cluster: Cluster = backend.from_topology(topology)

@@ -6,15 +6,17 @@ import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.clusters import ResyncSample
-from harness.errors import ConfigError, HarnessError
-from harness.history import EventKind
-from harness.history.server import ServerEvent
-from harness.lab import haevents
-from harness.lab.controller import Lab
-from harness.lab.layout import DATABASE, LabLayout
-from harness.topology.models import Topology
+from harness_kernel.errors import ConfigError, HarnessError
+from harness_kernel.history import EventKind
+from harness_kernel.history.server import ServerEvent
+from harness_kernel.topology.models import Topology
+from harness_lab import haevents
+from harness_lab.controller import Lab
+from harness_lab.layout import DATABASE, LabLayout
+from harness_lab.vsphere import running_model
 from workloads.oltp import ConnectionSettings, Credentials, Dialect, Endpoint, PostgresDialect
 
 PREFLIGHT_SETTLE_S = 10.0  # how long a preflight gives a secondary that fell behind for a moment
@@ -28,7 +30,9 @@ class LabCluster:
     @classmethod
     def from_topology(cls, topology: Topology) -> LabCluster:
         if topology.lab is None:
-            raise ConfigError(f"topology {topology.name!r} is not the embedded lab")
+            what = "databases[0] is postgres, whose vSphere database part is" if topology.kind == "vsphere" else "it is not"
+            raise ConfigError(f"topology {topology.name!r}: {what} the embedded lab's (lab: {{prefix: ...}}); "
+                              "PostgreSQL elsewhere is not supported yet")
         return cls(Lab(LabLayout.from_settings(topology.lab)), topology)
 
     # -- Provisioned ---------------------------------------------------------------------
@@ -108,11 +112,26 @@ class LabCluster:
                                       database=DATABASE, credentials=Credentials("postgres"))
         return PostgresDialect(), settings
 
+    def storage_dir(self, node: str) -> Path:
+        return self.lab.storage_dir(self.site_of(node))
+
     def describe(self) -> Mapping[str, str]:
-        return {"database": _version(["postgres", "--version"], "/usr/lib/postgresql/15/bin/postgres"),
-                "ha_manager": _version(["pg_autoctl", "--version"]),
-                "latency_mechanism": self.lab.latency_mechanism or "unknown",
-                "replication": "synchronous (ANY 1)"}
+        described = {"database": _version(["postgres", "--version"], "/usr/lib/postgresql/15/bin/postgres"),
+                     "ha_manager": _version(["pg_autoctl", "--version"]),
+                     "latency_mechanism": self.lab.latency_mechanism or "unknown",
+                     "replication": "synchronous (ANY 1)"}
+        if self.topology.kind == "vsphere":
+            described.update(self._simulated_platform())
+        return described
+
+    def _simulated_platform(self) -> dict[str, str]:
+        """Bound to its simulator, what the lab models rather than does, named as such for the report."""
+        model = running_model(self.lab.layout)
+        if model is None:
+            return {"platform": "the embedded lab bound to its vSphere simulator (model unknown: no simulator config)"}
+        return {"platform": "the embedded lab bound to its vSphere simulator (harness-vsim on govmomi v0.52.0): "
+                            "vCenter, vSAN and the BMCs are simulated, the database nodes are real",
+                "modelled": ", ".join(f"{name}={value:g}" for name, value in sorted(model.items()))}
 
 
 def _version(argv: list[str], binary: str | None = None) -> str:

@@ -25,12 +25,12 @@ from faults.backends.role_move import other_site_first
 from faults.backends.sqlserver import AvailabilityGroup, RoleChange
 from faults.backends.wsfc import ClusterEvent, DetectionSettings, FailoverCluster
 from harness.clusters import FailoverForecast, ResyncSample
-from harness.errors import ConfigError, HarnessError
-from harness.history import EventKind
-from harness.history.server import ServerEvent, measure_offset
-from harness.odbc import sqlserver
-from harness.topology.credentials import resolve_secret
-from harness.topology.models import Database, DatabaseNode, Topology
+from harness_kernel.errors import ConfigError, HarnessError
+from harness_kernel.history import EventKind
+from harness_kernel.history.server import ServerEvent, measure_offset
+from harness_kernel.odbc import sqlserver
+from harness_kernel.topology.credentials import resolve_secret
+from harness_kernel.topology.models import Database, DatabaseNode, Topology
 from workloads.oltp import ConnectionSettings, Credentials, Dialect, Endpoint, TSqlDialect
 
 HEALTH_POLL_S = 2.0

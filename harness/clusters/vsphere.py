@@ -12,46 +12,27 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from faults.backends import vsphere
 from faults.backends.vsan import HealthJudged, VsanCluster, VsanQuiet
 from faults.transports.vcenter import VCenterSession
-from harness.clusters import Cluster, DataDevice, FailoverForecast, Forecasting, Provisioned, ResyncSample
-from harness.errors import ConfigError, HarnessError
-from harness.history.server import ServerEvent, measure_offset
-from harness.topology.models import DatabaseNode, Topology
+from harness.clusters import Cluster, DataDevice, FailoverForecast, Forecasting, Provisioned, ResyncSample, load_part
+from harness_kernel.errors import ConfigError, HarnessError
+from harness_kernel.history.server import ServerEvent, measure_offset
+from harness_kernel.topology.models import DatabaseNode, Topology
 from workloads.oltp import ConnectionSettings, Dialect
 
-
-def _postgres_on_the_lab(topology: Topology) -> Cluster:
-    """The lab's PostgreSQL + pg_auto_failover, for a vSphere topology bound to the lab (`lab up --vsphere`)."""
-    if topology.lab is None:
-        raise ConfigError(f"topology {topology.name!r}: databases[0] is postgres, whose vSphere database part "
-                          "is the embedded lab's (lab: {prefix: ...}); PostgreSQL elsewhere is not supported yet")
-    from harness.clusters.lab import LabCluster
-    return LabCluster.from_topology(topology)
-
-
-def _availability_group(topology: Topology) -> Cluster:
-    from harness.clusters.sqlserver import AvailabilityGroupCluster
-    return AvailabilityGroupCluster.from_topology(topology)
-
-
-def _failover_cluster_instance(topology: Topology) -> Cluster:
-    from harness.clusters.sqlserver import FailoverInstanceCluster
-    return FailoverInstanceCluster.from_topology(topology)
-
-
-# databases[].kind -> how its part is built from the topology (its SDK imported only when chosen).
-DATABASE_PARTS: dict[str, Callable[[Topology], Cluster]] = {
-    "postgres": _postgres_on_the_lab,
-    "sqlserver-ag": _availability_group,
-    "sqlserver-fci": _failover_cluster_instance,
+# databases[].kind -> "module:Class" with `from_topology(topology)` building its part (its SDK imported only
+# when chosen). PostgreSQL under vSphere is the embedded lab's, bound to its simulator (`lab up --vsphere`).
+DATABASE_PARTS: dict[str, str] = {
+    "postgres": "harness.clusters.lab:LabCluster",
+    "sqlserver-ag": "harness.clusters.sqlserver:AvailabilityGroupCluster",
+    "sqlserver-fci": "harness.clusters.sqlserver:FailoverInstanceCluster",
 }
-
 
 
 @dataclass
@@ -74,7 +55,7 @@ class VsphereCluster:
             raise ConfigError(f"topology {topology.name!r}: databases[0].kind {kind!r} has no vSphere database part "
                               f"in this installation yet (available: {', '.join(sorted(DATABASE_PARTS))})")
         session = VCenterSession(topology.management.vcenter, topology.management.vsan.api_version)
-        cluster = cls(topology, part(topology), session, VsanCluster(topology, session))
+        cluster = cls(topology, load_part(part, topology), session, VsanCluster(topology, session))
         if isinstance(cluster.database, Provisioned):
             return ProvisionedVsphereCluster(cluster.topology, cluster.database, session, cluster.vsan)
         return cluster
@@ -180,8 +161,6 @@ class VsphereCluster:
                      "vsan_api": f"{self.session.vsan_spoken} ("
                                  f"{'negotiated' if self.session.vsan_version is None else 'set in the topology'})",
                      "vsan_preferred_site": seen.preferred_site or "-", "vsan_witness": seen.witness or "-"}
-        if self.topology.lab is not None:
-            described.update(_lab_model(self.topology))
         return described
 
 
@@ -202,16 +181,5 @@ class ProvisionedVsphereCluster(VsphereCluster):
     def rebuild(self) -> None:
         self._provisioned().rebuild()
 
-
-def _lab_model(topology: Topology) -> dict[str, str]:
-    """On the lab bound to its simulator, what the lab models rather than does, named as such for the report."""
-    from harness.lab.layout import LabLayout
-    from harness.lab.vsphere import running_model
-
-    assert topology.lab is not None
-    model = running_model(LabLayout.from_settings(topology.lab))
-    if model is None:
-        return {"platform": "the embedded lab bound to its vSphere simulator (model unknown: no simulator config)"}
-    return {"platform": "the embedded lab bound to its vSphere simulator (harness-vsim on govmomi v0.52.0): "
-                        "vCenter, vSAN and the BMCs are simulated, the database nodes are real",
-            "modelled": ", ".join(f"{name}={value:g}" for name, value in sorted(model.items()))}
+    def storage_dir(self, node: str) -> Path:
+        return self._provisioned().storage_dir(node)

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.topology.models import Topology
+from harness_kernel.topology.models import Topology
 
 PROC = Path("/proc")
 

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from harness.errors import TargetBusyError
-from harness.paths import private_dir
 from harness.safety.journal import open_lock_file
+from harness_kernel.errors import TargetBusyError
+from harness_kernel.paths import private_dir
 
 
 def _file_name(key: str) -> str:

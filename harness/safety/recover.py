@@ -19,7 +19,7 @@ from typing import Protocol
 from faults.base import Fault, FaultSpec
 from harness.safety.journal import EntryBusy, Journal, JournalEntry
 from harness.safety.revert import Builder, Say, build_fault, revert_entry
-from harness.topology.models import Topology
+from harness_kernel.topology.models import Topology
 
 log = logging.getLogger(__name__)
 

@@ -20,11 +20,10 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_e
 
 from faults import registry
 from faults.base import DeadMansSwitch, Fault, FaultSpec, FaultState, NamedDeadMansSwitch
-from harness.errors import RevertFailedError
 from harness.safety.journal import Journal, JournalEntry
-from harness.topology.loader import format_validation_error
-from harness.topology.models import Topology
-from harness.topology_source import load_source
+from harness_kernel.errors import ConfigError, RevertFailedError
+from harness_kernel.topology.loader import format_validation_error
+from harness_kernel.topology.models import Topology
 
 log = logging.getLogger(__name__)
 
@@ -133,17 +132,21 @@ JUDGED_BY_THE_RUN: Final = MappingProxyType({"widest_site_prefix": 1})
 
 
 def topology_of(entry: JournalEntry) -> Topology:
-    """The topology as the run saw it (its snapshot), not as today's file says; the source only for old entries.
+    """The topology as the run saw it (its snapshot), not as today's file says.
 
     The snapshot was written by the run into the private state directory, so it is read as code
-    reads a model (the embedded lab's snapshot included), not as a user's document."""
-    if entry.topology is not None:
-        try:
-            return Topology.model_validate(entry.topology, context=JUDGED_BY_THE_RUN)
-        except ValidationError as exc:
-            log.warning("journal entry %s: topology snapshot unusable (%s); falling back to %s",
-                        entry.id, format_validation_error(exc), entry.topology_source)
-    return load_source(entry.topology_source)
+    reads a model (the embedded lab's snapshot included), not as a user's document. Every entry
+    has one since the journal first had deadlines; one that cannot be read is named, never guessed
+    from today's file."""
+    if entry.topology is None:
+        raise ConfigError(f"journal entry {entry.id} ({entry.spec.kind} on {entry.spec.target}) has no topology "
+                          f"snapshot (written by a release older than the journal's deadlines); revert it by hand "
+                          f"against {entry.topology_source}, then clear it")
+    try:
+        return Topology.model_validate(entry.topology, context=JUDGED_BY_THE_RUN)
+    except ValidationError as exc:
+        raise ConfigError(f"journal entry {entry.id} ({entry.spec.kind} on {entry.spec.target}): its topology "
+                          f"snapshot is unusable ({format_validation_error(exc)})") from None
 
 
 def name_deadman(fault: Fault, entry: JournalEntry) -> None:

@@ -20,17 +20,17 @@ from pathlib import Path
 
 from faults import registry
 from faults.base import Fault, FaultPlan, FaultSpec
-from harness.errors import HarnessError, RevertFailedError, TargetBusyError
-from harness.history.timeline import Timeline
-from harness.paths import private_dir
 from harness.safety import guardian
 from harness.safety.guards import Guard
 from harness.safety.identity import cluster_identity
 from harness.safety.journal import Journal
 from harness.safety.lock import TopologyLock
 from harness.safety.runner import ActiveFault, FaultRunner, RunnerSettings
-from harness.topology.credentials import Secret, missing_secrets, resolve_secret
-from harness.topology.models import Topology
+from harness_kernel.errors import HarnessError, RevertFailedError, TargetBusyError
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.paths import private_dir
+from harness_kernel.topology.credentials import Secret, missing_secrets, resolve_secret
+from harness_kernel.topology.models import Topology
 
 log = logging.getLogger(__name__)
 

@@ -28,9 +28,6 @@ from typing import Any
 from faults.assumptions import Assumes, require
 from faults.base import DeadMansSwitch, Fault, FaultState, NamedDeadMansSwitch, Preflight
 from faults.registry import permit
-from harness.errors import HarnessError, RevertFailedError, StopConditionTripped
-from harness.history import EventKind
-from harness.history.timeline import Timeline
 from harness.safety.guards import Guard
 from harness.safety.identity import cluster_identity
 from harness.safety.journal import EntryBusy, Journal, JournalEntry
@@ -43,7 +40,10 @@ from harness.safety.revert import (
     snapshot,
 )
 from harness.safety.signals import FaultSignals, tell_operator
-from harness.topology.models import Topology
+from harness_kernel.errors import HarnessError, RevertFailedError, StopConditionTripped
+from harness_kernel.history import EventKind
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.models import Topology
 
 log = logging.getLogger(__name__)
 

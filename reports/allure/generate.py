@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError
-from harness.paths import tools_dir
+from harness_kernel.errors import HarnessError
+from harness_kernel.paths import tools_dir
 from reports.allure.results_dir import categories
 from reports.allure.staging import stage
 
@@ -48,8 +48,12 @@ class ReportOutput:
     seconds: float
 
 
+def allure_binary(tools: Path | None = None) -> Path:
+    return (tools or tools_dir()) / "allure" / "node_modules" / ".bin" / "allure"
+
+
 def allure_command(tools: Path | None = None) -> list[str]:
-    binary = (tools or tools_dir()) / "allure" / "node_modules" / ".bin" / "allure"
+    binary = allure_binary(tools)
     if not binary.exists():
         raise AllureCliError(f"Allure CLI not found at {binary}; run `make setup` (or set HARNESS_TOOLS)")
     node = shutil.which("node")

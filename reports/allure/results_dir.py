@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import harness
-from harness.errors import HarnessError
+import harness_kernel
+from harness_kernel.errors import HarnessError
 
 SLO_VIOLATED = "SLO violated"
 HARNESS_BROKEN = "Harness or infrastructure broken"
@@ -21,7 +21,7 @@ SECRET_KEY = re.compile(r"pass(word)?|secret|token|credential|api[_-]?key|privat
 
 def environment_properties(topology: str, products: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment block: topology, product versions as discovered, harness version."""
-    props = {"topology": topology, "harness.version": harness.__version__}
+    props = {"topology": topology, "harness.version": harness_kernel.__version__}
     props |= {f"product.{name}": version for name, version in products.items()}
     return props | dict(extra or {})
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import allure
 
-from harness.history.series import MetricSeries, TransactionSeries
-from harness.history.timeline import Timeline
+from harness_kernel.history.series import MetricSeries, TransactionSeries
+from harness_kernel.history.timeline import Timeline
 from reports.allure.results_dir import SECRET_KEY
 from reports.fault_record import fault_record_html, fault_record_json
 from reports.metrics_export import metric_series_csv, metrics_json, transactions_csv

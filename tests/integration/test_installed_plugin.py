@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -26,7 +27,9 @@ EXPERIMENT = textwrap.dedent("""\
 
 
 def run(argv: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+    """Run as a user would: nothing of this repository on the path."""
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False, env=env)
 
 
 def test_a_wheel_installed_in_a_fresh_virtualenv_plugs_into_any_pytest_project(tmp_path: Path) -> None:
@@ -36,6 +39,8 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_plugs_into_any_pytest_project(t
     wheel = next(dist.glob("resilience_harness-*.whl"))
     shipped = zipfile.ZipFile(wheel).namelist()
     assert any(name.startswith("harness/plugin.py") for name in shipped)
+    for layer in ("harness_suites/test_s4_application_failover.py", "harness_lab/controller.py", "harness_kernel/errors.py"):
+        assert layer in shipped, f"{layer} must ship: the suites, the lab and the kernel are part of the product"
     assert not [name for name in shipped if name.startswith("tests/")], "test support must not ship"
     assert any(line.startswith("[pytest11]") for line in zipfile.ZipFile(wheel).read(
         next(n for n in shipped if n.endswith("entry_points.txt"))).decode().splitlines())
@@ -58,3 +63,21 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_plugs_into_any_pytest_project(t
     imported = run([str(venv / "bin" / "python"), "-c", "import harness.plugin; print(harness.plugin.__file__)"],
                    cwd=project)
     assert str(venv) in imported.stdout, "the plugin must come from the wheel, not from the repository"
+
+    example = project / "prod.yaml"  # their topology, in their project
+    example.write_text((ROOT / "examples" / "stretched-2plus2.yaml").read_text())
+    s4 = run([str(venv / "bin" / "python"), "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "harness_suites",
+              "--topology", str(example), "--dry-run", "--state-dir", str(tmp_path / "state"),
+              "-k", "test_s4 and planned and not unplanned"], cwd=project, timeout=120)
+    assert s4.returncode == 0, s4.stdout + s4.stderr
+    assert "role-move on database:sql-ag-01 via sqlserver" in s4.stdout, s4.stdout
+    assert "ALTER AVAILABILITY GROUP [AG01] FAILOVER" in s4.stdout
+    assert "dry-run: 1 fault(s) planned in 1 test(s)" in s4.stdout, s4.stdout
+    assert "harness_suites/test_s4_application_failover.py::test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit[planned]]" \
+        in s4.stdout, s4.stdout
+    helped = run([str(venv / "bin" / "python"), "-m", "pytest", "--help"], cwd=project)
+    for option in ("--topology", "--dry-run", "--allow-destructive", "--observe-s"):
+        assert option in helped.stdout, f"the plugin's {option} must appear in pytest --help"
+    demo = run([str(venv / "bin" / "python"), "-m", "harness", "demo", "--no-vsphere"], cwd=project, timeout=60)
+    assert demo.returncode != 0 and "a checkout of the harness's repository installs them with `make setup`" in demo.stderr, \
+        demo.stdout + demo.stderr

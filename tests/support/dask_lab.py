@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.lab.controller import Lab
+from harness_lab.controller import Lab
 
 DASK = str(Path(sys.executable).with_name("dask"))
 

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.topology.credentials import Secret
+from harness_kernel.topology.credentials import Secret
 from workloads.fio import free_loopback_port
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")

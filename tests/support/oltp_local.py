@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
-from harness.topology.credentials import Secret
+from harness_kernel.topology.credentials import Secret
 from tests.support.localpg import LocalPostgres
 from workloads.oltp import ConnectionSettings, Credentials, Endpoint, PostgresDialect, prepare_schema
 from workloads.oltp.schema import Scale

@@ -7,7 +7,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import procs
+from harness_kernel import procs
 
 
 @dataclass

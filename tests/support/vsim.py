@@ -2,8 +2,8 @@
 
 One place for what the simulator suites share: where the binaries are (the tools directory,
 `HARNESS_TOOLS`), when a test skips for want of them (never when `HARNESS_REQUIRE_VSIM` is set:
-then it fails), the stretched cluster the lab runs (`harness.lab.vsphere.simulator_config`), TLS
-from a CA made per run (`harness.lab.ca.LabCa`, so clients verify the certificate as they would
+then it fails), the stretched cluster the lab runs (`harness_lab.vsphere.simulator_config`), TLS
+from a CA made per run (`harness_lab.ca.LabCa`, so clients verify the certificate as they would
 vCenter's), and a process started and stopped within a bounded time.
 
 The simulator listens on 127.0.0.1 only and reads its password from its environment. Its hook
@@ -29,10 +29,10 @@ from typing import Any
 
 import pytest
 
-from harness.lab import vsphere as lab
-from harness.lab.ca import LabCa
-from harness.topology.loader import parse_topology
-from harness.topology.models import Topology
+from harness_kernel.topology.loader import parse_topology
+from harness_kernel.topology.models import Topology
+from harness_lab import vsphere as lab
+from harness_lab.ca import LabCa
 
 REQUIRE_ENV = "HARNESS_REQUIRE_VSIM"
 PASSWORD_ENV = lab.SIM_PASSWORD_ENV

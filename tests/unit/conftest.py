@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import procs
-from harness.topology.loader import load_topology
-from harness.topology.models import Topology
+from harness_kernel import procs
+from harness_kernel.topology.loader import load_topology
+from harness_kernel.topology.models import Topology
 from tests.support.victim import Victim, write_topology
 
 

@@ -26,11 +26,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.errors import HarnessError
-from harness.history import EventKind
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
-from harness.odbc.settings import ConnectionSettings
+from harness_kernel.errors import HarnessError
+from harness_kernel.history import EventKind
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.odbc.settings import ConnectionSettings
 from workloads.base import LedgerReport, StopReport
 from workloads.load.generator import Handback, LoadGenerator
 from workloads.load.merge import ClockOffset, common_gaps, measure_offset

@@ -14,10 +14,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.history import EventKind
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
-from harness.odbc.settings import ConnectionSettings
+from harness_kernel.history import EventKind
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.odbc.settings import ConnectionSettings
 from workloads.oltp.dialect import Dialect
 from workloads.oltp.driver import DriverConfig, OltpDriver
 from workloads.oltp.ledger import LedgerBook

@@ -4,8 +4,8 @@ Entry points: `OltpDriver` (a `workloads.base.Workload`: start / stop / verify),
 `PostgresDialect` and `TSqlDialect`, the mixes `TPCB` and `TPCE_LIKE`.
 """
 
-from harness.odbc.errors import ErrorClass, ErrorInfo, classify
-from harness.odbc.settings import ConnectionSettings, Credentials, Endpoint
+from harness_kernel.odbc.errors import ErrorClass, ErrorInfo, classify
+from harness_kernel.odbc.settings import ConnectionSettings, Credentials, Endpoint
 from workloads.base import LedgerReport, StopReport
 from workloads.oltp.dialect import Dialect, PostgresDialect, TSqlDialect
 from workloads.oltp.driver import DriverConfig, OltpDriver, OltpStopReport

@@ -7,7 +7,7 @@ from typing import Any
 
 import pyodbc
 
-from harness.odbc.settings import ConnectionSettings
+from harness_kernel.odbc.settings import ConnectionSettings
 from workloads.oltp.dialect import Dialect
 
 

@@ -19,12 +19,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.errors import ConfigError
-from harness.odbc import sqlserver
-from harness.odbc.bounded import BoundedConnection
-from harness.odbc.errors import ErrorClass
-from harness.odbc.grammar import REDACTED, odbc_braced, odbc_value, refuse_nul, refuse_nul_in, with_password
-from harness.odbc.settings import ConnectionSettings
+from harness_kernel.errors import ConfigError
+from harness_kernel.odbc import sqlserver
+from harness_kernel.odbc.bounded import BoundedConnection
+from harness_kernel.odbc.errors import ErrorClass
+from harness_kernel.odbc.grammar import REDACTED, odbc_braced, odbc_value, refuse_nul, refuse_nul_in, with_password
+from harness_kernel.odbc.settings import ConnectionSettings
 
 # what one entry of a libpq host list may be: a name, an IPv4/IPv6 address (with zone), a socket directory
 _LIBPQ_HOST = re.compile(r"[A-Za-z0-9._:%/-]+")

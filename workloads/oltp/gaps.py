@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import threading
 
-from harness.history import EventKind
-from harness.history.timeline import Timeline
+from harness_kernel.history import EventKind
+from harness_kernel.history.timeline import Timeline
 
 
 class CommitGapDetector:

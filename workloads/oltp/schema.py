@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from harness.errors import ConfigError
-from harness.odbc.settings import ConnectionSettings
+from harness_kernel.errors import ConfigError
+from harness_kernel.odbc.settings import ConnectionSettings
 from workloads.oltp.connect import close_quietly, connect
 from workloads.oltp.dialect import Dialect
 

@@ -11,10 +11,10 @@ from typing import Any
 import pyodbc
 from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type, stop_when_event_set, wait_exponential_jitter
 
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
-from harness.odbc.errors import ErrorClass, ErrorInfo, classify
-from harness.odbc.settings import ConnectionSettings
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.odbc.errors import ErrorClass, ErrorInfo, classify
+from harness_kernel.odbc.settings import ConnectionSettings
 from workloads.oltp.connect import close_quietly, connect
 from workloads.oltp.dialect import Dialect
 from workloads.oltp.gaps import CommitGapDetector

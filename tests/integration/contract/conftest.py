@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.topology.loader import parse_topology
-from harness.topology.models import Topology
+from harness_kernel.topology.loader import parse_topology
+from harness_kernel.topology.models import Topology
 from tests.support.sqlserver_model import SqlServerModel
 from tests.support.wsfc_model import WsfcModel
 from tests.support.wsman import RunningWsman, running_wsman

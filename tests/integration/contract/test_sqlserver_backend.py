@@ -15,8 +15,8 @@ from faults import registry
 from faults.backends.sqlserver import AgFailover, AvailabilityGroup, fci_active_node
 from faults.base import FaultSpec, FaultState
 from faults.transports.odbc import SqlServerError, TSqlSession
-from harness.errors import ConfigError, HarnessError
-from harness.odbc.errors import ErrorClass
+from harness_kernel.errors import ConfigError, HarnessError
+from harness_kernel.odbc.errors import ErrorClass
 from tests.integration.contract.conftest import ag_topology
 from tests.support.sqlserver_model import SqlServerModel
 

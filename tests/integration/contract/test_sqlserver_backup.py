@@ -18,9 +18,9 @@ import pytest
 from faults import registry
 from faults.backends.sqlserver_backup import SqlServerBackup
 from faults.base import FaultSpec, FaultState, OperationProgress
-from harness.errors import ConfigError, HarnessError
-from harness.topology.loader import parse_topology
-from harness.topology.models import Topology
+from harness_kernel.errors import ConfigError, HarnessError
+from harness_kernel.topology.loader import parse_topology
+from harness_kernel.topology.models import Topology
 from tests.integration.contract.conftest import (
     SQL_PASSWORD_ENV,
     WINRM_PASSWORD_ENV,

@@ -15,8 +15,8 @@ import pytest
 from faults.assumptions import ProbeResult
 from faults.backends.sqlserver import AvailabilityGroup
 from harness.clusters.sqlserver import AvailabilityGroupCluster, FailoverInstanceCluster
-from harness.errors import HarnessError
-from harness.history import EventKind
+from harness_kernel.errors import HarnessError
+from harness_kernel.history import EventKind
 from tests.integration.contract.conftest import WsfcWorld, ag_topology
 from tests.support.sqlserver_model import SqlServerModel
 from tests.support.wsfc_model import ModelEvent

@@ -15,7 +15,7 @@ import pytest
 from faults import registry
 from faults.backends.wsfc import FailoverCluster, FciRoleMove
 from faults.base import FaultSpec, FaultState
-from harness.errors import ConfigError, ControlPlaneError, HarnessError
+from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
 from tests.integration.contract.conftest import WsfcWorld
 from tests.support.wsfc_model import ModelEvent
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from harness.clusters.lab import LabCluster
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
-from harness.lab.controller import Lab
-from harness.lab.layout import LabLayout
 from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
-from harness.topology.models import LabSettings, Topology
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.models import LabSettings, Topology
+from harness_lab.controller import Lab
+from harness_lab.layout import LabLayout
 from tests.integration.lab.lab_support import FaultBuilder, make_state_dir
 from workloads.oltp import DriverConfig, OltpDriver, prepare_schema
 from workloads.oltp.schema import Scale

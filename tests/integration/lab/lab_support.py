@@ -10,9 +10,9 @@ from pathlib import Path
 
 from faults import registry
 from faults.base import Fault, FaultSpec
-from harness.lab.controller import Lab
-from harness.lab.layout import LabLayout
-from harness.topology.models import LabSettings, Topology
+from harness_kernel.topology.models import LabSettings, Topology
+from harness_lab.controller import Lab
+from harness_lab.layout import LabLayout
 
 
 def make_state_dir(prefix: str) -> Path:

@@ -20,10 +20,10 @@ import pytest
 from faults.base import FaultSpec
 from harness.analysis.phases import failover_phases
 from harness.clusters.lab import LabCluster
-from harness.history.series import TransactionSeries
-from harness.lab.controller import Lab
 from harness.safety.runner import FaultRunner
-from harness.topology.models import Topology
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.topology.models import Topology
+from harness_lab.controller import Lab
 from tests.integration.lab.lab_support import FaultBuilder
 from tests.support.dask_lab import LabDask, dask_on_lab
 from workloads.base import Workload
@@ -100,7 +100,7 @@ def test_two_load_machines_agree_with_the_database_and_lose_nothing_through_a_fa
 def test_a_load_machine_lost_mid_run_is_a_harness_error_the_fault_reverted_and_no_verdict(
         lab: Lab, dask: LabDask, tmp_path: Path) -> None:
     run = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA",
-                            "tests/resiliency/test_s4_application_failover.py", "-k", "unplanned",
+                            "harness_suites/test_s4_application_failover.py", "-k", "unplanned",
                             "--topology", f"lab:{lab.layout.prefix}", "--keep-lab", "--quiet-progress",
                             "--load-scheduler", dask.scheduler, "--users", str(USERS), "--state-dir", str(tmp_path / "s"),
                             "--baseline-s", "6", "--observe-s", "20", "--settle-s", "2"],

@@ -22,7 +22,7 @@ import pytest
 
 from faults import registry
 from faults.base import FaultSpec, FaultState
-from harness.lab.controller import Lab
+from harness_lab.controller import Lab
 from tests.integration.lab.lab_support import own_lab
 
 PREFIX = "hgd1"

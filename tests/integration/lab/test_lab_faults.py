@@ -9,11 +9,11 @@ import paramiko
 import pytest
 
 from faults.base import FaultSpec, FaultState
-from harness.errors import ConfigError
-from harness.lab import haevents, latency
-from harness.lab.controller import Lab
 from harness.safety.runner import FaultRunner
-from harness.topology.models import Topology
+from harness_kernel.errors import ConfigError
+from harness_kernel.topology.models import Topology
+from harness_lab import haevents, latency
+from harness_lab.controller import Lab
 from tests.integration.lab.lab_support import FaultBuilder
 from tests.integration.lab.lab_writers import WriteLoad
 

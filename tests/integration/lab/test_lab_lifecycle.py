@@ -14,11 +14,11 @@ import pytest
 
 from faults import registry
 from faults.base import FaultSpec, FaultState
-from harness.errors import ControlPlaneError
-from harness.lab import netns
-from harness.lab.controller import Lab
-from harness.lab.layout import LabLayout
-from harness.topology.models import LabSettings
+from harness_kernel.errors import ControlPlaneError
+from harness_kernel.topology.models import LabSettings
+from harness_lab import netns
+from harness_lab.controller import Lab
+from harness_lab.layout import LabLayout
 from tests.integration.lab.lab_support import make_state_dir
 
 PREFIX = "hlabu"
@@ -69,8 +69,8 @@ ARM_INJECT_AND_DIE = """
 import json, os, signal, sys
 from faults import registry
 from faults.base import FaultSpec
-from harness.lab.layout import LabLayout
-from harness.topology.models import LabSettings
+from harness_lab.layout import LabLayout
+from harness_kernel.topology.models import LabSettings
 settings, spec = LabSettings.model_validate_json(sys.argv[1]), FaultSpec.from_dict(json.loads(sys.argv[2]))
 fault = registry.build(spec, LabLayout.from_settings(settings).topology())
 fault.arm_deadman(3)

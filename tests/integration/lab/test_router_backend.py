@@ -22,16 +22,16 @@ import pytest
 from faults.backends import router
 from faults.base import FaultSpec, FaultState
 from faults.netrules import ROOT_HANDLE
-from harness.errors import ConfigError, ControlPlaneError, MissingCredentialError
-from harness.history.timeline import Timeline
-from harness.lab import shell
-from harness.lab.controller import Lab
-from harness.lab.latency import kernel_has_netem
-from harness.lab.layout import PG_PORT, Member
 from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
-from harness.topology.credentials import SecretRef
-from harness.topology.models import Topology
+from harness_kernel.errors import ConfigError, ControlPlaneError, MissingCredentialError
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.credentials import SecretRef
+from harness_kernel.topology.models import Topology
+from harness_lab import shell
+from harness_lab.controller import Lab
+from harness_lab.latency import kernel_has_netem
+from harness_lab.layout import PG_PORT, Member
 from tests.integration.lab.lab_support import own_lab
 
 PREFIX = os.environ.get("HARNESS_TEST_ROUTER_LAB_PREFIX", "hrtw1")

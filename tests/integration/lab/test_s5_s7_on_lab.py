@@ -16,10 +16,10 @@ import pytest
 from faults.backends.pgbackup import PgBaseBackup
 from faults.base import FaultSpec, FaultState
 from harness.analysis.phases import longest_gap_within
-from harness.lab.controller import Lab
-from harness.lab.vmotion import PreCopyModel, migrate
 from harness.safety.runner import FaultRunner
-from harness.topology.models import Topology
+from harness_kernel.topology.models import Topology
+from harness_lab.controller import Lab
+from harness_lab.vmotion import PreCopyModel, migrate
 from tests.integration.lab.lab_support import FaultBuilder
 from workloads.oltp import OltpDriver
 

@@ -30,11 +30,11 @@ from faults.base import Fault, FaultSpec, FaultState
 from faults.transports.redfish import RedfishClient, endpoint_named
 from faults.transports.ssh import SshShell
 from faults.transports.ssh import endpoint_named as ssh_endpoint_named
-from harness import procs
-from harness.errors import ControlPlaneError
-from harness.lab.controller import IO_PAUSE_MAX_S, Lab
-from harness.lab.vsphere import Bound, VsphereBinding, hook_command
-from harness.topology.models import Topology
+from harness_kernel import procs
+from harness_kernel.errors import ControlPlaneError
+from harness_kernel.topology.models import Topology
+from harness_lab.controller import IO_PAUSE_MAX_S, Lab
+from harness_lab.vsphere import Bound, VsphereBinding, hook_command
 from tests.integration.lab.lab_support import own_lab
 
 PREFIX = os.environ.get("HARNESS_TEST_VSPHERE_LAB_PREFIX", "hvsb1")

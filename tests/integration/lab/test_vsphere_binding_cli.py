@@ -28,12 +28,12 @@ import pytest
 from faults import registry
 from faults.backends.redfish import HostPowerOff
 from faults.base import FaultSpec, FaultState
-from harness import procs
-from harness.lab import netns
-from harness.lab.controller import CODE_ROOT, Lab
-from harness.lab.layout import LabLayout
-from harness.topology.loader import load_topology
-from harness.topology.models import LabSettings, Topology
+from harness_kernel import procs
+from harness_kernel.topology.loader import load_topology
+from harness_kernel.topology.models import LabSettings, Topology
+from harness_lab import netns
+from harness_lab.controller import CODE_ROOT, Lab
+from harness_lab.layout import LabLayout
 from tests.integration.lab.lab_support import make_state_dir
 
 PREFIX = os.environ.get("HARNESS_TEST_VSPHERE_CLI_PREFIX", "hvsb2")

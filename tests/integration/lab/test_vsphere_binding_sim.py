@@ -34,12 +34,12 @@ from faults.base import FaultSpec, FaultState
 from faults.transports.ssh import SshShell, endpoint_named
 from faults.transports.vcenter import session_for
 from harness.clusters import cluster_for
-from harness.history import EventKind
-from harness.lab.controller import CODE_ROOT, PRIMARY_STATES, Lab
-from harness.lab.layout import LabLayout
-from harness.paths import tools_dir
-from harness.topology.loader import load_topology, parse_topology
-from harness.topology.models import LabSettings, Topology
+from harness_kernel.history import EventKind
+from harness_kernel.paths import tools_dir
+from harness_kernel.topology.loader import load_topology, parse_topology
+from harness_kernel.topology.models import LabSettings, Topology
+from harness_lab.controller import CODE_ROOT, PRIMARY_STATES, Lab
+from harness_lab.layout import LabLayout
 from tests.integration.lab.lab_support import make_state_dir
 from tests.support.vsim import require
 

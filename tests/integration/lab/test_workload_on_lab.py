@@ -13,10 +13,10 @@ import time
 
 from faults.base import FaultSpec
 from harness.analysis.phases import failover_phases
-from harness.history.timeline import Timeline
-from harness.lab.controller import Lab
 from harness.safety.runner import FaultRunner
-from harness.topology.models import Topology
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.models import Topology
+from harness_lab.controller import Lab
 from tests.integration.lab.lab_support import FaultBuilder
 from workloads.oltp import OltpDriver
 

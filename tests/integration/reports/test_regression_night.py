@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.lab.controller import Lab
-from harness.lab.layout import LabLayout
-from harness.topology.models import LabSettings
+from harness_kernel.topology.models import LabSettings
+from harness_lab.controller import Lab
+from harness_lab.layout import LabLayout
 from reports.regression import FIGURES_HISTORY, REGRESSION_EXIT_CODE
 
 ROOT = Path(__file__).parents[3]
@@ -39,7 +39,7 @@ def lab() -> Iterator[Lab]:
 def night(tmp: Path, n: int) -> Path:
     results = tmp / f"results-{n}"
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-                          "tests/resiliency/test_s4_application_failover.py", "-k", "unplanned",
+                          "harness_suites/test_s4_application_failover.py", "-k", "unplanned",
                           "--topology", f"lab:{PREFIX}", "--keep-lab", "--alluredir", str(results), "--quiet-progress",
                           "--state-dir", str(tmp / "state"), *WINDOWS],
                          cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)

@@ -33,13 +33,13 @@ from faults.backends.vsan import ResyncSummary, VsanCluster, VsanQuiet, disk_tar
 from faults.backends.vsphere import DiskGroupSeen, verify
 from faults.base import FaultSpec, FaultState
 from faults.transports.vcenter import close_all
-from harness.errors import ConfigError, ControlPlaneError
-from harness.history.timeline import Timeline
-from harness.lab.esxi import EsxiShells
-from harness.lab.services import Services
 from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
-from harness.topology.models import Topology
+from harness_kernel.errors import ConfigError, ControlPlaneError
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.models import Topology
+from harness_lab.esxi import EsxiShells
+from harness_lab.services import Services
 from tests.integration.vsphere.conftest import MODEL
 from tests.support.provenance import MUTATION
 from tests.support.vsim import PASSWORD_ENV, Simulator, running

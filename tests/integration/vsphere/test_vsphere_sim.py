@@ -18,11 +18,11 @@ from faults.backends.vsan import VsanCluster, VsanQuiet, disk_targets
 from faults.backends.vsphere import HOST_FAILED_EVENTS, discover, ha_events, verify, wait_recovered
 from faults.base import FaultSpec, FaultState
 from faults.transports.vcenter import VCenterSession, close_all, session_for
-from harness.errors import ConfigError, ControlPlaneError
-from harness.history.timeline import Timeline
 from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
-from harness.topology.models import TlsPolicy
+from harness_kernel.errors import ConfigError, ControlPlaneError
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.models import TlsPolicy
 from tests.integration.vsphere.conftest import MODEL
 from tests.support.vsim import PASSWORD_ENV, SITES, VMS, Simulator, running, wait_until
 

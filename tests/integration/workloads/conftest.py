@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
 from tests.support.oltp_local import LocalBench, start_bench
 from workloads.oltp.schema import Scale
 

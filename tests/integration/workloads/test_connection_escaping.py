@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.topology.credentials import Secret
+from harness_kernel.topology.credentials import Secret
 from tests.support.oltp_local import LocalBench
 from workloads.oltp import Credentials
 from workloads.oltp.connect import close_quietly, connect

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
 from tests.support.oltp_local import LocalBench
 from workloads.load.distributed import DistributedOltp, LoadGeneratorLost, local_cluster
 from workloads.oltp import DriverConfig

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.history import EventKind
-from harness.history.timeline import Timeline
+from harness_kernel.history import EventKind
+from harness_kernel.history.timeline import Timeline
 from workloads.base import Workload
 from workloads.fio import PROFILES, FioJob, FioServer, FioWorkload, run_clients, run_local
 

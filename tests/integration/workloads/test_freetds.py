@@ -16,10 +16,10 @@ from collections.abc import Iterator
 import pyodbc
 import pytest
 
-from harness.odbc.errors import ErrorClass, classify
-from harness.odbc.settings import ConnectionSettings, Credentials, Endpoint
-from harness.odbc.sqlserver import NATIVE_CLASSES, connection_string
-from harness.topology.credentials import Secret
+from harness_kernel.odbc.errors import ErrorClass, classify
+from harness_kernel.odbc.settings import ConnectionSettings, Credentials, Endpoint
+from harness_kernel.odbc.sqlserver import NATIVE_CLASSES, connection_string
+from harness_kernel.topology.credentials import Secret
 from workloads.oltp import TSqlDialect
 from workloads.oltp.connect import connect
 

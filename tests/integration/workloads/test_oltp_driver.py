@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from harness.history import EventKind
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
+from harness_kernel.history import EventKind
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
 from tests.support.oltp_local import LocalBench
 from workloads.oltp import TPCE_LIKE, DriverConfig, OltpDriver
 

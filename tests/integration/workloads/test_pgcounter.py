@@ -10,8 +10,8 @@ import math
 import time
 from dataclasses import replace
 
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
 from tests.support import pgbench
 from tests.support.oltp_local import LocalBench
 from workloads.base import Workload

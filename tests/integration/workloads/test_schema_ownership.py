@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import pytest
 
-from harness.errors import ConfigError
+from harness_kernel.errors import ConfigError
 from tests.support.oltp_local import LocalBench
 from workloads.oltp import prepare_schema
 from workloads.oltp.schema import Scale

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.history.timeline import Timeline
 from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
-from harness.topology.models import Topology
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.models import Topology
 from tests.unit.faults.fake_router_shell import FakeSshShell
 from tests.unit.faults.local_router import LocalRouter
 

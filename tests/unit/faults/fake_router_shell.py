@@ -90,7 +90,7 @@ class FakeSshShell:
         return self._router(command, input_text)
 
     def check(self, command: str, *, input_text: str | None = None, timeout_s: float | None = None) -> str:
-        from harness.errors import ControlPlaneError
+        from harness_kernel.errors import ControlPlaneError
 
         done = self.run(command, input_text=input_text, timeout_s=timeout_s)
         if done.status != 0:

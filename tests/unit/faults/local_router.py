@@ -121,7 +121,7 @@ class StubRouterShell:
         return self.router.sh(command, input_text=input_text)
 
     def check(self, command: str, *, input_text: str | None = None, timeout_s: float | None = None) -> str:
-        from harness.errors import ControlPlaneError
+        from harness_kernel.errors import ControlPlaneError
 
         done = self.run(command, input_text=input_text)
         if done.status != 0:

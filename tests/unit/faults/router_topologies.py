@@ -6,8 +6,8 @@ names with spaces, parentheses or shell syntax are built here with `model_constr
 
 from __future__ import annotations
 
-from harness.topology.credentials import SecretRef
-from harness.topology.models import Host, Link, Management, Router, Site, SshEndpoint, Topology, Witness
+from harness_kernel.topology.credentials import SecretRef
+from harness_kernel.topology.models import Host, Link, Management, Router, Site, SshEndpoint, Topology, Witness
 
 WITNESS_SITE = "site w"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from faults.transports.shell import LocalShell
-from harness.errors import ConfigError, ControlPlaneError
+from harness_kernel.errors import ConfigError, ControlPlaneError
 
 
 def test_the_exit_status_and_output_are_returned_not_raised() -> None:

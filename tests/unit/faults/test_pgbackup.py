@@ -9,10 +9,10 @@ import pytest
 from faults import registry
 from faults.backends.pgbackup import PgBaseBackup
 from faults.base import FaultSpec, FaultState
-from harness.errors import ConfigError
-from harness.lab.layout import LabLayout
-from harness.topology.credentials import SecretRef
-from harness.topology.models import CredentialRef, LabSettings, Topology
+from harness_kernel.errors import ConfigError
+from harness_kernel.topology.credentials import SecretRef
+from harness_kernel.topology.models import CredentialRef, LabSettings, Topology
+from harness_lab.layout import LabLayout
 
 
 def lab() -> Topology:
@@ -68,9 +68,11 @@ def test_a_missing_password_is_named_by_its_field(monkeypatch: pytest.MonkeyPatc
         backup(topology.model_copy(update={"databases": [database]}))._environment()
 
 
-def test_outside_a_lab_the_destination_is_required_and_must_be_absolute() -> None:
-    real = lab().model_copy(update={"lab": None})
-    with pytest.raises(ConfigError, match=r"params\.destination: required"):
+def test_without_a_backup_area_the_destination_is_required_and_must_be_absolute() -> None:
+    lab_topology = lab()
+    real = lab_topology.model_copy(update={"lab": None, "databases": [
+        lab_topology.databases[0].model_copy(update={"backup_area": None})]})
+    with pytest.raises(ConfigError, match=r"params\.destination: required, or databases\[0\]\.backup_area"):
         backup(real)
     with pytest.raises(ConfigError, match=r"params\.destination: 'backups' must be an absolute"):
         backup(real, destination="backups")

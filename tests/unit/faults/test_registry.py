@@ -14,11 +14,11 @@ import yaml
 from faults import registry
 from faults.base import FaultPlan, FaultSpec
 from faults.kinds import KINDS, LatencyParams
-from harness.errors import ConfigError, TargetNotAllowedError
-from harness.lab.layout import LabLayout
-from harness.topology.loader import parse_topology
-from harness.topology.models import LabSettings, Topology
-from harness.topology.targets import Target, TargetKind
+from harness_kernel.errors import ConfigError, TargetNotAllowedError
+from harness_kernel.topology.loader import parse_topology
+from harness_kernel.topology.models import LabSettings, Topology
+from harness_kernel.topology.targets import Target, TargetKind
+from harness_lab.layout import LabLayout
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "stretched-2plus2.yaml"
 FCI_EXAMPLE = EXAMPLE.with_name("stretched-fci.yaml")

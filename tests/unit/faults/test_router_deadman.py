@@ -15,7 +15,8 @@ from faults.base import FaultSpec
 from faults.transports import ssh
 from harness.safety.journal import Journal, JournalEntry
 from harness.safety.recover import recover
-from harness.topology.loader import load_topology
+from harness.safety.revert import snapshot
+from harness_kernel.topology.loader import load_topology
 from tests.unit.faults.fake_router_shell import FakeSshShell
 from tests.unit.faults.local_router import LocalRouter, StubRouterShell
 from tests.unit.faults.router_topologies import router_topology
@@ -123,7 +124,8 @@ def test_recover_rebuilds_the_fault_from_the_journal_deletes_its_table_and_disar
     topology = load_topology(example)
     crashed = registry.build(FaultSpec("link-partition", "link:site-a~site-b"), topology)
     journal = Journal(tmp_path / "journal")
-    journal.write(JournalEntry(spec=crashed.spec, topology_source=str(example), topology_name=topology.name, run_id="gone"))
+    journal.write(JournalEntry(spec=crashed.spec, topology_source=str(example), topology_name=topology.name, run_id="gone",
+                               topology=snapshot(topology)))
     crashed.inject()  # the run died here: its table is on the router, its switch armed
     [outcome] = recover(journal, force=True, clear_timeout_s=10)  # force: the entry names this (live) test process
     assert outcome.action == "reverted", outcome.detail

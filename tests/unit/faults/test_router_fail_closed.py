@@ -9,7 +9,7 @@ import pytest
 from faults.backends import router
 from faults.base import FaultSpec, FaultState
 from faults.transports.shell import CommandResult
-from harness.errors import ControlPlaneError, RevertFailedError
+from harness_kernel.errors import ControlPlaneError, RevertFailedError
 from tests.unit.faults.fake_router_shell import FakeSshShell
 from tests.unit.faults.router_topologies import router_topology
 

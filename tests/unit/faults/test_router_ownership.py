@@ -11,7 +11,7 @@ import pytest
 from faults import netrules, registry
 from faults.backends import router
 from faults.base import FaultSpec, FaultState
-from harness.errors import ConfigError, ControlPlaneError
+from harness_kernel.errors import ConfigError, ControlPlaneError
 from tests.unit.faults.fake_router_shell import NOQUEUE, OPERATOR_HTB, FakeSshShell
 from tests.unit.faults.local_router import LocalRouter, StubRouterShell
 from tests.unit.faults.router_topologies import router_topology

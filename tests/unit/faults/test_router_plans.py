@@ -9,8 +9,8 @@ import pytest
 from faults import registry
 from faults.backends import router
 from faults.base import FaultSpec
-from harness.errors import ConfigError
-from harness.topology.loader import load_topology
+from harness_kernel.errors import ConfigError
+from harness_kernel.topology.loader import load_topology
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "stretched-2plus2.yaml"
 

@@ -8,7 +8,7 @@ import pytest
 from faults.backends import router
 from faults.base import FaultSpec
 from faults.transports.shell import CommandResult
-from harness.errors import ConfigError, ControlPlaneError
+from harness_kernel.errors import ConfigError, ControlPlaneError
 from tests.unit.faults.fake_router_shell import NO_NET_ADMIN, FakeSshShell
 from tests.unit.faults.router_topologies import router_topology
 

@@ -25,9 +25,9 @@ from faults.transports.vcenter import (
     ssl_context,
     vc_event,
 )
-from harness.errors import ConfigError, ControlPlaneError, MissingCredentialError
-from harness.history.events import EventKind
-from harness.topology.models import TlsPolicy, VCenter
+from harness_kernel.errors import ConfigError, ControlPlaneError, MissingCredentialError
+from harness_kernel.history.events import EventKind
+from harness_kernel.topology.models import TlsPolicy, VCenter
 from tests.unit.faults.test_vsphere_backend import topology
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -11,9 +11,9 @@ from typing import Any, cast
 import pytest
 
 from faults.backends.vsan import CachedHealth, GroupSeen, ResyncSummary, VsanCluster, VsanQuiet
-from harness.errors import ConfigError, ControlPlaneError
-from harness.topology.loader import parse_topology
-from harness.topology.models import Topology
+from harness_kernel.errors import ConfigError, ControlPlaneError
+from harness_kernel.topology.loader import parse_topology
+from harness_kernel.topology.models import Topology
 from tests.unit.faults.test_vsphere_backend import document
 
 NETWORK, CLUSTER, HCL = (f"com.vmware.vsan.health.test.{g}" for g in ("network", "cluster", "hcl"))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from faults.transports.vsan_versions import from_pyvmomi, negotiated, offered
-from harness.errors import ControlPlaneError
+from harness_kernel.errors import ControlPlaneError
 
 # The shape VMware documents for vimServiceVersions.xml, with urn:vsan and pyVmomi's vSAN version ids.
 DOCUMENT = """<?xml version="1.0" encoding="UTF-8"?>

@@ -29,9 +29,9 @@ from faults.backends.vsphere import (
 )
 from faults.base import FaultSpec, FaultState
 from faults.transports.vcenter import Limits, VCenterSession
-from harness.errors import ConfigError
-from harness.topology.loader import parse_topology
-from harness.topology.models import Topology
+from harness_kernel.errors import ConfigError
+from harness_kernel.topology.loader import parse_topology
+from harness_kernel.topology.models import Topology
 
 HOSTS = {"site-a": ("esx-a1", "esx-a2"), "site-b": ("esx-b1", "esx-b2")}
 

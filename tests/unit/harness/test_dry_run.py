@@ -103,7 +103,7 @@ def test_plan_command_prints_without_contacting_anything():
 
 
 def dry_run_suites(topology: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/resiliency",
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "harness_suites",
                            "--topology", topology, "--dry-run"], capture_output=True, text=True, cwd=ROOT, timeout=120,
                           env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
 
@@ -155,7 +155,7 @@ def test_the_suites_plan_a_cross_site_migration_of_each_database_vm_and_the_n_mi
 
 def test_the_backup_suite_plans_a_copy_only_backup_where_it_is_told_to_write():
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             "tests/resiliency/test_s7_backup_under_load.py", "--topology", "examples/stretched-2plus2.yaml",
+                             "harness_suites/test_s7_backup_under_load.py", "--topology", "examples/stretched-2plus2.yaml",
                              "--dry-run", "--backup-destination", "D:\\Backup"], capture_output=True, text=True, cwd=ROOT,
                             timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
     assert result.returncode == 0, result.stdout + result.stderr

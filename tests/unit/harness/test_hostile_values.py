@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.unit.harness_kernel.topology.topology_docs import example, set_at
 
 from faults import registry
 from faults.backends.sqlserver_backup import remove_script
 from faults.backends.wsfc import move_script
 from faults.base import FaultPlan, FaultSpec
-from harness.errors import ConfigError, TargetNotAllowedError
-from harness.topology.loader import parse_topology
-from tests.unit.harness.topology.topology_docs import example, set_at
+from harness_kernel.errors import ConfigError, TargetNotAllowedError
+from harness_kernel.topology.loader import parse_topology
 
 ROOT = Path(__file__).parents[3]
 FCI = "examples/stretched-fci.yaml"
@@ -39,7 +39,7 @@ def refusal(doc: dict[str, Any]) -> str:
     return str(caught.value)
 
 
-def dry_run(*args: str, env: dict[str, str] | None = None, suite: str = "tests/resiliency") -> subprocess.CompletedProcess[str]:
+def dry_run(*args: str, env: dict[str, str] | None = None, suite: str = "harness_suites") -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", suite, "--dry-run", *args],
                           capture_output=True, text=True, cwd=ROOT, timeout=120,
                           env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", **(env or {})})
@@ -86,14 +86,14 @@ def test_item_1_a_value_with_any_powershell_quote_stays_inside_its_literal(quote
 
 def test_item_1_a_backup_destination_with_a_unicode_quote_is_refused_before_anything_is_planned() -> None:
     result = dry_run("--topology", FCI, "--backup-destination", "D:\\bak\u2019; Stop-Computer -Force; \u2018x",
-                     suite="tests/resiliency/test_s7_backup_under_load.py")
+                     suite="harness_suites/test_s7_backup_under_load.py")
     assert result.returncode == 4, result.stdout + result.stderr
     assert "--backup-destination" in result.stderr and "Stop-Computer" not in result.stdout
 
 
 def test_item_1_a_line_separator_cannot_add_a_line_to_a_plan() -> None:
     result = dry_run("--topology", FCI, "--backup-destination", "D:\\bak\u2028      revert: nothing to undo",
-                     suite="tests/resiliency/test_s7_backup_under_load.py")
+                     suite="harness_suites/test_s7_backup_under_load.py")
     assert result.returncode == 4 and "U+2028" in result.stderr, result.stdout + result.stderr
     plan = FaultPlan(FaultSpec("backup", "database:x"), "b", ("write\u2028  revert: nothing to undo\x85x",), ("r",))
     assert plan.render().count("\n") == 2, "one line per step, whatever a value holds"
@@ -175,7 +175,7 @@ def test_item_4_a_process_declares_its_executable() -> None:
 BOUNDED_READ = """
 import resource, sys
 from pathlib import Path
-from harness import procs
+from harness_kernel import procs
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 try:
     print(procs.read_pidfile(Path(sys.argv[1])))
@@ -298,7 +298,7 @@ def test_item_6_two_hosts_never_share_a_bmc() -> None:
 
 LONG_SECRET = """
 import resource
-from harness.redaction import Redactor
+from harness_kernel.redaction import Redactor
 resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 secret = "".join(chr(33 + (i * 7919) % 90) for i in range(10_000))
 masker = Redactor([secret], ["harness"])
@@ -399,7 +399,7 @@ def test_every_option_value_is_checked_before_anything_runs(option: str, value: 
 
 def test_the_dry_run_shows_the_options_and_plans_each_step_of_a_sweep() -> None:
     result = dry_run("--topology", "examples/stretched-2plus2.yaml", "--rtt-steps", "0,3,7",
-                     suite="tests/resiliency/test_s1_latency_sweep.py")
+                     suite="harness_suites/test_s1_latency_sweep.py")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "--rtt-steps=0,3,7" in result.stdout
     assert "params: rtt_ms=3.0" in result.stdout and "params: rtt_ms=7.0" in result.stdout
@@ -455,7 +455,7 @@ def test_a_dry_run_with_keyring_references_runs_no_program(tmp_path: Path) -> No
 
 
 REFUSED_LOGIN = textwrap.dedent("""\
-    from harness.errors import CredentialRejectedError
+    from harness_kernel.errors import CredentialRejectedError
 
     def test_login():
         raise CredentialRejectedError("bmc x: login refused (management.redfish[0].credential)")

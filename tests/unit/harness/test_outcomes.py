@@ -12,7 +12,7 @@ ROOT = Path(__file__).parents[3]
 
 SUITE = textwrap.dedent("""\
     import pytest
-    from harness.errors import ControlPlaneError
+    from harness_kernel.errors import ControlPlaneError
 
     @pytest.mark.scenario("S4")
     def test_slo():

@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
 
 RECORDED = Path(__file__).parent / "data" / "ledger_lock_run.json"
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from harness.history.series import MetricSeries, TransactionSeries
+from harness_kernel.history.series import MetricSeries, TransactionSeries
 from reports.metrics_export import MAX_ROWS, metric_series_csv, metrics_json, step_for, transactions_csv
 
 DAY = 86_400

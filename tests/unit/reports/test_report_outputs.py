@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import ControlPlaneError, HarnessError, RevertFailedError
-from harness.paths import tools_dir
+from harness_kernel.errors import ControlPlaneError, HarnessError, RevertFailedError
+from harness_kernel.paths import tools_dir
 from reports.allure.generate import strip_analytics
 from reports.allure.results_dir import HARNESS_BROKEN, SLO_VIOLATED, categories, environment_properties, write_environment
 from reports.redact import files_containing, scrub_tree
@@ -22,7 +22,7 @@ def test_categories_split_slo_from_harness() -> None:
     assert broken["name"] == HARNESS_BROKEN
     pattern = re.compile(broken["messageRegex"])
     for exc in (RevertFailedError("x"), ControlPlaneError("y"), HarnessError("z")):
-        assert pattern.fullmatch(f"harness.errors.{type(exc).__name__}: {exc}")
+        assert pattern.fullmatch(f"harness_kernel.errors.{type(exc).__name__}: {exc}")
     assert not pattern.fullmatch("TypeError: unsupported operand")
 
 

@@ -8,9 +8,9 @@ import sys
 import pytest
 from matplotlib.image import imread
 
-from harness.history import EventKind
-from harness.history.series import MetricSeries
-from harness.history.timeline import Timeline
+from harness_kernel.history import EventKind
+from harness_kernel.history.series import MetricSeries
+from harness_kernel.history.timeline import Timeline
 from reports.fault_record import fault_record, fault_record_html, fault_windows
 from reports.plots import latency_timeline_png, tps_timeline_png
 from tests.unit.reports.recorded_run import RecordedRun, load_recorded_run

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.history.timeline import Timeline
+from harness_kernel.history.timeline import Timeline
 from workloads.fio import PROFILES, FioJob
 from workloads.fio_logs import load_series, log_path, parse_log
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.history.series import TransactionSeries
+from harness_kernel.history.series import TransactionSeries
 from workloads.load.merge import common_gaps, measure_offset
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pyodbc
 import pytest
 
-from harness.topology.credentials import Secret
+from harness_kernel.topology.credentials import Secret
 from workloads.oltp import ConnectionSettings, Credentials, Endpoint, ErrorClass, PostgresDialect, TSqlDialect, classify
 from workloads.oltp import connect as connect_module
 from workloads.oltp.connect import close_quietly, connect

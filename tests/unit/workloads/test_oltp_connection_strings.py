@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.errors import ConfigError
-from harness.topology.credentials import Secret
+from harness_kernel.errors import ConfigError
+from harness_kernel.topology.credentials import Secret
 from workloads.oltp import ConnectionSettings, Credentials, Endpoint, PostgresDialect, TSqlDialect
 
 INJECTION = "sqlag01-listener;Encrypt=no;TrustServerCertificate=yes"

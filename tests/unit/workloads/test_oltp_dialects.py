@@ -6,7 +6,7 @@ string, session setup, schema, transactions), not executed.
 
 from __future__ import annotations
 
-from harness.topology.credentials import Secret
+from harness_kernel.topology.credentials import Secret
 from workloads.oltp import ConnectionSettings, Credentials, Endpoint, PostgresDialect, TSqlDialect
 from workloads.oltp.mix import TPCB_STEPS
 from workloads.oltp.schema import Scale, marker_statements, ownership_problem, schema_statements

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.history import EventKind
-from harness.history.timeline import Timeline
+from harness_kernel.history import EventKind
+from harness_kernel.history.timeline import Timeline
 from workloads.oltp.gaps import CommitGapDetector
 
 

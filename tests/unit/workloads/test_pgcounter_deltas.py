@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.errors import ConfigError
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
-from harness.topology.credentials import Secret
+from harness_kernel.errors import ConfigError
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.credentials import Secret
 from workloads.oltp import ConnectionSettings, Credentials, Endpoint
 from workloads.pgcounter import CounterSample, PgCommitCounter, commits_between, spread
 

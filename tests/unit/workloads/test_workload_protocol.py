@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
-from harness.topology.credentials import Secret
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.credentials import Secret
 from workloads.base import NO_LEDGER_VERDICT, LedgerReport, StopReport, Workload, ledger_summary
 from workloads.fio import PROFILES, FioJob, FioWorkload
 from workloads.oltp import ConnectionSettings, Credentials, Endpoint, OltpDriver, OltpStopReport, PostgresDialect

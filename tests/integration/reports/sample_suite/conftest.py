@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness.errors import HarnessError
+from harness_kernel.errors import HarnessError
 from reports.allure.results_dir import environment_properties, write_categories, write_environment
 from reports.redact import scrub_tree
 from reports.summary import Outcome, format_summary

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.history import EventKind
-from harness.history.series import TransactionSeries
-from harness.history.timeline import Timeline
+from harness_kernel.history import EventKind
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.history.timeline import Timeline
 
 
 @dataclass

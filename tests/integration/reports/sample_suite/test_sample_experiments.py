@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import ControlPlaneError
-from harness.history import EventKind
+from harness_kernel.errors import ControlPlaneError
+from harness_kernel.history import EventKind
 from reports.allure.steps import (
     ChangeTicket,
     Evidence,

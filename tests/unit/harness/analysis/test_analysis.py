@@ -12,10 +12,10 @@ from harness.analysis.phases import failover_phases
 from harness.analysis.resync import completed_at, eta_accuracy, mean_rate_bps, progress
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.analysis.steady import SteadyBand, recovered_at, segments
-from harness.history import EventKind
-from harness.history.series import SecondPoint
-from harness.history.server import ServerEvent, measure_offset
-from harness.history.timeline import Timeline
+from harness_kernel.history import EventKind
+from harness_kernel.history.series import SecondPoint
+from harness_kernel.history.server import ServerEvent, measure_offset
+from harness_kernel.history.timeline import Timeline
 
 
 def series(*stretches: tuple[float, int], noise: float = 0.04, seed: int = 7) -> list[SecondPoint]:

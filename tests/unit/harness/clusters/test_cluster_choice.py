@@ -10,8 +10,8 @@ import yaml
 from harness.clusters import Forecasting, cluster_for
 from harness.clusters.sqlserver import AvailabilityGroupCluster, FailoverInstanceCluster
 from harness.clusters.vsphere import VsphereCluster
-from harness.errors import ConfigError
-from harness.topology.loader import load_topology, parse_topology
+from harness_kernel.errors import ConfigError
+from harness_kernel.topology.loader import load_topology, parse_topology
 
 EXAMPLES = Path(__file__).resolve().parents[4] / "examples"
 

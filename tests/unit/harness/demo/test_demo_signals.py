@@ -34,6 +34,7 @@ DEMO = textwrap.dedent("""\
     import reports.build
     marker, ready, out = sys.argv[1:4]
     demo.pytest_command = lambda args, results, tables, **kw: [sys.executable, "-c", sys.argv[4], marker, ready]
+    demo.demo_needs = lambda no_vsphere: []
     reports.build.build_report = lambda *a, **k: sys.exit("the report must not be built after Ctrl-C")
     args = argparse.Namespace(out=Path(out), lab="lab", smoke=True, keep_lab=False, no_vsphere=True, state_dir=None,
                               pytest_args=[])

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from faults.backends.process import ProcessFreeze
 from faults.base import FaultSpec, FaultState
-from harness.history.timeline import Timeline
 from harness.safety.run import HarnessSession
 from harness.safety.runner import RunnerSettings
-from harness.topology.loader import load_topology
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.loader import load_topology
 
 
 def say(line: str) -> None:

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from faults.backends.process import ProcessFreeze
 from faults.base import FaultSpec, FaultState
-from harness import procs
-from harness.errors import ControlPlaneError
+from harness_kernel import procs
+from harness_kernel.errors import ControlPlaneError
 
 ROOT = Path(__file__).resolve().parents[4]
 SCRIPT = Path(__file__).with_name("fault_script.py")

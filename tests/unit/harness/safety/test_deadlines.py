@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from faults.base import FaultSpec
-from harness.errors import StopConditionTripped
-from harness.history.timeline import Timeline
 from harness.safety.run import HarnessSession
 from harness.safety.runner import RunnerSettings
-from harness.topology.loader import load_topology
+from harness_kernel.errors import StopConditionTripped
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.loader import load_topology
 from tests.support.victim import Victim, write_topology
 from tests.unit.harness.safety.safety_support import FREEZE, ArmRecorder, LocalDeadman, deadman_running, eventually, journal_files
 

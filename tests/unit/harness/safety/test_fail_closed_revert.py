@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from faults.backends.process import ProcessFreeze
-from harness.errors import RevertFailedError
-from harness.history.timeline import Timeline
 from harness.safety.journal import Journal, JournalEntry
 from harness.safety.run import HarnessSession
 from harness.safety.runner import FaultRunner, RunnerSettings
-from harness.topology.models import Topology
+from harness_kernel.errors import RevertFailedError
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.models import Topology
 from tests.support.victim import Victim
 from tests.unit.harness.safety.safety_support import FREEZE, ComesBack, FlakyCheck, FlakyRevert, Unrevertable, journal_files
 

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from harness.history.series import TransactionSeries
 from harness.safety.guards import ThroughputFloor
-from harness.topology.models import Slo
+from harness_kernel.history.series import TransactionSeries
+from harness_kernel.topology.models import Slo
 
 
 def test_the_floor_counts_only_seconds_since_the_fault_took_effect():

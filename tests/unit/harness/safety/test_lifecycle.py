@@ -14,12 +14,12 @@ import pytest
 
 from faults.backends.process import ProcessFreeze
 from faults.base import FaultSpec, FaultState
-from harness.errors import StopConditionTripped, TargetNotAllowedError
-from harness.history import EventKind
-from harness.history.timeline import Timeline
 from harness.safety.guards import Deadline, ThroughputFloor
 from harness.safety.run import HarnessSession
-from harness.topology.models import Topology
+from harness_kernel.errors import StopConditionTripped, TargetNotAllowedError
+from harness_kernel.history import EventKind
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.models import Topology
 from tests.support.victim import Victim, write_topology
 
 FREEZE = FaultSpec(kind="process-freeze", target="process:victim")
@@ -95,7 +95,7 @@ def test_a_failing_test_body_still_reverts(topology, topology_file, state, victi
 
 def test_a_target_outside_the_allow_list_is_refused_before_anything_happens(tmp_path, state, victim):
     topology_file = write_topology(tmp_path, victim.pidfile, allow=False)
-    from harness.topology.loader import load_topology
+    from harness_kernel.topology.loader import load_topology
 
     session = make_session(load_topology(topology_file), topology_file, state)
     with pytest.raises(TargetNotAllowedError, match="process:victim"), session.inject(Timeline(), FREEZE):

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import HarnessError, RevertFailedError, TargetBusyError
-from harness.history.timeline import Timeline
 from harness.safety.run import HarnessSession
 from harness.safety.runner import RunnerSettings
-from harness.topology.loader import load_topology
+from harness_kernel.errors import HarnessError, RevertFailedError, TargetBusyError
+from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.loader import load_topology
 from tests.support.victim import Victim, write_topology
 from tests.unit.harness.safety.safety_support import FREEZE, ROOT, Unrevertable, child_env, journal_files, run_fault_script
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from faults.base import FaultSpec
 from harness.safety.journal import Journal
 from harness.safety.recover import recover
-from harness.topology.models import Topology
+from harness_kernel.topology.models import Topology
 from tests.support.victim import Victim
 from tests.unit.harness.safety.safety_support import (
     ROOT,
@@ -140,6 +140,22 @@ def test_recover_needs_no_topology_file_the_entry_keeps_what_it_needs(topology_f
     recovered = recover_cli(state)
     assert recovered.returncode == 0, recovered.stdout + recovered.stderr
     assert victim.running()
+
+
+def test_an_entry_without_a_topology_snapshot_is_named_and_kept_never_rebuilt_from_todays_file(
+        topology_file, state, victim: Victim):
+    entry = crashed_run(topology_file, state)
+    written = entry.read_text()
+    data = json.loads(written)
+    data.pop("topology")  # as a journal written before the snapshots would read
+    entry.write_text(json.dumps(data))
+    recovered = recover_cli(state)
+    assert recovered.returncode != 0
+    assert f"journal entry {data['id']} (process-freeze on process:victim) has no topology snapshot" in recovered.stdout + recovered.stderr
+    assert journal_files(state) == [entry], "what it could not revert stays for a person"
+    assert victim.frozen(), "nothing guessed: the fault is left as the crash left it"
+    entry.write_text(written)
+    assert recover_cli(state).returncode == 0 and victim.running()
 
 
 class DeadmanFactory:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import ConfigError, TargetBusyError
-from harness.paths import private_dir, state_dir
 from harness.safety.journal import Journal
 from harness.safety.lock import TopologyLock
+from harness_kernel.errors import ConfigError, TargetBusyError
+from harness_kernel.paths import private_dir, state_dir
 from tests.unit.harness.safety.safety_support import ROOT, child_env
 
 

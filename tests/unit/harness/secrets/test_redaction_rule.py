@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from _pytest._io.saferepr import saferepr
 
-from harness.redaction import MASK, MaskingStream, Redactor, redacted_logging
+from harness_kernel.redaction import MASK, MaskingStream, Redactor, redacted_logging
 from reports.redact import scrub_file
 from tests.unit.harness.secrets.careless import SECRETS, USER, forms
 

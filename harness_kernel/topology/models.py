@@ -1,0 +1,781 @@
+"""Typed topology: parsed once, validated up front, read by every backend.
+
+Target names used by faults and by the allow-list have the form ``kind:name``:
+``host:esx-a1``, ``disk:esx-a1/naa.5000...``, ``diskgroup:esx-a1/0``, ``site:site-a``,
+``link:site-a~site-b``, ``witness:witness``, ``database:sql01``, ``node:<db>/<node>``.
+
+Values reach a root shell on a router, `nft -f` and `tc` scripts, file paths and connection
+strings, so each field has a type that says what it may hold (`Name`, `Address`, `Subnet`,
+`Interface`, ...) and is checked here, once, with an error that names its field path.
+
+`kind: lab` exempts a run from `--allow-destructive`, so a document may not claim it: the
+lab's topology is built by code (`LabLayout.topology()`, constructing the models directly),
+and everything parsed from a document goes through `Topology.model_validate(raw,
+context=DOCUMENT)` (see `harness_kernel.topology.loader.parse_topology`), which refuses it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Mapping
+from pathlib import PurePosixPath
+from types import MappingProxyType
+from typing import Annotated, Final, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from harness_kernel.topology.credentials import CredentialRef, SecretRef
+
+DOCUMENT: Final = MappingProxyType({"document": True})
+"""Validation context for input read from a document (a file): `kind: lab` and `lab:` are refused."""
+
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+DEVICE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+IFNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,14}")
+HOSTNAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*")
+DISPLAY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9 _.()+-]{0,126}[A-Za-z0-9_.()+-])?")
+USERNAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@\\-]{0,127}")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+KEYRING_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9 _.@:/\\-]{0,127}")
+HOST_KEY = re.compile(r"[a-z][a-z0-9@.-]{2,63} [A-Za-z0-9+/]{16,}={0,2}")
+FILE_PATH = re.compile(r"/[A-Za-z0-9_.@+=:,~/-]{0,4095}")
+
+
+def shown(value: str) -> str:
+    """A value for an error message: quoted, escaped, short (it may be hostile)."""
+    return repr(value if len(value) <= 40 else value[:40] + "...")
+
+
+def _matching(pattern: re.Pattern[str], what: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if not pattern.fullmatch(value):
+            raise ValueError(f"{shown(value)} is not {what}")
+        return value
+    return check
+
+
+NUMERIC_LABEL = re.compile(r"0[xX][0-9A-Fa-f]*|[0-9]+")
+"""A label the C resolver reads as a number (inet_aton: decimal, octal, 0x hex): `0xc0000214` is an address."""
+
+
+def _address(value: str) -> str:
+    """A canonical IP address or a DNS host name; never a spelling the resolver turns into an address
+    (`0xc0000214`, `192.0.2.0x14`, `0300.0.2.11`, `::ffff:192.0.2.20`): subnet checks compare addresses,
+    so an address written another way would slip past them."""
+    try:
+        ip = ipaddress.ip_address(value)
+    except ValueError:
+        if HOSTNAME.fullmatch(value) and not all(NUMERIC_LABEL.fullmatch(label) for label in value.split(".")):
+            return value
+        if HOSTNAME.fullmatch(value):
+            raise ValueError(f"{shown(value)} is an address written another way: write it as a.b.c.d") from None
+        raise ValueError(f"{shown(value)} is neither an IP address nor a DNS host name") from None
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.scope_id is not None:
+            raise ValueError(f"{shown(value)}: an IPv6 zone (%...) is not accepted")
+        if ip.ipv4_mapped is not None:
+            raise ValueError(f"{shown(value)} is an IPv4 address in IPv6 form: write it as {ip.ipv4_mapped}")
+    _reachable_class(value, ip)
+    return str(ip)
+
+
+def _reachable_class(value: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
+    """An endpoint is one host: not every address, not a link-local (a cloud metadata service lives at
+    169.254.169.254), not a group (multicast), not reserved or broadcast. Loopback stays: a tunnel."""
+    for what, yes in (("unspecified", ip.is_unspecified), ("link-local", ip.is_link_local),
+                      ("multicast", ip.is_multicast), ("reserved or broadcast", ip.is_reserved and not ip.is_loopback)):
+        if yes:
+            raise ValueError(f"{shown(value)} is a {what} address, not one host's")
+
+
+def _ipv4(value: str) -> str:
+    try:
+        ip = ipaddress.IPv4Address(value)
+    except ValueError:
+        raise ValueError(f"{shown(value)} is not an IPv4 address (the router drops it as <address>/32)") from None
+    _reachable_class(value, ip)
+    return str(ip)
+
+
+SPECIAL_NETWORKS = tuple(ipaddress.IPv4Network(n) for n in (
+    "0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "240.0.0.0/4"))
+"""This network, loopback, link-local, multicast, reserved and broadcast (RFC 6890): never a site."""
+WIDEST_SITE_PREFIX = 16
+"""A site subnet is at most a /16 unless the command line says otherwise (`--widest-site-subnet`):
+a partition drops a whole site subnet, so a file must not be able to make it half the Internet."""
+
+
+def _subnet(value: str) -> str:
+    """An IPv4 network without host bits, never /0: the router drops traffic by it (`ip saddr`)."""
+    try:
+        network = ipaddress.ip_network(value, strict=False)
+    except ValueError:
+        raise ValueError(f"{shown(value)} is not a network like 192.0.2.0/26") from None
+    if "/" not in value:
+        raise ValueError(f"{shown(value)}: write the prefix length ({network})")
+    if network.version != 4:
+        raise ValueError(f"{shown(value)} is IPv6: the router's drop rules match IPv4 (ip saddr)")
+    if network.prefixlen == 0:
+        raise ValueError(f"{shown(value)} is every address: a partition would cut the harness off too")
+    try:
+        ipaddress.ip_network(value, strict=True)
+    except ValueError:
+        raise ValueError(f"{shown(value)} has host bits set: the network is {network}") from None
+    for special in SPECIAL_NETWORKS:
+        if network.overlaps(special):
+            raise ValueError(f"{shown(value)} overlaps {special}, which is no site's (loopback, link-local, "
+                             "multicast, reserved or broadcast)")
+    return str(network)
+
+
+def _file_path(value: str) -> str:
+    if not FILE_PATH.fullmatch(value) or ".." in PurePosixPath(value).parts:
+        raise ValueError(f"{shown(value)} is not an absolute path of letters, digits and '/_.@+=:,~-' without '..'")
+    return value
+
+
+Name = Annotated[str, AfterValidator(_matching(NAME, "a name: 1-63 letters, digits, '.', '_' or '-', "
+                                                    "starting with a letter or digit"))]
+Device = Annotated[str, AfterValidator(_matching(DEVICE, "a device name: letters, digits, '.', '_', ':' or '-'"))]
+Interface = Annotated[str, AfterValidator(_matching(IFNAME, "an interface name: 1-15 letters, digits, '.', '_' "
+                                                            "or '-', starting with a letter or digit"))]
+Display = Annotated[str, AfterValidator(_matching(DISPLAY, "a name of letters, digits, spaces and '_.()+-'"))]
+Username = Annotated[str, AfterValidator(_matching(USERNAME, "a user name: letters, digits and '_.@\\-'"))]
+HostKey = Annotated[str, AfterValidator(_matching(HOST_KEY, "an ssh host key '<type> <base64>'"))]
+Address = Annotated[str, AfterValidator(_address)]
+IPv4 = Annotated[str, AfterValidator(_ipv4)]
+Subnet = Annotated[str, AfterValidator(_subnet)]
+FilePath = Annotated[str, AfterValidator(_file_path)]
+Port = Annotated[int, Field(strict=True, ge=1, le=65535)]
+Seconds = Annotated[float, Field(strict=True, gt=0)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class DiskGroup(_Model):
+    cache: Device | None = Field(default=None, description="cache device canonical name (none on vSAN ESA)")
+    capacity: list[Device] = Field(min_length=1)
+
+
+class Host(_Model):
+    name: Name
+    address: Address
+    bmc: Name | None = Field(default=None, description="name of a redfish endpoint in management")
+    ssh: Name | None = Field(default=None, description="name of an ssh endpoint in management")
+    disk_groups: list[DiskGroup] = []
+
+
+MAX_SITE_SUBNETS = 4096
+"""A site lists its networks, not its addresses: more than this is the wrong file (and its checks' cost)."""
+
+
+class Site(_Model):
+    name: Name
+    hosts: list[Host] = Field(min_length=1)
+    subnets: list[Subnet] = Field(default=[], max_length=MAX_SITE_SUBNETS)
+
+
+class Witness(_Model):
+    name: Name
+    address: IPv4
+    site: Name | None = Field(default=None, description="the third site the witness lives in (default: its name)")
+
+    @property
+    def site_name(self) -> str:
+        return self.site or self.name
+
+
+class Link(_Model):
+    """An inter-site (or site-witness) path through a router, with its interfaces there."""
+
+    between: tuple[Name, Name]
+    interfaces: dict[Name, Interface] = Field(default_factory=dict, description="site name -> router interface")
+
+    @property
+    def name(self) -> str:
+        return "~".join(self.between)
+
+
+class Router(_Model):
+    name: Name
+    ssh: Name = Field(description="name of an ssh endpoint in management")
+    links: list[Link] = []
+
+
+SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}(?:\\[A-Za-z0-9_$-]{1,16})?")
+ServerName = Annotated[str, AfterValidator(_matching(SERVER_NAME, "a SQL Server name: HOST or HOST\\INSTANCE"))]
+
+
+class DatabaseNode(_Model):
+    name: Name = Field(description="the node's name; for SQL Server, its WSFC node (computer) name")
+    host: Name | None = Field(default=None, description="host (or VM host) it runs on, if known")
+    vm: Name | None = Field(default=None, description="the vSphere VM the node runs in (vSphere topologies)")
+    address: Address | None = Field(default=None, description="the node's own address (SQL Server: the "
+                                                              "replica's instance, reached without the listener)")
+    port: Port | None = None
+    replica: ServerName | None = Field(default=None, description="SQL Server: the instance as the AG names it "
+                                                                 "(replica_server_name); default: the node name")
+    winrm: Name | None = Field(default=None, description="SQL Server: the winrm endpoint on this node, tried "
+                                                         "when the database's own winrm endpoint does not answer")
+
+    @property
+    def replica_name(self) -> str:
+        return self.replica or self.name
+
+
+class Database(_Model):
+    name: Name
+    kind: Literal["sqlserver-ag", "sqlserver-fci", "postgres"]
+    endpoint: str = Field(description="listener / network name; for postgres, comma-separated hosts")
+    port: Port = 1433
+    database: Name
+    credential: CredentialRef | None = None
+    odbc_driver: Literal["ODBC Driver 18 for SQL Server", "FreeTDS"] | None = Field(
+        default=None, description="SQL Server: the ODBC driver (default: ODBC Driver 18 for SQL Server)")
+    encrypt: bool = Field(default=True, strict=True, description="SQL Server: Encrypt=yes")
+    trust_server_certificate: bool = Field(default=False, strict=True,
+                                           description="SQL Server: accept a certificate no CA vouches for")
+    login_timeout_s: int = Field(default=5, strict=True, ge=1, le=120)
+    query_timeout_s: float = Field(default=10.0, strict=True, gt=0, le=600)
+    nodes: list[DatabaseNode] = []
+    winrm: Name | None = Field(default=None, description="winrm endpoint used for cluster operations")
+    ag_name: Name | None = Field(default=None, description="sqlserver-ag: the availability group's name")
+    role_name: Display | None = Field(default=None, description="sqlserver-fci: the WSFC role (cluster group) "
+                                                                "of the instance, e.g. 'SQL Server (MSSQLSERVER)'")
+    backup_area: FilePath | None = Field(
+        default=None, description="postgres: where a backup without params.destination goes (the harness writes "
+                                  "only its own instance-named entries there); the embedded lab sets its own")
+    database_is_scratch: bool = Field(
+        default=False, strict=True,
+        description="the database is a fresh one for the harness: it may create its tables there "
+                    "(otherwise only in a database that carries the harness's ownership marker)")
+
+    @field_validator("endpoint")
+    @classmethod
+    def _hosts(cls, endpoint: str, info: ValidationInfo) -> str:
+        """One host (it goes into `SERVER=tcp:host,port`); postgres lists several (the `Pqopt` host list)."""
+        hosts = [_address(host) for host in endpoint.split(",")]
+        if len(hosts) > 1 and info.data.get("kind") != "postgres":
+            raise ValueError(f"{shown(endpoint)}: one host for SQL Server (only postgres lists several)")
+        return ",".join(hosts)
+
+
+class TlsPolicy(_Model):
+    verify: bool = Field(default=True, strict=True)
+    ca_file: FilePath | None = None
+
+
+class VCenter(_Model):
+    address: Address
+    port: Port = 443
+    credential: CredentialRef
+    tls: TlsPolicy = TlsPolicy()
+    datacenter: Display | None = None
+    cluster: Display
+    allow_host_shutdown: bool = Field(
+        default=False, strict=True,
+        description="let host-power-off fall back to ShutdownHost_Task on a host without a BMC: graceful "
+                    "(HA may not restart its VMs) and nothing can power the host on again, so the revert "
+                    "waits for someone to do it; off unless you accept that")
+
+
+NEVER_BLOCKING_HEALTH_GROUPS = frozenset({"hcl", "cloudhealth"})
+HealthGroupId = Annotated[str, AfterValidator(_matching(re.compile(r"^com\.vmware\.vsan\.health\.test\.[a-z0-9_.]{1,64}$"),
+                                                        "a vSAN health group id such as com.vmware.vsan.health.test.network"))]
+VsanApiVersion = Annotated[str, AfterValidator(_matching(re.compile(r"^vsan\.version\.version[0-9]+$"),
+                                                         "a vSAN API version such as vsan.version.version20"))]
+
+
+DISK_FAULT_SCRIPT = re.compile(r"/usr/lib/vmware/vsan/bin/[A-Za-z][A-Za-z0-9_]{0,63}\.pyc?")
+"""The disk fault injection script lives in VMware's vSAN directory on the host; nothing else runs."""
+DISK_FAULT_FLAGS: Final = MappingProxyType({"-p": None, "-t": None, "-u": None, "-c": None,
+                                            "-r": "@SECONDS@", "-d": "@DEVICE@"})
+"""The script's flags the harness uses, each with the placeholder it takes (None: none). Which flags a
+host's script has is checked on the host (`-h`); a line may use these and no others."""
+MODE_FLAGS: Final = MappingProxyType({"permanent": "-p", "transient": "-t", "unplug": "-u", "clear": "-c"})
+
+
+class DiskFaultCommands(_Model):
+    """The ESXi command lines of the vSAN disk fault injection script (@DEVICE@, @SECONDS@ filled in).
+
+    Path and flags are as VMware documents them for vSAN OSA but are not confirmed on every
+    release: check them on one host (`python <script> -h`) and override here if they differ.
+    An override is the interpreter, the script under /usr/lib/vmware/vsan/bin and flags of the
+    declared set with their placeholders: it runs as root in the ESXi shell, so it can name no
+    other program, no environment prefix and no argument of its own.
+    """
+
+    permanent: str = "python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -p -d @DEVICE@"
+    transient: str = "python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -t -r @SECONDS@ -d @DEVICE@"
+    unplug: str = "python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -u -d @DEVICE@"
+    clear: str = "python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -c -d @DEVICE@"
+
+    @field_validator("permanent", "transient", "unplug", "clear")
+    @classmethod
+    def _the_script_and_its_flags(cls, command: str, info: ValidationInfo) -> str:
+        words = command.split(" ")
+        if len(words) < 2 or words[0] not in ("python", "python3") or not DISK_FAULT_SCRIPT.fullmatch(words[1]):
+            raise ValueError(f"{shown(command)}: 'python /usr/lib/vmware/vsan/bin/SCRIPT.pyc' and its flags, nothing else")
+        seen: list[str] = []
+        rest = iter(words[2:])
+        for flag in rest:
+            if flag not in DISK_FAULT_FLAGS or flag in seen:
+                raise ValueError(f"{shown(command)}: {shown(flag)} is not one of the script's flags "
+                                 f"({' '.join(DISK_FAULT_FLAGS)}), once each")
+            seen.append(flag)
+            placeholder = DISK_FAULT_FLAGS[flag]
+            if placeholder is not None and next(rest, None) != placeholder:
+                raise ValueError(f"{shown(command)}: {flag} takes {placeholder}")
+        mode = MODE_FLAGS[str(info.field_name)]
+        if "-d" not in seen or mode not in seen or len(set(MODE_FLAGS.values()) & set(seen)) != 1:
+            raise ValueError(f"{shown(command)}: the {info.field_name} line gives {mode} (and no other mode) "
+                             "and -d @DEVICE@")
+        return command
+
+
+class VsanSettings(_Model):
+    api_version: VsanApiVersion | None = Field(
+        default=None,
+        description="vSAN management API version passed to /vsanHealth; unset: the newest one vCenter offers "
+                    "(/sdk/vsanServiceVersions.xml) that this pyVmomi speaks. Set it only to override that")
+    disk_faults: DiskFaultCommands = DiskFaultCommands()
+    preflight_health_groups: tuple[HealthGroupId, ...] = Field(
+        default=("com.vmware.vsan.health.test.network", "com.vmware.vsan.health.test.cluster"),
+        description="health groups of the cached summary a red test of which refuses a run (objects and resync "
+                    "are judged live; hardware-compatibility and online checks never block)")
+    @field_validator("preflight_health_groups")
+    @classmethod
+    def _never_hardware_or_online(cls, groups: tuple[str, ...]) -> tuple[str, ...]:
+        never = [g for g in groups if g.rsplit(".", 1)[-1] in NEVER_BLOCKING_HEALTH_GROUPS]
+        if never:
+            raise ValueError(f"{', '.join(never)}: hardware-compatibility and online health checks never refuse a "
+                             "run (they are often red on healthy clusters)")
+        return groups
+
+    health_cache_warn_s: int = Field(
+        default=6 * 3600, ge=60, le=7 * 86400, strict=True,
+        description="warn when the cached health summary is older than this (seconds)")
+
+
+class RedfishEndpoint(_Model):
+    name: Name
+    address: Address
+    port: Port = 443
+    system_id: Name | None = Field(default=None, description="discovered from /redfish/v1/Systems if absent")
+    credential: CredentialRef
+    tls: TlsPolicy = TlsPolicy()
+
+
+class WinRmEndpoint(_Model):
+    name: Name
+    address: Address
+    port: Port = 5986
+    scheme: Literal["https", "http"] = Field(
+        default="https", description="http only for a listener on this machine (a tunnel): the transport "
+                                     "refuses plain http to any other address")
+    transport: Literal["ntlm", "kerberos", "credssp", "basic"] = "ntlm"
+    credential: CredentialRef
+    tls: TlsPolicy = TlsPolicy()
+
+    @model_validator(mode="after")
+    def _no_readable_password(self) -> WinRmEndpoint:
+        if self.scheme == "http" and self.transport == "basic" and not _is_loopback(self.address):
+            raise ValueError("scheme http with transport basic sends the password readable: use https, or "
+                             "http only to a listener on this machine (127.0.0.1)")
+        return self
+
+
+class SshEndpoint(_Model):
+    name: Name
+    address: Address
+    port: Port = 22
+    username: Username
+    key_file: SecretRef | None = Field(default=None, description="where the private key path lives")
+    password: SecretRef | None = None
+    host_key: HostKey | None = Field(default=None, description="'<type> <base64>' pinned host key")
+
+    @model_validator(mode="after")
+    def _a_way_to_log_in(self, info: ValidationInfo) -> SshEndpoint:
+        """A file's endpoint names how to log in (the embedded lab's router is a namespace: no login)."""
+        if self.key_file is None and self.password is None and _from_document(info):
+            raise ValueError("give key_file or password: without either the login cannot succeed")
+        return self
+
+
+class Management(_Model):
+    vcenter: VCenter | None = None
+    vsan: VsanSettings = VsanSettings()
+    redfish: list[RedfishEndpoint] = []
+    winrm: list[WinRmEndpoint] = []
+    ssh: list[SshEndpoint] = []
+
+    def named(self) -> list[tuple[str, RedfishEndpoint | WinRmEndpoint | SshEndpoint]]:
+        """(field path, endpoint) of every named endpoint: `management.ssh[0]`, ..."""
+        found: list[tuple[str, RedfishEndpoint | WinRmEndpoint | SshEndpoint]] = []
+        found += [(f"management.redfish[{i}]", e) for i, e in enumerate(self.redfish)]
+        found += [(f"management.winrm[{i}]", e) for i, e in enumerate(self.winrm)]
+        found += [(f"management.ssh[{i}]", e) for i, e in enumerate(self.ssh)]
+        return found
+
+    def addresses(self) -> list[tuple[str, str]]:
+        """(field path, address) of every endpoint the harness reaches the cluster through."""
+        found = [("management.vcenter.address", self.vcenter.address)] if self.vcenter else []
+        return found + [(f"{path}.address", e.address) for path, e in self.named()]
+
+
+class LocalProcess(_Model):
+    """A process on the harness machine that faults may freeze (a stand-in service, a fio server).
+
+    Its pid file names the process and `executable` confirms it: a freeze acts only on a process
+    whose /proc/PID/exe is that program (never pid 1, the harness or anything it runs under).
+    """
+
+    name: Name
+    pidfile: FilePath
+    executable: FilePath = Field(description="the program the process runs, as /proc/PID/exe shows it")
+
+    @field_validator("pidfile")
+    @classmethod
+    def _an_ordinary_file(cls, pidfile: str) -> str:
+        if PurePosixPath(pidfile).parts[1:2] in (("proc",), ("sys",), ("dev",)):
+            raise ValueError(f"{shown(pidfile)}: a pid file is an ordinary file, not under /proc, /sys or /dev")
+        return pidfile
+
+
+class Slo(_Model):
+    """Thresholds the suites turn into assertions."""
+
+    failover_max_s: Seconds = 35.0
+    tps_after_min_ratio: float = Field(default=0.8, strict=True, gt=0, le=2)
+    recovery_max_s: Seconds = 900.0
+    lost_commits_max: int = Field(default=0, strict=True, ge=0)
+    non_primary_stall_max_s: Seconds = 5.0
+    latency_tps_min_ratio: float = Field(default=0.8, strict=True, gt=0, le=1)
+    planned_failover_max_s: Seconds = 35.0
+
+
+LAB_PREFIX = re.compile(r"^[a-z][a-z0-9]{1,7}$")
+
+
+class LabSettings(_Model):
+    """The embedded lab's identity: a prefix for every resource and its /24 in 198.18.0.0/15."""
+
+    prefix: str = Field(default="hlab", pattern=LAB_PREFIX.pattern)
+    subnet_index: int | None = Field(default=None, ge=0, le=511, description="derived from the prefix if absent")
+    state_dir: str | None = None
+
+
+def _from_document(info: ValidationInfo) -> bool:
+    return isinstance(info.context, Mapping) and bool(info.context.get("document"))
+
+
+def _widest_site_prefix(info: ValidationInfo) -> int:
+    """The command line may widen the bound (`--widest-site-subnet`); a file cannot."""
+    if isinstance(info.context, Mapping) and isinstance(info.context.get("widest_site_prefix"), int):
+        return int(info.context["widest_site_prefix"])
+    return WIDEST_SITE_PREFIX
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return address == "localhost"
+
+
+class Topology(_Model):
+    name: Name
+    kind: Literal["vsphere", "lab"] = "vsphere"
+    sites: list[Site] = Field(min_length=1)
+    witness: Witness | None = None
+    routers: list[Router] = []
+    databases: list[Database] = []
+    management: Management = Management()
+    slo: Slo = Slo()
+    processes: list[LocalProcess] = []
+    allow_list: list[str] = []
+    lab: LabSettings | None = None
+
+    @field_validator("kind")
+    @classmethod
+    def _lab_is_built_by_code(cls, kind: str, info: ValidationInfo) -> str:
+        if kind == "lab" and _from_document(info):
+            raise ValueError("'lab' is the embedded lab, chosen with --topology lab[:PREFIX]; "
+                             "a file describes a real cluster (kind: vsphere)")
+        return kind
+
+    @field_validator("lab")
+    @classmethod
+    def _lab_settings_are_built_by_code(cls, lab: LabSettings | None, info: ValidationInfo) -> LabSettings | None:
+        """A document names a lab only to bind a vSphere topology to it (`lab up --vsphere` writes one).
+
+        Then it gives the prefix alone: where the lab keeps its state is the lab's own rule, never a
+        path a file could point elsewhere.
+        """
+        if lab is None or not _from_document(info):
+            return lab
+        if info.data.get("kind") != "vsphere" or lab.state_dir is not None or lab.subnet_index is not None:
+            raise ValueError("only the embedded lab (--topology lab[:PREFIX]) has lab settings; a vsphere "
+                             "topology bound to it (`python -m harness lab up --vsphere`) names its prefix alone")
+        return lab
+
+    @model_validator(mode="after")
+    def _coherent(self, info: ValidationInfo) -> Topology:
+        problems: list[str] = []
+        for check in (_names_are_unique, _references_resolve, _networks_spare_management, _secrets_are_plain,
+                      _witness_stands_apart, _one_bmc_per_host):
+            check(self, problems)
+        _site_subnets_within(self, _widest_site_prefix(info), problems)
+        targets = self.targets()
+        for ai, entry in enumerate(self.allow_list):
+            if entry not in targets:
+                problems.append(f"allow_list[{ai}]: {shown(entry)} names no target in this topology")
+        if self.kind == "lab" and self.lab is None:
+            problems.append("lab: required when kind is 'lab'")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def hosts(self) -> list[Host]:
+        return [h for s in self.sites for h in s.hosts]
+
+    def host(self, name: str) -> Host:
+        for host in self.hosts():
+            if host.name == name:
+                return host
+        raise KeyError(name)
+
+    def site_of(self, host_name: str) -> Site:
+        for site in self.sites:
+            if any(h.name == host_name for h in site.hosts):
+                return site
+        raise KeyError(host_name)
+
+    def targets(self) -> set[str]:
+        """Every fault target this topology names (the allow-list vocabulary)."""
+        names = {f"site:{s.name}" for s in self.sites}
+        for host in self.hosts():
+            names.add(f"host:{host.name}")
+            for gi, group in enumerate(host.disk_groups):
+                names.add(f"diskgroup:{host.name}/{gi}")
+                names.update(f"disk:{host.name}/{d}" for d in group.capacity)
+                if group.cache:
+                    names.add(f"disk:{host.name}/{group.cache}")
+        for router in self.routers:
+            names.update(f"link:{link.name}" for link in router.links)
+        if self.witness:
+            names.add(f"witness:{self.witness.name}")
+        names.update(f"process:{p.name}" for p in self.processes)
+        for db in self.databases:
+            names.add(f"database:{db.name}")
+            names.update(f"node:{db.name}/{n.name}" for n in db.nodes)
+        return names
+
+    def credentials(self) -> list[tuple[str, CredentialRef]]:
+        """Every username + password reference with its field path."""
+        mgmt = self.management
+        found = [("management.vcenter.credential", mgmt.vcenter.credential)] if mgmt.vcenter else []
+        found += [(f"management.redfish[{i}].credential", r.credential) for i, r in enumerate(mgmt.redfish)]
+        found += [(f"management.winrm[{i}].credential", w.credential) for i, w in enumerate(mgmt.winrm)]
+        found += [(f"databases[{i}].credential", d.credential) for i, d in enumerate(self.databases) if d.credential]
+        return found
+
+    def secret_refs(self) -> list[tuple[str, SecretRef]]:
+        """Every secret reference with its field path, for up-front checks and dry-run."""
+        credentials = [(f"{path}.password", credential.password) for path, credential in self.credentials()]
+        ssh: list[tuple[str, SecretRef]] = []
+        for i, s in enumerate(self.management.ssh):
+            if s.key_file:
+                ssh.append((f"management.ssh[{i}].key_file", s.key_file))
+            if s.password:
+                ssh.append((f"management.ssh[{i}].password", s.password))
+        management = [ref for ref in credentials if ref[0].startswith("management.")]
+        databases = [ref for ref in credentials if ref[0].startswith("databases[")]
+        return management + ssh + databases  # the order dry-run has always listed them in
+
+
+# Whole-topology checks: each appends "field.path: problem" lines.
+
+def _unique(named: list[tuple[str, str]], problems: list[str]) -> None:
+    """`named` is (field path, name); a name seen before, in any case, is reported at its second path.
+
+    Case counts as no difference: Windows, DNS and SQL Server compare names case-insensitively, and so
+    do the backends, so `sql01` and `SQL01` would be one node to them and two to the allow-list."""
+    first: dict[str, tuple[str, str]] = {}
+    for path, name in named:
+        key = name.casefold()
+        if key in first:
+            other, spelled = first[key]
+            case = "" if spelled == name else f" as {shown(spelled)}: case makes no difference"
+            problems.append(f"{path}: {shown(name)} is used twice (first at {other}{case})")
+        first.setdefault(key, (path, name))
+
+
+def _names_are_unique(topology: Topology, problems: list[str]) -> None:
+    """Names are how targets, references and the router's nft tables find things: one thing each."""
+    mgmt = topology.management
+    sites = list(enumerate(topology.sites))
+    _unique([(f"sites[{si}].name", s.name) for si, s in sites], problems)
+    _unique([(f"sites[{si}].hosts[{hi}].name", h.name) for si, s in sites for hi, h in enumerate(s.hosts)], problems)
+    _unique([(f"routers[{ri}].name", r.name) for ri, r in enumerate(topology.routers)], problems)
+    _unique([(f"routers[{ri}].links[{li}].between", link.name)
+             for ri, r in enumerate(topology.routers) for li, link in enumerate(r.links)], problems)
+    _unique([(f"databases[{di}].name", d.name) for di, d in enumerate(topology.databases)], problems)
+    _unique([(f"processes[{pi}].name", p.name) for pi, p in enumerate(topology.processes)], problems)
+    for kind in ("redfish", "winrm", "ssh"):
+        _unique([(f"{path}.name", e.name) for path, e in mgmt.named() if path.startswith(f"management.{kind}[")], problems)
+    for di, db in enumerate(topology.databases):
+        _unique([(f"databases[{di}].nodes[{ni}].name", n.name) for ni, n in enumerate(db.nodes)], problems)
+    for si, site in sites:
+        for hi, host in enumerate(site.hosts):
+            where = f"sites[{si}].hosts[{hi}].disk_groups"
+            _unique([(f"{where}[{gi}].{path}", device) for gi, group in enumerate(host.disk_groups)
+                     for path, device in ([("cache", group.cache)] if group.cache else [])
+                     + [(f"capacity[{ci}]", d) for ci, d in enumerate(group.capacity)]], problems)
+
+
+def _references_resolve(topology: Topology, problems: list[str]) -> None:
+    mgmt = topology.management
+    redfish, ssh, winrm = ({e.name for e in eps} for eps in (mgmt.redfish, mgmt.ssh, mgmt.winrm))
+    host_names = {h.name for h in topology.hosts()}
+    for si, site in enumerate(topology.sites):
+        for hi, host in enumerate(site.hosts):
+            if host.bmc and host.bmc not in redfish:
+                problems.append(f"sites[{si}].hosts[{hi}].bmc: no redfish endpoint named {shown(host.bmc)}")
+            if host.ssh and host.ssh not in ssh:
+                problems.append(f"sites[{si}].hosts[{hi}].ssh: no ssh endpoint named {shown(host.ssh)}")
+    witness = topology.witness
+    known_sites = {s.name for s in topology.sites} | ({witness.site or witness.name} if witness else set())
+    for ri, router in enumerate(topology.routers):
+        if router.ssh not in ssh:
+            problems.append(f"routers[{ri}].ssh: no ssh endpoint named {shown(router.ssh)}")
+        for li, link in enumerate(router.links):
+            where = f"routers[{ri}].links[{li}]"
+            for end in link.between:
+                if end not in known_sites:
+                    problems.append(f"{where}.between: unknown site {shown(end)}")
+            if link.between[0] == link.between[1]:
+                problems.append(f"{where}.between: a link joins two different sites")
+            for site_name in link.interfaces:
+                if site_name not in link.between:
+                    problems.append(f"{where}.interfaces: {shown(site_name)} is not an end of this link")
+    for di, db in enumerate(topology.databases):
+        if db.winrm and db.winrm not in winrm:
+            problems.append(f"databases[{di}].winrm: no winrm endpoint named {shown(db.winrm)}")
+        for ni, node in enumerate(db.nodes):
+            if node.host and node.host not in host_names:
+                problems.append(f"databases[{di}].nodes[{ni}].host: no host named {shown(node.host)}")
+            if node.winrm and node.winrm not in winrm:
+                problems.append(f"databases[{di}].nodes[{ni}].winrm: no winrm endpoint named {shown(node.winrm)}")
+
+
+def _site_networks(topology: Topology) -> list[tuple[int, str, ipaddress.IPv4Network]]:
+    """(site index, field path, network) of every site subnet, in document order."""
+    return [(si, f"sites[{si}].subnets[{ni}]", ipaddress.IPv4Network(subnet))
+            for si, site in enumerate(topology.sites) for ni, subnet in enumerate(site.subnets)]
+
+
+def _containing(ip: ipaddress.IPv4Address, by_network: Mapping[ipaddress.IPv4Network, str]) -> list[str]:
+    """Paths of the networks that hold `ip`: one look-up per prefix length, whatever their number."""
+    found = []
+    for length in range(33):
+        path = by_network.get(ipaddress.IPv4Network((int(ip) >> (32 - length) << (32 - length), length)))
+        if path is not None:
+            found.append(path)
+    return found
+
+
+def _networks_spare_management(topology: Topology, problems: list[str]) -> None:
+    """A partition drops a site's subnets: they may neither overlap across sites nor hold a management endpoint.
+
+    Linear in the number of subnets: CIDR blocks either nest or are apart, so one pass in address
+    order with the chain of blocks that hold the current one finds every overlap."""
+    networks = _site_networks(topology)
+    by_network: dict[ipaddress.IPv4Network, str] = {}
+    for _, path, network in networks:
+        by_network.setdefault(network, path)
+    for path, address in topology.management.addresses():
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            continue  # a host name: resolved only when connecting
+        if isinstance(ip, ipaddress.IPv4Address):
+            for where in _containing(ip, by_network):
+                problems.append(f"{where}: it covers {path} ({ip}): a partition would cut the harness off from it")
+    order = {where: index for index, (_, where, _) in enumerate(networks)}
+    chain: list[tuple[int, str, ipaddress.IPv4Network]] = []
+    for site, where, network in sorted(networks, key=lambda n: (int(n[2].network_address), n[2].prefixlen)):
+        while chain and int(chain[-1][2].broadcast_address) < int(network.network_address):
+            chain.pop()
+        other = next((c for c in reversed(chain) if c[0] != site), None)
+        if other is not None:  # said at the one that comes later in the file
+            (_, later, later_net), (_, earlier, earlier_net) = sorted(
+                [(order[where], where, network), (order[other[1]], other[1], other[2])], reverse=True)
+            problems.append(f"{later}: {later_net} overlaps {earlier} ({earlier_net})")
+        chain.append((site, where, network))
+
+
+def _site_subnets_within(topology: Topology, widest: int, problems: list[str]) -> None:
+    for _site, where, network in _site_networks(topology):
+        if network.prefixlen < widest:
+            problems.append(f"{where}: {network} is wider than /{widest}; a partition would drop all of it "
+                            f"(widen the bound from the command line: --widest-site-subnet {network.prefixlen})")
+
+
+def _witness_stands_apart(topology: Topology, problems: list[str]) -> None:
+    """The witness is a third site: its site is no data site, its address no host's and in no site subnet.
+
+    Otherwise a `witness:` target would reach a data site, and isolating the witness would cut the
+    cluster in two (or cut a host off) under a name the allow-list reads as harmless."""
+    witness = topology.witness
+    if witness is None:
+        return
+    data_sites = {site.name.casefold(): site.name for site in topology.sites}
+    if witness.name.casefold() in data_sites:
+        problems.append(f"witness.name: {shown(witness.name)} is a data site's name; the witness is a third site")
+    if witness.site is not None and witness.site.casefold() in data_sites:
+        problems.append(f"witness.site: {shown(witness.site)} is a data site; the witness lives in a third site")
+    ip = ipaddress.IPv4Address(witness.address)
+    for index, where, network in _site_networks(topology):
+        if ip in network:
+            problems.append(f"witness.address: {ip} is inside {where} ({network}) of data site "
+                            f"{topology.sites[index].name!r}")
+    for si, site in enumerate(topology.sites):
+        for hi, host in enumerate(site.hosts):
+            if host.address == str(ip):
+                problems.append(f"witness.address: {ip} is also sites[{si}].hosts[{hi}].address ({host.name})")
+
+
+def _one_bmc_per_host(topology: Topology, problems: list[str]) -> None:
+    """Two BMCs at one address power off one server for two hosts: the wrong one, for one of them."""
+    first: dict[tuple[str, int, str | None], str] = {}
+    for ri, endpoint in enumerate(topology.management.redfish):
+        key = (endpoint.address.casefold(), endpoint.port, endpoint.system_id)  # one service may manage several
+        if key in first:
+            problems.append(f"management.redfish[{ri}].address: {endpoint.address} (system "
+                            f"{endpoint.system_id or 'discovered'}) is also {first[key]}'s: one BMC per host")
+        first.setdefault(key, f"management.redfish[{ri}]")
+    _unique([(f"sites[{si}].hosts[{hi}].bmc", host.bmc) for si, site in enumerate(topology.sites)
+             for hi, host in enumerate(site.hosts) if host.bmc is not None], problems)
+
+
+def _secrets_are_plain(topology: Topology, problems: list[str]) -> None:
+    """References name a variable or a keyring entry; usernames go into connection strings."""
+    for path, credential in topology.credentials():
+        if not USERNAME.fullmatch(credential.username):
+            problems.append(f"{path}.username: {shown(credential.username)} is not a user name: "
+                            "letters, digits and '_.@\\-'")
+    for path, ref in topology.secret_refs():  # values never shown: a secret pasted here would be printed
+        if ref.env is not None and not ENV_NAME.fullmatch(ref.env):
+            problems.append(f"{path}.env: not an environment variable name (letters, digits and '_'; the value is "
+                            "not shown, in case it is the secret itself)")
+        if ref.keyring is not None:
+            for key in ("service", "username"):
+                value = getattr(ref.keyring, key)
+                if not KEYRING_KEY.fullmatch(value):
+                    problems.append(f"{path}.keyring.{key}: not a keyring key: letters, digits, spaces and "
+                                    "'_.@:/\\-' (the value is not shown, in case it is the secret itself)")

@@ -1,0 +1,62 @@
+"""S2 component failure matrix: disk, disk group and host failures under steady OLTP load.
+
+Each failure strikes the component that holds the database (found on the live cluster).
+Table: TPS before / after, time to recover to a new steady state, resync bytes, rate, ETA.
+In the embedded lab one analog (the standby's storage lost and rebuilt from the primary)
+stands for both disk and disk group, so the lab runs it once and says so.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.analysis.slo import Verdict, assert_verdicts
+from harness.experiment import Experiment
+from harness.plugin_state import plugin_state
+from harness.safety.run import HarnessSession
+from harness.scenario import Role, ScenarioFault
+from harness.scenario_report import ScenarioReport
+from harness_suites.evidence import component_row, fmt, fmt_lost
+from reports.scenario_tables import s2_failure_table
+
+HOST = ScenarioFault("host", Role.PRIMARY_HOST, {"lab": "host-crash", "vsphere": "host-power-off"})
+LAB_STORAGE = ScenarioFault(
+    "disk / disk group", Role.STANDBY_NODE, {"lab": "storage-loss"}, {"max_rate": "2M"},
+    note="lab analog for both: the standby's storage is lost and rebuilt from the primary")
+DISK = ScenarioFault("disk", Role.STANDBY_DISK, {"vsphere": "disk-failure"}, {"device": "capacity"})
+REPAIR_TIMER_NOTE = ("vSAN rebuilds a lost host's absent components only after its object repair timer "
+                     "(vsan_repair_timer_min in the environment): no resync within a shorter run is expected")
+DISK_GROUP = ScenarioFault("disk group", Role.STANDBY_DISK_GROUP, {"vsphere": "disk-group-failure"})
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "failure" not in metafunc.fixturenames:
+        return
+    run = plugin_state(metafunc.config).session
+    on_lab = run is not None and run.topology.kind == "lab"
+    failures = [LAB_STORAGE, HOST] if on_lab else [DISK, DISK_GROUP, HOST]
+    metafunc.parametrize("failure", failures, ids=[f.label.replace(" / ", "-or-").replace(" ", "-") for f in failures])
+
+
+@pytest.mark.scenario("S2")
+def test_the_business_recovers_to_a_steady_state_within_the_slo(
+        failure: ScenarioFault, experiment: Experiment, harness_session: HarnessSession,
+        scenario_report: ScenarioReport) -> None:
+    topology = harness_session.topology
+    findings = experiment.run_failure(lambda cluster: failure.resolve(cluster, topology))
+    note = failure.note or (REPAIR_TIMER_NOTE if failure is HOST and topology.kind == "vsphere" else "")
+    row = component_row(failure.label, findings, note)
+    table = s2_failure_table([row], min_tps_after_pct=100 * topology.slo.tps_after_min_ratio,
+                             max_recover_s=topology.slo.recovery_max_s)
+    lost = experiment.ledger.lost_count if experiment.ledger else None
+    scenario_report.record("S2", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
+                           title=f"S2 {failure.label}", table=table, table_name=f"s2-{findings.spec.kind}",
+                           numbers={"TPS before": fmt(row.tps_before, "", 0), "after": fmt(row.tps_after, "", 0),
+                                    "recover": fmt(row.recover_s, " s", 0), "resync": fmt(row.resync_gb, " GB", 2),
+                                    "lost": fmt_lost(lost)})
+    ratio = row.tps_after / row.tps_before if row.tps_after is not None and row.tps_before else None
+    assert_verdicts([
+        Verdict("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio),
+        Verdict("time to recover to a steady state", row.recover_s, "<=", topology.slo.recovery_max_s, " s"),
+        Verdict.lost_commits(lost, topology.slo.lost_commits_max),
+    ])

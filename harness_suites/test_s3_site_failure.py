@@ -1,0 +1,62 @@
+"""S3 site failure: every host of the primary's site goes down; the witness keeps quorum.
+
+Reports TPS and latency before / after, the failover duration, where the database runs
+afterwards and what the witness saw; then the site comes back and resynchronises.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from harness.analysis.slo import Verdict, assert_verdicts
+from harness.experiment import Experiment
+from harness.safety.run import HarnessSession
+from harness.scenario import Role, ScenarioFault
+from harness.scenario_report import ScenarioReport
+from harness_kernel.history import EventKind
+from harness_suites.evidence import fmt, fmt_lost, tps_after
+from reports.scenario_tables import SiteFailure, s3_site_table
+
+SITE = ScenarioFault("site of the primary", Role.PRIMARY_SITE, {"lab": "site-failure", "vsphere": "site-power-off"})
+
+
+def p95(experiment: Experiment, start: float, end: float) -> float | None:
+    values = [p.p95_ms for p in experiment.series.points(int(start), int(end)) if p.p95_ms is not None]
+    return statistics.median(values) if values else None
+
+
+@pytest.mark.scenario("S3")
+@pytest.mark.parametrize("fault", [SITE], ids=["primary-site"])
+def test_the_surviving_site_takes_over_within_the_slo(
+        fault: ScenarioFault, experiment: Experiment, harness_session: HarnessSession,
+        scenario_report: ScenarioReport) -> None:
+    topology = harness_session.topology
+    cluster = experiment.cluster
+    findings = experiment.run_failure(lambda c: fault.resolve(c, topology))
+    site_after = cluster.site_of(findings.primary_after)
+    impact = findings.impact
+    detected = experiment.timeline.events(EventKind.DETECTED)
+    row = SiteFailure(
+        site=findings.spec.target.removeprefix("site:"), tps_before=impact.baseline.mean, tps_after=tps_after(findings),
+        p95_before_ms=p95(experiment, impact.baseline.start, impact.baseline.end),
+        p95_after_ms=p95(experiment, (impact.after or impact.baseline).start, (impact.after or impact.baseline).end)
+        if impact.after else None,
+        failover_s=findings.phases.total_s,
+        restarted=f"{findings.primary_after} on {site_after}; witness saw {len(detected)} failure event(s)")
+    table = s3_site_table([row], min_tps_after_pct=100 * topology.slo.tps_after_min_ratio,
+                          max_failover_s=topology.slo.failover_max_s)
+    lost = experiment.ledger.lost_count if experiment.ledger else None
+    scenario_report.record("S3", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
+                           title="S3 site failure", table=table, table_name="s3-site-failure",
+                           numbers={"failover": fmt(row.failover_s, " s"), "TPS before": fmt(row.tps_before, "", 0),
+                                    "after": fmt(row.tps_after, "", 0), "serving": row.restarted.split(";")[0],
+                                    "lost": fmt_lost(lost)})
+    ratio = row.tps_after / row.tps_before if row.tps_after is not None and row.tps_before else None
+    assert_verdicts([
+        Verdict("failover duration", row.failover_s, "<=", topology.slo.failover_max_s, " s"),
+        Verdict("serving from the other site (1 = yes)", float(site_after != row.site), ">=", 1),
+        Verdict("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio),
+        Verdict.lost_commits(lost, topology.slo.lost_commits_max),
+    ])

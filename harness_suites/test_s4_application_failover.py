@@ -1,0 +1,73 @@
+"""S4 application failover: planned role move and unplanned loss of the active node.
+
+Reports the failover split into phases (detect / promote / first commit), the client's
+reconnect time and lost acknowledged commits (must be 0); a standby's loss must not
+interrupt the workload beyond the tolerated stall.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.analysis.slo import Verdict, assert_verdicts
+from harness.experiment import Experiment
+from harness.safety.run import HarnessSession
+from harness.scenario import Role, ScenarioFault
+from harness.scenario_report import ScenarioReport
+from harness_suites.evidence import fmt, fmt_lost, forecast_beside_measured
+from reports.scenario_tables import FailoverPhases, s4_failover_table
+
+UNPLANNED = ScenarioFault("unplanned: the active node's host fails", Role.PRIMARY_HOST,
+                          {"lab": "host-crash", "vsphere": "host-power-off"})
+PLANNED = ScenarioFault("planned: role moved to the other site", Role.DATABASE,
+                        {"lab": "role-switchover", "vsphere": "role-move"})
+STANDBY = ScenarioFault("the standby's host fails", Role.STANDBY_HOST,
+                        {"lab": "host-crash", "vsphere": "host-power-off"})
+
+
+@pytest.mark.scenario("S4")
+@pytest.mark.parametrize("fault", [UNPLANNED, PLANNED], ids=["unplanned", "planned"])
+def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
+        fault: ScenarioFault, experiment: Experiment, harness_session: HarnessSession,
+        scenario_report: ScenarioReport) -> None:
+    topology = harness_session.topology
+    findings = experiment.run_failure(lambda cluster: fault.resolve(cluster, topology))
+    phases = findings.phases
+    lost = experiment.ledger.lost_count if experiment.ledger else None
+    table = s4_failover_table([FailoverPhases(
+        kind=fault.label, detect_s=phases.detect_s, promote_s=phases.promote_s,
+        first_commit_s=phases.first_commit_after_promote_s, total_s=phases.total_s,
+        client_reconnect_s=phases.client_rto_s, lost_commits=lost,
+        databases_online_s=phases.databases_online_s, listener_s=phases.listener_s)],
+        max_total_s=topology.slo.failover_max_s, max_lost_commits=topology.slo.lost_commits_max)
+    scenario_report.record("S4", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
+                           title=f"S4 {fault.label}", table=table, table_name=f"s4-{findings.spec.kind}",
+                           numbers={"failover": fmt(phases.total_s, " s"), "client RTO": fmt(phases.client_rto_s, " s"),
+                                    "lost": fmt_lost(lost), "new primary": findings.primary_after,
+                                    **forecast_beside_measured(findings.forecast, phases.detect_s, phases.client_rto_s)})
+    limit = topology.slo.planned_failover_max_s if fault is PLANNED else topology.slo.failover_max_s
+    assert_verdicts([
+        Verdict("failover duration (in effect to first commit)", phases.total_s, "<=", limit, " s"),
+        Verdict.lost_commits(lost, topology.slo.lost_commits_max),
+        Verdict("the role moved (1 = another node is primary)",
+                float(findings.primary_after != findings.primary_before), ">=", 1),
+    ])
+
+
+@pytest.mark.scenario("S4")
+@pytest.mark.parametrize("fault", [STANDBY], ids=["standby-loss"])
+def test_losing_the_standby_stalls_the_workload_no_longer_than_tolerated(
+        fault: ScenarioFault, experiment: Experiment, harness_session: HarnessSession,
+        scenario_report: ScenarioReport) -> None:
+    topology = harness_session.topology
+    findings = experiment.run_failure(lambda cluster: fault.resolve(cluster, topology))
+    lost = experiment.ledger.lost_count if experiment.ledger else None
+    stall = findings.phases.client_rto_s or 0.0  # no commit gap at all: no stall
+    scenario_report.record("S4", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
+                           title=f"S4 {fault.label}", table=None,
+                           numbers={"stall": fmt(stall, " s", 2), "lost": fmt_lost(lost)})
+    assert_verdicts([
+        Verdict("write stall while the standby is lost", stall, "<=", topology.slo.non_primary_stall_max_s, " s"),
+        Verdict.lost_commits(lost, topology.slo.lost_commits_max),
+        Verdict("the primary stayed (1 = same node)", float(findings.primary_after == findings.primary_before), ">=", 1),
+    ])

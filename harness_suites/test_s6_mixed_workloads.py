@@ -1,0 +1,268 @@
+"""S6 mixed-workload interference and N-1: OLTP and a mail-like I/O workload, alone and together.
+
+Each workload is measured alone, then both at once, on the same storage; the table gives the
+change per metric (TPS, average transaction time, IOPS, I/O latency), the published "TPS
+-3.81 %, mail IOPS -12 %" line. The N-1 case repeats it with the standby's host down for the
+whole measurement (a node failed and not replaced). The I/O workload is the mail workload
+(`workloads.mail`: per instance a database of random 32 KiB reads and writes and its log of
+sequential synchronous writes) at a steady offered load (`--io-rate-iops` for the databases,
+`--mail-log-iops` for the logs), or with `--io-profile oltp` one fio job of 8 KiB pages.
+
+With `--soak-s`, the N-1 soak: the mail workload (and the OLTP workload) held for that long with
+one node down and not replaced, the shape of an ESRP result; its table is the one a Jetstress
+reviewer reads (per instance: IOPS against target, database read and log write latency).
+
+On the lab, read the figures as the lab's: on two cores the interference is largely CPU
+contention, and with the standby down pg_auto_failover commits without waiting for it, so
+N-1 can raise TPS. That is a correct measurement of the lab, not the published shape.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import statistics
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from faults.base import new_instance
+from harness.analysis.slo import Verdict, assert_verdicts
+from harness.clusters import Cluster, Provisioned
+from harness.experiment import Experiment, Windows
+from harness.fixtures import heal_or_rebuild, new_experiment
+from harness.plugin_state import run_options
+from harness.progress import Progress
+from harness.safety.run import HarnessSession
+from harness.scenario import Role, ScenarioFault
+from harness.scenario_report import ScenarioReport
+from harness_kernel.history.series import MetricSeries, TransactionSeries
+from harness_kernel.history.timeline import Timeline
+from harness_suites.evidence import fmt, window_stats
+from reports.allure.steps import phase
+from reports.scenario_tables import Interference, esrp_table, s6_interference_table
+from workloads.fio import PROFILES, FioJob, FioWorkload
+from workloads.mail import MailJob, MailWorkload, even_instances
+from workloads.oltp.schema import Scale
+
+STANDBY_DOWN = ScenarioFault("N-1: the standby's host down", Role.STANDBY_HOST,
+                             {"lab": "host-crash", "vsphere": "host-power-off"})
+LAB_NOTE = ("lab: on 2 cores the interference is largely CPU contention, and with the standby down pg_auto_failover "
+            "commits without waiting for it, so N-1 can raise TPS: a measurement of the lab, not the published shape")
+
+
+@dataclass(frozen=True)
+class IoStats:
+    iops: float | None
+    latency_ms: float | None
+
+
+def io_stats(fio: FioWorkload, start: float, end: float) -> IoStats:
+    """Mean IOPS (reads + writes) over [start, end), and latency weighted by each direction's IOPS."""
+    def inside(metric: str) -> dict[int, float]:
+        return {round(p.t): p.value for p in fio.series[metric].points() if start <= p.t < end}
+
+    reads, writes = inside("read_iops"), inside("write_iops")
+    read_lat, write_lat = inside("read_lat"), inside("write_lat")
+    seconds = sorted(set(reads) | set(writes))
+    if not seconds:
+        return IoStats(None, None)
+    iops = [reads.get(s, 0.0) + writes.get(s, 0.0) for s in seconds]
+    weighted = sum(reads.get(s, 0.0) * read_lat.get(s, 0.0) + writes.get(s, 0.0) * write_lat.get(s, 0.0)
+                   for s in seconds)
+    return IoStats(statistics.fmean(iops), weighted / sum(iops) if sum(iops) else None)
+
+
+@dataclass
+class Setting:
+    """Everything one measurement needs, from the run's fixtures and options."""
+
+    session: HarnessSession
+    cluster: Cluster
+    schema: Scale | None
+    timeline: Timeline
+    progress: Progress
+    windows: Windows
+    config: pytest.Config
+    io_root: Path
+    series: TransactionSeries = field(default_factory=TransactionSeries)
+    iops: MetricSeries = field(default_factory=lambda: MetricSeries("I/O workload IOPS", "IO/s"))
+
+    @property
+    def window_s(self) -> float:
+        return float(self.config.getoption("--step-s"))
+
+    @property
+    def users(self) -> int:
+        return int(self.config.getoption("--users"))
+
+    def fio(self, name: str, runtime_s: float | None = None) -> FioWorkload:
+        """The I/O workload: the mail workload (databases and logs), or one fio job of another profile."""
+        options = run_options(self.config)
+        runtime = int((runtime_s or self.window_s * 2) + 30)
+        if options.io_profile == "mail":
+            return MailWorkload(self.mail_job(runtime), self.io_root / "logs", self.timeline, name=name)
+        job = FioJob(PROFILES[options.io_profile], self.io_root / "data", runtime_s=runtime,
+                     rate_iops=options.io_rate_iops or None)
+        return FioWorkload(job, self.io_root / "logs", self.timeline, name=name)
+
+    def mail_job(self, runtime_s: int) -> MailJob:
+        options = run_options(self.config)
+        db_iops = options.io_rate_iops or 1000
+        return MailJob(even_instances(options.mail_instances, db_iops, options.mail_log_iops or max(1, db_iops // 4)),
+                       self.io_root / "data", runtime_s=runtime_s)
+
+    def experiment(self, *, degraded: bool) -> Experiment:
+        return new_experiment(self.session, self.cluster, self.schema, self.timeline, self.progress, self.windows,
+                              self.config, series=self.series, degraded_on_purpose=degraded)
+
+    def keep_iops(self, fio: FioWorkload) -> None:
+        """The I/O workload's IOPS (reads + writes) onto the one series the test plots."""
+        reads = {p.t: p.value for p in fio.series["read_iops"].points()}
+        writes = {p.t: p.value for p in fio.series["write_iops"].points()}
+        self.iops.extend((t, reads.get(t, 0.0) + writes.get(t, 0.0)) for t in sorted(set(reads) | set(writes)))
+
+
+def measure(setting: Setting, configuration: str, *, degraded: bool) -> tuple[Interference, Experiment]:
+    """I/O alone, then OLTP alone, then both; one OLTP experiment (one ledger) for the last two."""
+    tag = configuration.split(":")[0].lower().replace(" ", "-")
+    now = setting.timeline.now
+    alone = setting.fio(f"io-alone-{tag}")
+    with phase("observe", f"{configuration}: I/O workload alone"):
+        alone.start()
+        start = now()
+        setting.progress.wait("I/O alone", setting.window_s)
+        end = now()
+        alone.stop()
+    setting.keep_iops(alone)
+    io_alone = io_stats(alone, start, end)
+    with setting.experiment(degraded=degraded) as experiment, phase("observe", f"{configuration}: OLTP alone, then both"):
+        start = now()
+        experiment.measure("OLTP alone", setting.window_s)
+        oltp_alone = window_stats(experiment, start, now(), setting.users)
+        mixed = setting.fio(f"io-mixed-{tag}")
+        mixed.start()
+        start = now()
+        experiment.measure("OLTP and I/O together", setting.window_s)
+        end = now()
+        mixed.stop()
+        setting.keep_iops(mixed)
+        experiment.finish()
+        if experiment.ledger is not None and not experiment.ledger.ok:
+            raise AssertionError(f"{configuration}: {experiment.ledger.summary}")
+    oltp_mixed = window_stats(experiment, start, end, setting.users)
+    io_mixed = io_stats(mixed, start, end)
+    return Interference(configuration=configuration, tps_alone=oltp_alone.tps, tps_mixed=oltp_mixed.tps,
+                        txn_ms_alone=oltp_alone.avg_txn_ms, txn_ms_mixed=oltp_mixed.avg_txn_ms,
+                        iops_alone=io_alone.iops, iops_mixed=io_mixed.iops,
+                        io_ms_alone=io_alone.latency_ms, io_ms_mixed=io_mixed.latency_ms), experiment
+
+
+def io_root(cluster: Cluster, option: str | None) -> Path:
+    """Where fio writes: `--io-dir`, or on a cluster the harness provisions the primary's storage (the database's own)."""
+    if option:
+        return Path(option)
+    if not isinstance(cluster, Provisioned):
+        pytest.skip("S6 needs --io-dir: a directory on the database's datastore where the I/O workload may write")
+    return cluster.storage_dir(cluster.primary_node())
+
+
+@contextlib.contextmanager
+def own_directory(parent: Path) -> Iterator[Path]:
+    """A directory of this run's own under `parent`, removed afterwards (nothing else is touched)."""
+    path = parent / f"harness-io-{new_instance()}"
+    path.mkdir(parents=True)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.mark.scenario("S6")
+@pytest.mark.faults(STANDBY_DOWN)
+def test_mixed_workloads_interfere_within_the_slo_with_all_nodes_and_with_one_lost(
+        harness_session: HarnessSession, cluster: Cluster, schema: Scale | None, timeline: Timeline,
+        progress: Progress, windows: Windows, pytestconfig: pytest.Config, scenario_report: ScenarioReport) -> None:
+    if schema is None:
+        pytest.skip("S6 measures its own OLTP workload alone and mixed: not with --workload observe")
+    topology = harness_session.topology
+    heal_or_rebuild(cluster, windows, before=True)
+    with own_directory(io_root(cluster, pytestconfig.getoption("--io-dir"))) as root:
+        setting = Setting(harness_session, cluster, schema, timeline, progress, windows, pytestconfig, root)
+        first, _ = measure(setting, "all nodes", degraded=False)
+        spec = STANDBY_DOWN.resolve(cluster, topology)
+        with phase("inject", f"{spec.kind} on {spec.target} for the whole N-1 measurement"), \
+                harness_session.inject(timeline, spec, duration_s=4 * setting.window_s + windows.settle_s + 120):
+            progress.wait("settle with one node lost", windows.settle_s)
+            last, experiment = measure(setting, f"N-1: {spec.target.removeprefix('host:')} down", degraded=True)
+    heal_or_rebuild(cluster, windows, before=False)
+    runs = [first, last]
+    table = s6_interference_table(runs, min_tps_kept_pct=100 * topology.slo.tps_after_min_ratio,
+                                  notes=(LAB_NOTE,) if topology.lab is not None else ())
+    scenario_report.record("S6", experiment, fault_kind=spec.kind, target=spec.target,
+                           title="S6 mixed workloads and N-1", table=table, table_name="s6-interference",
+                           metrics=[setting.iops],
+                           numbers={r.configuration: f"TPS {fmt(r.tps_alone, '', 0)} -> {fmt(r.tps_mixed, '', 0)}, "
+                                                     f"IOPS {fmt(r.iops_alone, '', 0)} -> {fmt(r.iops_mixed, '', 0)}"
+                                    for r in runs})
+    assert_verdicts([
+        *(Verdict(f"{r.configuration}: TPS mixed / alone", r.tps_mixed / r.tps_alone
+                  if r.tps_mixed is not None and r.tps_alone else None, ">=", topology.slo.tps_after_min_ratio)
+          for r in runs),
+        Verdict("I/O workload measured in every phase (IOPS)", min(r.iops_mixed or 0.0 for r in runs), ">", 0),
+        Verdict(f"{last.configuration}: OLTP measured (TPS)", last.tps_mixed, ">", 0),
+    ])
+
+
+@pytest.mark.scenario("S6")
+@pytest.mark.faults(STANDBY_DOWN)
+def test_the_mail_workload_is_held_for_a_whole_window_with_one_node_lost_and_not_replaced(
+        harness_session: HarnessSession, cluster: Cluster, schema: Scale | None, timeline: Timeline,
+        progress: Progress, windows: Windows, pytestconfig: pytest.Config, scenario_report: ScenarioReport) -> None:
+    options = run_options(pytestconfig)
+    if not options.soak_s:
+        pytest.skip("the N-1 soak runs when asked for by its length (--soak-s)")
+    if options.io_profile != "mail":
+        pytest.skip("the N-1 soak is the mail workload's (--io-profile mail)")
+    topology = harness_session.topology
+    heal_or_rebuild(cluster, windows, before=True)
+    with own_directory(io_root(cluster, options.io_dir)) as root:
+        setting = Setting(harness_session, cluster, schema, timeline, progress, windows, pytestconfig, root)
+        spec = STANDBY_DOWN.resolve(cluster, topology)
+        configuration = f"N-1: {spec.target.removeprefix('host:')} down, not replaced"
+        with phase("inject", f"{spec.kind} on {spec.target} for the whole soak"), \
+                harness_session.inject(timeline, spec, duration_s=options.soak_s + windows.settle_s + 180):
+            progress.wait("settle with one node lost", windows.settle_s)
+            mail = setting.fio("mail-soak", runtime_s=options.soak_s)
+            assert isinstance(mail, MailWorkload)
+            with setting.experiment(degraded=True) as experiment, phase("observe", f"{configuration}: the soak"):
+                mail.start()
+                experiment.measure("N-1 soak", options.soak_s)
+                stopped = mail.stop()
+                experiment.finish()
+            setting.keep_iops(mail)
+    heal_or_rebuild(cluster, windows, before=False)
+    results = mail.results()
+    table = esrp_table(results, configuration=configuration, window_s=options.soak_s,
+                       db_read_max_ms=options.mail_db_read_ms, log_write_max_ms=options.mail_log_write_ms,
+                       notes=(LAB_NOTE,) if topology.lab is not None else ())
+    total = results.total()
+    scenario_report.record("S6", experiment, fault_kind=spec.kind, target=spec.target,
+                           title="S6 N-1 soak of the mail workload", table=table, table_name="s6-esrp-soak",
+                           metrics=[setting.iops],
+                           numbers={"N-1 soak": f"DB {fmt(total.db_iops, '', 0)} of {fmt(total.target_db_iops, '', 0)} "
+                                                f"IOPS, read {fmt(total.db_read.mean_ms, ' ms', 2)}, log write "
+                                                f"{fmt(total.log_write.mean_ms, ' ms', 2)}"})
+    assert stopped.clean, f"the mail workload did not end cleanly: {stopped}"
+    assert_verdicts([
+        Verdict("mail databases measured through the soak (IOPS)", total.db_iops, ">", 0),
+        Verdict("mail logs written through the soak (writes/s)", total.log_iops, ">", 0),
+        *(Verdict(f"{r.name}: database read latency (ms)", r.db_read.mean_ms, "<=", float(options.mail_db_read_ms))
+          for r in results.instances if options.mail_db_read_ms is not None),
+        *(Verdict(f"{r.name}: log write latency (ms)", r.log_write.mean_ms, "<=", float(options.mail_log_write_ms))
+          for r in results.instances if options.mail_log_write_ms is not None),
+        Verdict.lost_commits(experiment.ledger.lost_count if experiment.ledger else None,
+                             topology.slo.lost_commits_max),
+    ])

@@ -1,4 +1,0 @@
-"""The ready-made suites get their fixtures (cluster, schema, experiment, scenario_report) from the harness plugin.
-
-Run them unchanged against any topology: `pytest tests/resiliency --topology FILE|lab`.
-"""

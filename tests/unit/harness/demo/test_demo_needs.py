@@ -1,0 +1,35 @@
+"""`python -m harness demo` says what it needs before it starts anything, from a checkout or an installed package."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[4]
+
+
+def test_without_the_lab_tools_the_demo_names_each_missing_one_and_starts_nothing(tmp_path: Path) -> None:
+    empty_tools = tmp_path / "tools"
+    empty_tools.mkdir()
+    run = subprocess.run([sys.executable, "-m", "harness", "demo", "--out", str(tmp_path / "out")], cwd=tmp_path,
+                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HARNESS_TOOLS": str(empty_tools)},
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode != 0
+    said = run.stderr
+    assert "needs what `make setup` in this checkout installs" in said, said
+    for missing in ("bin/toxiproxy-server", "allure/node_modules/.bin/allure", "bin/harness-vsim"):
+        assert f"{empty_tools}/{missing}" in said, said
+    assert not (tmp_path / "out").exists(), "nothing was started, nothing written"
+
+
+def test_the_suites_are_run_by_package_name_with_their_node_ids_rooted_beside_the_package() -> None:
+    import argparse
+
+    from harness import demo
+
+    args = argparse.Namespace(smoke=True, full=False, lab="lab", keep_lab=False, state_dir=None, pytest_args=[])
+    command = demo.pytest_command(args, Path("/r"), Path("/t"), suites=demo.LAB_SUITES)
+    assert command[3:4 + len(demo.LAB_SUITES)] == ["--pyargs", *(f"harness_suites.{s}" for s in demo.LAB_SUITES)]
+    root = Path(command[command.index("--rootdir") + 1])
+    assert (root / "harness_suites" / "test_s2_component_failures.py").is_file()
