@@ -12,7 +12,7 @@ from faults.base import FaultSpec
 from harness.demo import add_demo_parser
 from harness.safety.journal import Journal
 from harness.safety.recover import EXIT_BAD_INPUT, EXIT_REVERT_FAILED, recover
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness.topology_source import load_source
 from harness_kernel import redaction
 from harness_kernel.errors import ConfigError, HarnessError
@@ -37,7 +37,7 @@ def _cmd_recover(args: argparse.Namespace) -> int:
 
 def _cmd_plan(args: argparse.Namespace) -> int:
     topology = load_source(args.topology, widest_site_prefix=args.widest_site_subnet)
-    session = HarnessSession(topology=topology, topology_source=args.topology, state_dir=state_dir(args.state_dir))
+    session = HarnessRun(topology=topology, topology_source=args.topology, state_dir=state_dir(args.state_dir))
     for text in args.fault:
         kind, _, target = text.partition("@")
         if not target:

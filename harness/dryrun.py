@@ -68,7 +68,7 @@ def inapplicable(item: pytest.Item, topology: Topology) -> str | None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    harness = plugin_state(config).session
+    harness = plugin_state(config).run
     if harness is not None:
         for item in items:
             reason = inapplicable(item, harness.topology)
@@ -84,7 +84,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest.Item]) -> list[str]:
     if not config.getoption("--dry-run"):
         return []
-    harness = plugin_state(config).session
+    harness = plugin_state(config).run
     if harness is None:
         return ["dry-run: no --topology given, nothing to plan"]
     lines = [f"dry-run against topology {harness.topology.name!r} ({harness.topology_source}); nothing is contacted"]

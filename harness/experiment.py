@@ -25,7 +25,7 @@ from harness.analysis.steady import SteadyBand
 from harness.clusters import Cluster, FailoverForecast, Forecasting
 from harness.progress import Progress
 from harness.safety.guards import Guard, ThroughputFloor
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness.safety.runner import ActiveFault
 from harness_kernel.errors import HarnessError
 from harness_kernel.history import EventKind
@@ -42,7 +42,7 @@ def no_step(name: str, detail: str) -> Iterator[None]:
 
 
 @dataclass(frozen=True)
-class Windows:
+class PhaseDurations:
     """How long each phase lasts; nightly runs lengthen them, CI smoke runs shorten them."""
 
     baseline_s: float = 15.0
@@ -71,12 +71,12 @@ class Findings:
 
 @dataclass
 class Experiment:
-    session: HarnessSession
+    session: HarnessRun
     cluster: Cluster
     timeline: Timeline
     progress: Progress
     workloads: Sequence[Workload]  # the first writes `series` (TPS); others (fio) run beside it
-    windows: Windows = field(default_factory=Windows)
+    durations: PhaseDurations = field(default_factory=PhaseDurations)
     step: PhaseStep = no_step
     series: TransactionSeries = field(default_factory=TransactionSeries)
     resync_bytes: MetricSeries = field(default_factory=lambda: MetricSeries("resync bytes left", "bytes"))
@@ -129,7 +129,7 @@ class Experiment:
         with contextlib.suppress(Exception):
             self.ledger = keeper.verify()
         if self.ledger is None:
-            self.cluster.wait_healthy(self.windows.recover_timeout_s)
+            self.cluster.wait_healthy(self.durations.recover_timeout_s)
             self.ledger = keeper.verify()
 
     @property
@@ -162,9 +162,9 @@ class Experiment:
             self.resync_eta.append(sample.eta_s if sample else None)
 
     def baseline(self) -> None:
-        with self.step("baseline", f"{self.windows.baseline_s:.0f} s of steady load"):
+        with self.step("baseline", f"{self.durations.baseline_s:.0f} s of steady load"):
             self.timeline.record(EventKind.BASELINE_START, "experiment")
-            self.measure("baseline", self.windows.baseline_s)
+            self.measure("baseline", self.durations.baseline_s)
 
     @contextmanager
     def fault(self, spec: FaultSpec, *, guards: Sequence[Guard] = (),
@@ -200,15 +200,15 @@ class Experiment:
         """Wait for the cluster to be healthy again (resync included); the time it was."""
         with self.step("recover", "until healthy, then settle"):
             healthy = self.progress.until(
-                "cluster healthy and resynced", self._healthy, self.windows.recover_timeout_s,
+                "cluster healthy and resynced", self._healthy, self.durations.recover_timeout_s,
                 interval_s=1.0, eta=self._resync_eta)
             if not healthy:
-                raise HarnessError(f"cluster not healthy {self.windows.recover_timeout_s:.0f} s after revert")
+                raise HarnessError(f"cluster not healthy {self.durations.recover_timeout_s:.0f} s after revert")
             healthy_t = self.timeline.record(EventKind.HEALTHY, "experiment").t
             done = completed_at([(p.t, p.value) for p in self.resync_bytes.points()])
             if done is not None:
                 self.timeline.record(EventKind.RESYNC_DONE, "experiment", t=done)
-            self.measure("settle", self.windows.settle_s)
+            self.measure("settle", self.durations.settle_s)
             return healthy_t
 
     def _healthy(self) -> bool:
@@ -226,13 +226,13 @@ class Experiment:
     def run_failure(self, choose: Callable[[Cluster], FaultSpec], *, observe_s: float | None = None) -> Findings:
         """Baseline, inject the fault `choose` picks on the live cluster, observe, revert, recover."""
         self.baseline()
-        baseline_tps = _mean_tps(self.series, self.timeline.now() - self.windows.baseline_s, self.timeline.now())
+        baseline_tps = _mean_tps(self.series, self.timeline.now() - self.durations.baseline_s, self.timeline.now())
         primary_before = self.cluster.primary_node()
         spec = choose(self.cluster)
         forecast = self._forecast()
         offset = self.cluster.clock_offset()
         since_wall = time.time() + offset - 1.0
-        observe = observe_s if observe_s is not None else self.windows.observe_s
+        observe = observe_s if observe_s is not None else self.durations.observe_s
         with self.fault(spec, guards=[self.throughput_guard(baseline_tps)], duration_s=observe) as active, \
                 self.step("observe", f"{observe:.0f} s with the fault in effect"):
             self.measure(f"observe {spec.kind}", observe)
@@ -252,8 +252,8 @@ class Experiment:
         return Findings(
             spec=spec, in_effect_t=in_effect, revert_t=revert_t, healthy_t=healthy_t,
             primary_before=primary_before, primary_after=self.cluster.primary_node(),
-            impact=impact(self.series.points(), in_effect, revert_t, baseline_s=int(self.windows.baseline_s) - 2,
-                          band=SteadyBand(sustain_s=self.windows.steady_window_s)),
+            impact=impact(self.series.points(), in_effect, revert_t, baseline_s=int(self.durations.baseline_s) - 2,
+                          band=SteadyBand(sustain_s=self.durations.steady_window_s)),
             phases=phases,
             resync=progress(samples, reported_eta=reported_eta), resync_done_t=completed_at(samples),
             forecast=forecast,

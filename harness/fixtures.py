@@ -6,6 +6,7 @@ write its own experiments with them, as the ready-made suites in `harness_suites
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import warnings
 from collections.abc import Iterator
@@ -15,9 +16,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from harness.clusters import Cluster, Provisioned, cluster_for
-from harness.experiment import Experiment, Windows
+from harness.experiment import Experiment, PhaseDurations
 from harness.progress import Progress
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.history.series import TransactionSeries
 from harness_kernel.history.timeline import Timeline
@@ -40,11 +41,11 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(scope="session")
-def cluster(harness_session: HarnessSession, pytestconfig: pytest.Config,
+def cluster(harness_run: HarnessRun, pytestconfig: pytest.Config,
             product_versions: dict[str, str]) -> Iterator[Cluster]:
     """The cluster under test, chosen by the topology; one the harness provisions is brought up
     here (unless already up) and down at the end (unless --keep-lab)."""
-    view = cluster_for(harness_session.topology)
+    view = cluster_for(harness_run.topology)
     started_here = view.up() if isinstance(view, Provisioned) else False
     product_versions.update(view.describe())
     yield view
@@ -53,7 +54,7 @@ def cluster(harness_session: HarnessSession, pytestconfig: pytest.Config,
 
 
 @pytest.fixture(scope="session")
-def schema(cluster: Cluster, harness_session: HarnessSession, pytestconfig: pytest.Config) -> Scale | None:
+def schema(cluster: Cluster, harness_run: HarnessRun, pytestconfig: pytest.Config) -> Scale | None:
     """TPC-B data with at least as many branches as users (pgbench's rule): every transaction
     updates one branch row and holds its lock through the commit, so with fewer branches the
     commits, and any added commit latency, queue behind each other. An observe-only run creates nothing."""
@@ -64,32 +65,33 @@ def schema(cluster: Cluster, harness_session: HarnessSession, pytestconfig: pyte
     if scale.branches < users:
         warnings.warn(f"--scale {scale.branches} is below --users {users}: commits will queue on branch rows", stacklevel=1)
     dialect, settings = cluster.connection()
-    database = next((d for d in harness_session.topology.databases if d.database == settings.database), None)
+    database = next((d for d in harness_run.topology.databases if d.database == settings.database), None)
     prepare_schema(dialect, settings, scale, scratch=database is not None and database.database_is_scratch)
     return scale
 
 
 @pytest.fixture
-def windows(pytestconfig: pytest.Config) -> Windows:
+def durations(pytestconfig: pytest.Config) -> PhaseDurations:
     opt = pytestconfig.getoption
-    return Windows(baseline_s=opt("--baseline-s"), observe_s=opt("--observe-s"), settle_s=opt("--settle-s"),
-                   recover_timeout_s=opt("--recover-timeout-s"), steady_window_s=opt("--steady-window-s"))
+    return PhaseDurations(baseline_s=opt("--baseline-s"), observe_s=opt("--observe-s"), settle_s=opt("--settle-s"),
+                          recover_timeout_s=opt("--recover-timeout-s"), steady_window_s=opt("--steady-window-s"))
 
 
 @pytest.fixture
 def progress(pytestconfig: pytest.Config) -> Progress:
-    """Live progress on the real terminal (bypassing capture), or one line per wait with --quiet-progress."""
+    """A live bar on a terminal (bypassing capture), one line per wait start and end in a log or with
+    --quiet-progress."""
     capture = pytestconfig.pluginmanager.getplugin("capturemanager")
+    released = capture.global_and_fixture_disabled if capture is not None else contextlib.nullcontext
 
     def write(text: str) -> None:
-        if capture is not None:
-            with capture.global_and_fixture_disabled():
-                sys.stderr.write(text)
-                sys.stderr.flush()
-        else:
+        with released():
             sys.stderr.write(text)
+            sys.stderr.flush()
 
-    return Progress(write, quiet=bool(pytestconfig.getoption("--quiet-progress")))
+    with released():
+        terminal = sys.stderr.isatty()
+    return Progress(write, quiet=bool(pytestconfig.getoption("--quiet-progress")), terminal=terminal)
 
 
 def server_counter(dialect: Dialect, settings: ConnectionSettings, timeline: Timeline,
@@ -102,8 +104,8 @@ def server_counter(dialect: Dialect, settings: ConnectionSettings, timeline: Tim
     raise ConfigError(f"--workload observe: no server commit counter for {dialect.name}")
 
 
-def new_experiment(harness_session: HarnessSession, cluster: Cluster, schema: Scale | None, timeline: Timeline,
-                   progress: Progress, windows: Windows, config: pytest.Config,
+def new_experiment(harness_run: HarnessRun, cluster: Cluster, schema: Scale | None, timeline: Timeline,
+                   progress: Progress, durations: PhaseDurations, config: pytest.Config,
                    series: TransactionSeries | None = None, degraded_on_purpose: bool = False) -> Experiment:
     """An experiment with the run's OLTP workload (or the server's commit counter), not yet started; several
     experiments of one test may write one `series`, so its plot shows them all."""
@@ -119,7 +121,7 @@ def new_experiment(harness_session: HarnessSession, cluster: Cluster, schema: Sc
         workload = distributed_load(dialect, settings, timeline, series, driver, config)
     else:
         workload = OltpDriver(dialect, settings, timeline, series, driver)
-    return Experiment(harness_session, cluster, timeline, progress, [workload], windows, series=series, step=phase,
+    return Experiment(harness_run, cluster, timeline, progress, [workload], durations, series=series, step=phase,
                       degraded_on_purpose=degraded_on_purpose)
 
 
@@ -137,18 +139,18 @@ def distributed_load(dialect: Dialect, settings: ConnectionSettings, timeline: T
 
 
 @pytest.fixture
-def experiment(harness_session: HarnessSession, cluster: Cluster, schema: Scale | None, timeline: Timeline,
-               progress: Progress, windows: Windows, pytestconfig: pytest.Config) -> Iterator[Experiment]:
+def experiment(harness_run: HarnessRun, cluster: Cluster, schema: Scale | None, timeline: Timeline,
+               progress: Progress, durations: PhaseDurations, pytestconfig: pytest.Config) -> Iterator[Experiment]:
     """One experiment under load on a healthy cluster; the cluster is healthy again afterwards."""
     from reports.allure.steps import ChangeTicket, link_change_ticket  # Allure only when experiments run
 
-    heal_or_rebuild(cluster, windows, before=True)
+    heal_or_rebuild(cluster, durations, before=True)
     ticket = pytestconfig.getoption("--change-ticket")
     if ticket:
         link_change_ticket(ChangeTicket(ticket, pytestconfig.getoption("--change-url") or "{ticket}"))
-    with new_experiment(harness_session, cluster, schema, timeline, progress, windows, pytestconfig) as running:
+    with new_experiment(harness_run, cluster, schema, timeline, progress, durations, pytestconfig) as running:
         yield running
-    heal_or_rebuild(cluster, windows, before=False)
+    heal_or_rebuild(cluster, durations, before=False)
 
 
 @pytest.fixture
@@ -160,11 +162,11 @@ def scenario_report(pytestconfig: pytest.Config, key_numbers: dict[str, str]) ->
     return ScenarioReport(Path(directory) if directory else None, key_numbers)
 
 
-def heal_or_rebuild(cluster: Cluster, windows: Windows, *, before: bool) -> None:
+def heal_or_rebuild(cluster: Cluster, durations: PhaseDurations, *, before: bool) -> None:
     """The next test starts on a healthy cluster; one the harness provisions is rebuilt if it cannot
     heal, and the harness is reported broken either way."""
     try:
-        cluster.wait_healthy(windows.recover_timeout_s)
+        cluster.wait_healthy(durations.recover_timeout_s)
         return
     except HarnessError as exc:
         problem = str(exc)

@@ -19,7 +19,7 @@ from harness import redaction_plugin
 from harness.plugin_state import STATE, PluginState, plugin_state
 from harness.run_options import read_options
 from harness.safety.guards import Guard
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness.safety.runner import ActiveFault, RunnerSettings
 from harness.safety.signals import Terminated
 from harness.topology_source import canonical, load_source
@@ -122,22 +122,22 @@ def pytest_configure(config: pytest.Config) -> None:
         topology = load_source(source, widest_site_prefix=state.options.widest_site_subnet)
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
-    session = HarnessSession(topology=topology, topology_source=canonical(source),
-                             state_dir=state_dir(config.getoption("--state-dir")),
-                             allow_destructive=config.getoption("--allow-destructive"),
-                             runner_settings=RunnerSettings(revert_timeout_s=config.getoption("--recover-timeout-s")))
+    run = HarnessRun(topology=topology, topology_source=canonical(source),
+                     state_dir=state_dir(config.getoption("--state-dir")),
+                     allow_destructive=config.getoption("--allow-destructive"),
+                     runner_settings=RunnerSettings(revert_timeout_s=config.getoption("--recover-timeout-s")))
     if not config.getoption("--dry-run"):
-        missing = session.missing_credentials()
+        missing = run.missing_credentials()
         if missing:
             raise pytest.UsageError("missing credentials: " + "; ".join(missing))
-        secrets = session.resolved_secrets()
+        secrets = run.resolved_secrets()
         state.secrets = secrets
         redaction_plugin.install(config, secrets, topology)
-    state.session = session
+    state.run = run
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    harness = plugin_state(session.config).session
+    harness = plugin_state(session.config).run
     if harness is not None and not session.config.getoption("--dry-run") and not _is_collect_only(session.config):
         try:
             harness.acquire()
@@ -169,7 +169,7 @@ def _install_sigterm(config: pytest.Config) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    harness = plugin_state(session.config).session
+    harness = plugin_state(session.config).run
     if harness is not None:
         harness.release()
     results_dir = getattr(session.config.option, "allure_report_dir", None)
@@ -181,9 +181,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 @pytest.fixture(scope="session")
-def harness_session(pytestconfig: pytest.Config) -> HarnessSession:
+def harness_run(pytestconfig: pytest.Config) -> HarnessRun:
     """The run against `--topology`; tests that need a target fail clearly without one."""
-    harness = plugin_state(pytestconfig).session
+    harness = plugin_state(pytestconfig).run
     if harness is None:
         raise ConfigError("this test needs a target: pass --topology FILE or --topology lab")
     return harness
@@ -199,12 +199,12 @@ Injector = Callable[..., AbstractContextManager[ActiveFault]]
 
 
 @pytest.fixture
-def inject(harness_session: HarnessSession, timeline: Timeline) -> Injector:
+def inject(harness_run: HarnessRun, timeline: Timeline) -> Injector:
     """`with inject(spec_or_fault, duration_s=..., guards=[...]) as active:` — reverted on any exit."""
 
     def _inject(fault: Fault | FaultSpec, *, duration_s: float | None = None,
                 guards: Sequence[Guard] = ()) -> AbstractContextManager[ActiveFault]:
-        return harness_session.inject(timeline, fault, duration_s=duration_s, guards=guards)
+        return harness_run.inject(timeline, fault, duration_s=duration_s, guards=guards)
 
     return _inject
 

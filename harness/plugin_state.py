@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 import pytest
 
 from harness.run_options import RunOptions
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness_kernel.topology.credentials import Secret
 from reports.summary import Outcome
 
 
 @dataclass
 class PluginState:
-    session: HarnessSession | None = None  # None without --topology
+    run: HarnessRun | None = None  # None without --topology
     options: RunOptions | None = None  # read when pytest configures the run, before anything else
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # node id -> the worst phase's outcome
     numbers: dict[str, dict[str, str]] = field(default_factory=dict)  # node id -> key figures for the summary

@@ -1,14 +1,105 @@
-"""Process trees on this machine, read from /proc (no external tools)."""
+"""Process trees on this machine, read from /proc (no external tools), and a process that cannot be
+mistaken for another.
+
+A pid alone names whatever process has it now: after a crash and a reboot, or a long uptime,
+another process has it. With its start time (clock ticks since boot, from /proc/<pid>/stat),
+the boot it started in and the host, it names exactly one process ever.
+"""
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import stat
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 PROC = Path("/proc")
+
+
+def boot_id() -> str | None:
+    try:
+        return (PROC / "sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat after the command name: [state, ppid, ...]; None if there is no such process."""
+    try:
+        raw = (PROC / str(pid) / "stat").read_text()
+    except (OSError, ValueError):
+        return None
+    return raw[raw.rindex(")") + 2:].split()
+
+
+def start_ticks(pid: int) -> int | None:
+    fields = _stat_fields(pid)
+    return int(fields[19]) if fields and len(fields) > 19 else None  # field 22 of stat(5)
+
+
+@dataclass(frozen=True)
+class ProcessIdentity:
+    pid: int
+    start_ticks: int | None  # None: no such process when read (or recorded before start times were)
+    boot_id: str | None
+    hostname: str
+
+    @classmethod
+    def of(cls, pid: int) -> ProcessIdentity:
+        return cls(pid=pid, start_ticks=start_ticks(pid), boot_id=boot_id(), hostname=socket.gethostname())
+
+    @classmethod
+    def current(cls) -> ProcessIdentity:
+        return cls.of(os.getpid())
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProcessIdentity:
+        ticks = data.get("start_ticks")
+        return cls(pid=int(data["pid"]), start_ticks=int(ticks) if ticks is not None else None,
+                   boot_id=data.get("boot_id"), hostname=str(data["hostname"]))
+
+    def render(self) -> str:
+        """A pid file's record on this host: `pid start_ticks boot_id`."""
+        return f"{self.pid} {self.start_ticks} {self.boot_id}\n"
+
+    @classmethod
+    def parse(cls, text: str) -> ProcessIdentity | None:
+        """A pid file's record; None for anything else, such as a bare pid (unverifiable)."""
+        fields = text.split()
+        if len(fields) != 3 or not fields[0].isdigit() or not fields[1].isdigit():
+            return None
+        return cls(int(fields[0]), int(fields[1]), fields[2], socket.gethostname())
+
+    @property
+    def local(self) -> bool:
+        return self.hostname == socket.gethostname()
+
+    def is_running_process(self) -> bool:
+        """This very process still exists here (a zombie included: it keeps its pid and start time)."""
+        return self.local and self.start_ticks is not None and ProcessIdentity.of(self.pid) == self
+
+    def alive(self) -> bool:
+        """True while this very process runs. From another host nothing can be told: treated as alive."""
+        if not self.local:
+            return True
+        if self.boot_id is not None and self.boot_id != boot_id():
+            return False
+        fields = _stat_fields(self.pid)
+        if fields is None or fields[0] in ("Z", "X"):  # gone, or killed and not yet reaped
+            return False
+        if self.start_ticks is None:  # written before start times were recorded: the pid is all there is
+            return True
+        return int(fields[19]) == self.start_ticks
+
+    def describe(self) -> str:
+        return f"pid {self.pid} on {self.hostname}"
 
 
 def _stat(pid: int) -> tuple[str, int] | None:

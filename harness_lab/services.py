@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness_kernel import procs
+from harness_kernel.procs import ProcessIdentity
 from harness_lab import shell
 
 
@@ -38,7 +39,7 @@ class Services:
         self.directory.mkdir(parents=True, exist_ok=True)
         proc = shell.spawn(argv, netns=netns, user=user, env=env, log=self.logfile(name), cwd=cwd, socket_dir=socket_dir)
         identity = ProcessIdentity.of(proc.pid)  # our unreaped child: readable even if it already exited
-        self.pidfile(name).write_text(identity.render() if identity else f"{proc.pid}\n")
+        self.pidfile(name).write_text(identity.render() if identity.start_ticks is not None else f"{proc.pid}\n")
         return proc.pid
 
     def pid(self, name: str) -> int | None:
@@ -47,7 +48,7 @@ class Services:
             recorded = ProcessIdentity.parse(self.pidfile(name).read_text())
         except FileNotFoundError:
             return None
-        if recorded is None or ProcessIdentity.of(recorded.pid) != recorded:
+        if recorded is None or not recorded.is_running_process():
             return None
         return recorded.pid
 
@@ -91,44 +92,6 @@ class Services:
 
     def forget(self, name: str) -> None:
         self.pidfile(name).unlink(missing_ok=True)
-
-
-@dataclass(frozen=True)
-class ProcessIdentity:
-    """A process as the kernel knows it: pid, start time (clock ticks since boot) and boot id.
-
-    A pid alone names whatever process has it now; with the start time and the boot id it
-    names exactly one process ever.
-    """
-
-    pid: int
-    start_ticks: int
-    boot_id: str
-
-    @classmethod
-    def of(cls, pid: int) -> ProcessIdentity | None:
-        """The identity of the live (or zombie) process `pid`; None if there is none."""
-        try:
-            stat = (procs.PROC / str(pid) / "stat").read_text()
-        except (FileNotFoundError, ProcessLookupError):
-            return None
-        start_ticks = int(stat[stat.rindex(")") + 2:].split()[19])  # field 22 of proc(5)
-        return cls(pid, start_ticks, boot_id())
-
-    @classmethod
-    def parse(cls, text: str) -> ProcessIdentity | None:
-        """A pid file's record; None for anything else, such as a bare pid (unverifiable)."""
-        fields = text.split()
-        if len(fields) != 3 or not fields[0].isdigit() or not fields[1].isdigit():
-            return None
-        return cls(int(fields[0]), int(fields[1]), fields[2])
-
-    def render(self) -> str:
-        return f"{self.pid} {self.start_ticks} {self.boot_id}\n"
-
-
-def boot_id() -> str:
-    return (procs.PROC / "sys" / "kernel" / "random" / "boot_id").read_text().strip()
 
 
 def _signal(pid: int, signum: signal.Signals) -> None:

@@ -16,7 +16,7 @@ from faults.base import new_instance
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
 from harness.plugin_state import run_options
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault, Sweep
 from harness.scenario_report import ScenarioReport
 from harness_kernel.history import EventKind
@@ -60,9 +60,9 @@ def summarise(experiment: Experiment, window: StepWindow, users: int) -> Latency
 @pytest.mark.scenario("S1")
 @pytest.mark.faults(Sweep(LATENCY, "rtt_ms", "rtt_step_values"))
 def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
-        experiment: Experiment, harness_session: HarnessSession, scenario_report: ScenarioReport,
+        experiment: Experiment, harness_run: HarnessRun, scenario_report: ScenarioReport,
         pytestconfig: pytest.Config) -> None:
-    topology = harness_session.topology
+    topology = harness_run.topology
     steps = run_options(pytestconfig).rtt_step_values
     warmup_s, step_s = pytestconfig.getoption("--warmup-s"), pytestconfig.getoption("--step-s")
     users = pytestconfig.getoption("--users")

@@ -13,7 +13,7 @@ import pytest
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
 from harness.plugin_state import plugin_state
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_suites.evidence import component_row, fmt, fmt_lost
@@ -32,7 +32,7 @@ DISK_GROUP = ScenarioFault("disk group", Role.STANDBY_DISK_GROUP, {"vsphere": "d
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "failure" not in metafunc.fixturenames:
         return
-    run = plugin_state(metafunc.config).session
+    run = plugin_state(metafunc.config).run
     on_lab = run is not None and run.topology.kind == "lab"
     failures = [LAB_STORAGE, HOST] if on_lab else [DISK, DISK_GROUP, HOST]
     metafunc.parametrize("failure", failures, ids=[f.label.replace(" / ", "-or-").replace(" ", "-") for f in failures])
@@ -40,9 +40,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.mark.scenario("S2")
 def test_the_business_recovers_to_a_steady_state_within_the_slo(
-        failure: ScenarioFault, experiment: Experiment, harness_session: HarnessSession,
+        failure: ScenarioFault, experiment: Experiment, harness_run: HarnessRun,
         scenario_report: ScenarioReport) -> None:
-    topology = harness_session.topology
+    topology = harness_run.topology
     findings = experiment.run_failure(lambda cluster: failure.resolve(cluster, topology))
     note = failure.note or (REPAIR_TIMER_NOTE if failure is HOST and topology.kind == "vsphere" else "")
     row = component_row(failure.label, findings, note)

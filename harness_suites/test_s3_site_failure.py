@@ -12,7 +12,7 @@ import pytest
 
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_kernel.history import EventKind
@@ -30,9 +30,9 @@ def p95(experiment: Experiment, start: float, end: float) -> float | None:
 @pytest.mark.scenario("S3")
 @pytest.mark.parametrize("fault", [SITE], ids=["primary-site"])
 def test_the_surviving_site_takes_over_within_the_slo(
-        fault: ScenarioFault, experiment: Experiment, harness_session: HarnessSession,
+        fault: ScenarioFault, experiment: Experiment, harness_run: HarnessRun,
         scenario_report: ScenarioReport) -> None:
-    topology = harness_session.topology
+    topology = harness_run.topology
     cluster = experiment.cluster
     findings = experiment.run_failure(lambda c: fault.resolve(c, topology))
     site_after = cluster.site_of(findings.primary_after)

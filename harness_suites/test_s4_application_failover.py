@@ -11,7 +11,7 @@ import pytest
 
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_suites.evidence import fmt, fmt_lost, forecast_beside_measured
@@ -28,9 +28,9 @@ STANDBY = ScenarioFault("the standby's host fails", Role.STANDBY_HOST,
 @pytest.mark.scenario("S4")
 @pytest.mark.parametrize("fault", [UNPLANNED, PLANNED], ids=["unplanned", "planned"])
 def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
-        fault: ScenarioFault, experiment: Experiment, harness_session: HarnessSession,
+        fault: ScenarioFault, experiment: Experiment, harness_run: HarnessRun,
         scenario_report: ScenarioReport) -> None:
-    topology = harness_session.topology
+    topology = harness_run.topology
     findings = experiment.run_failure(lambda cluster: fault.resolve(cluster, topology))
     phases = findings.phases
     lost = experiment.ledger.lost_count if experiment.ledger else None
@@ -57,9 +57,9 @@ def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
 @pytest.mark.scenario("S4")
 @pytest.mark.parametrize("fault", [STANDBY], ids=["standby-loss"])
 def test_losing_the_standby_stalls_the_workload_no_longer_than_tolerated(
-        fault: ScenarioFault, experiment: Experiment, harness_session: HarnessSession,
+        fault: ScenarioFault, experiment: Experiment, harness_run: HarnessRun,
         scenario_report: ScenarioReport) -> None:
-    topology = harness_session.topology
+    topology = harness_run.topology
     findings = experiment.run_failure(lambda cluster: fault.resolve(cluster, topology))
     lost = experiment.ledger.lost_count if experiment.ledger else None
     stall = findings.phases.client_rto_s or 0.0  # no commit gap at all: no stall

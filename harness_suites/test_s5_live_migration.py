@@ -21,7 +21,7 @@ from harness.analysis.phases import longest_gap_within
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
 from harness.plugin_state import run_options
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault, Sweep
 from harness.scenario_report import ScenarioReport
 from harness_suites.evidence import fmt, fmt_lost, window_stats
@@ -68,9 +68,9 @@ def migrate_once(experiment: Experiment, spec: FaultSpec, rtt_ms: float, step_s:
 @pytest.mark.scenario("S5")
 @pytest.mark.faults(MIGRATION, Sweep(LATENCY, "rtt_ms", "migration_rtt_step_values"))
 def test_a_live_migration_across_sites_keeps_the_business_running(
-        experiment: Experiment, harness_session: HarnessSession, scenario_report: ScenarioReport,
+        experiment: Experiment, harness_run: HarnessRun, scenario_report: ScenarioReport,
         product_versions: dict[str, str], pytestconfig: pytest.Config) -> None:
-    topology = harness_session.topology
+    topology = harness_run.topology
     steps = run_options(pytestconfig).migration_rtt_step_values
     warmup_s, step_s = pytestconfig.getoption("--warmup-s"), pytestconfig.getoption("--step-s")
     users = pytestconfig.getoption("--users")

@@ -31,11 +31,11 @@ import pytest
 from faults.base import new_instance
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.clusters import Cluster, Provisioned
-from harness.experiment import Experiment, Windows
+from harness.experiment import Experiment, PhaseDurations
 from harness.fixtures import heal_or_rebuild, new_experiment
 from harness.plugin_state import run_options
 from harness.progress import Progress
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_kernel.history.series import MetricSeries, TransactionSeries
@@ -79,12 +79,12 @@ def io_stats(fio: FioWorkload, start: float, end: float) -> IoStats:
 class Setting:
     """Everything one measurement needs, from the run's fixtures and options."""
 
-    session: HarnessSession
+    session: HarnessRun
     cluster: Cluster
     schema: Scale | None
     timeline: Timeline
     progress: Progress
-    windows: Windows
+    durations: PhaseDurations
     config: pytest.Config
     io_root: Path
     series: TransactionSeries = field(default_factory=TransactionSeries)
@@ -115,7 +115,7 @@ class Setting:
                        self.io_root / "data", runtime_s=runtime_s)
 
     def experiment(self, *, degraded: bool) -> Experiment:
-        return new_experiment(self.session, self.cluster, self.schema, self.timeline, self.progress, self.windows,
+        return new_experiment(self.session, self.cluster, self.schema, self.timeline, self.progress, self.durations,
                               self.config, series=self.series, degraded_on_purpose=degraded)
 
     def keep_iops(self, fio: FioWorkload) -> None:
@@ -183,21 +183,21 @@ def own_directory(parent: Path) -> Iterator[Path]:
 @pytest.mark.scenario("S6")
 @pytest.mark.faults(STANDBY_DOWN)
 def test_mixed_workloads_interfere_within_the_slo_with_all_nodes_and_with_one_lost(
-        harness_session: HarnessSession, cluster: Cluster, schema: Scale | None, timeline: Timeline,
-        progress: Progress, windows: Windows, pytestconfig: pytest.Config, scenario_report: ScenarioReport) -> None:
+        harness_run: HarnessRun, cluster: Cluster, schema: Scale | None, timeline: Timeline,
+        progress: Progress, durations: PhaseDurations, pytestconfig: pytest.Config, scenario_report: ScenarioReport) -> None:
     if schema is None:
         pytest.skip("S6 measures its own OLTP workload alone and mixed: not with --workload observe")
-    topology = harness_session.topology
-    heal_or_rebuild(cluster, windows, before=True)
+    topology = harness_run.topology
+    heal_or_rebuild(cluster, durations, before=True)
     with own_directory(io_root(cluster, pytestconfig.getoption("--io-dir"))) as root:
-        setting = Setting(harness_session, cluster, schema, timeline, progress, windows, pytestconfig, root)
+        setting = Setting(harness_run, cluster, schema, timeline, progress, durations, pytestconfig, root)
         first, _ = measure(setting, "all nodes", degraded=False)
         spec = STANDBY_DOWN.resolve(cluster, topology)
         with phase("inject", f"{spec.kind} on {spec.target} for the whole N-1 measurement"), \
-                harness_session.inject(timeline, spec, duration_s=4 * setting.window_s + windows.settle_s + 120):
-            progress.wait("settle with one node lost", windows.settle_s)
+                harness_run.inject(timeline, spec, duration_s=4 * setting.window_s + durations.settle_s + 120):
+            progress.wait("settle with one node lost", durations.settle_s)
             last, experiment = measure(setting, f"N-1: {spec.target.removeprefix('host:')} down", degraded=True)
-    heal_or_rebuild(cluster, windows, before=False)
+    heal_or_rebuild(cluster, durations, before=False)
     runs = [first, last]
     table = s6_interference_table(runs, min_tps_kept_pct=100 * topology.slo.tps_after_min_ratio,
                                   notes=(LAB_NOTE,) if topology.lab is not None else ())
@@ -219,22 +219,22 @@ def test_mixed_workloads_interfere_within_the_slo_with_all_nodes_and_with_one_lo
 @pytest.mark.scenario("S6")
 @pytest.mark.faults(STANDBY_DOWN)
 def test_the_mail_workload_is_held_for_a_whole_window_with_one_node_lost_and_not_replaced(
-        harness_session: HarnessSession, cluster: Cluster, schema: Scale | None, timeline: Timeline,
-        progress: Progress, windows: Windows, pytestconfig: pytest.Config, scenario_report: ScenarioReport) -> None:
+        harness_run: HarnessRun, cluster: Cluster, schema: Scale | None, timeline: Timeline,
+        progress: Progress, durations: PhaseDurations, pytestconfig: pytest.Config, scenario_report: ScenarioReport) -> None:
     options = run_options(pytestconfig)
     if not options.soak_s:
         pytest.skip("the N-1 soak runs when asked for by its length (--soak-s)")
     if options.io_profile != "mail":
         pytest.skip("the N-1 soak is the mail workload's (--io-profile mail)")
-    topology = harness_session.topology
-    heal_or_rebuild(cluster, windows, before=True)
+    topology = harness_run.topology
+    heal_or_rebuild(cluster, durations, before=True)
     with own_directory(io_root(cluster, options.io_dir)) as root:
-        setting = Setting(harness_session, cluster, schema, timeline, progress, windows, pytestconfig, root)
+        setting = Setting(harness_run, cluster, schema, timeline, progress, durations, pytestconfig, root)
         spec = STANDBY_DOWN.resolve(cluster, topology)
         configuration = f"N-1: {spec.target.removeprefix('host:')} down, not replaced"
         with phase("inject", f"{spec.kind} on {spec.target} for the whole soak"), \
-                harness_session.inject(timeline, spec, duration_s=options.soak_s + windows.settle_s + 180):
-            progress.wait("settle with one node lost", windows.settle_s)
+                harness_run.inject(timeline, spec, duration_s=options.soak_s + durations.settle_s + 180):
+            progress.wait("settle with one node lost", durations.settle_s)
             mail = setting.fio("mail-soak", runtime_s=options.soak_s)
             assert isinstance(mail, MailWorkload)
             with setting.experiment(degraded=True) as experiment, phase("observe", f"{configuration}: the soak"):
@@ -243,7 +243,7 @@ def test_the_mail_workload_is_held_for_a_whole_window_with_one_node_lost_and_not
                 stopped = mail.stop()
                 experiment.finish()
             setting.keep_iops(mail)
-    heal_or_rebuild(cluster, windows, before=False)
+    heal_or_rebuild(cluster, durations, before=False)
     results = mail.results()
     table = esrp_table(results, configuration=configuration, window_s=options.soak_s,
                        db_read_max_ms=options.mail_db_read_ms, log_write_max_ms=options.mail_log_write_ms,

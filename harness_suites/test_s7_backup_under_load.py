@@ -14,7 +14,7 @@ import pytest
 from harness.analysis.slo import Verdict, assert_verdicts
 from harness.experiment import Experiment
 from harness.plugin_state import run_options
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_suites.evidence import fmt, fmt_lost, window_stats
@@ -42,9 +42,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.mark.scenario("S7")
 def test_a_full_backup_under_load_completes_and_keeps_the_business_running(
-        case: ScenarioFault, experiment: Experiment, harness_session: HarnessSession, scenario_report: ScenarioReport,
+        case: ScenarioFault, experiment: Experiment, harness_run: HarnessRun, scenario_report: ScenarioReport,
         pytestconfig: pytest.Config) -> None:
-    topology = harness_session.topology
+    topology = harness_run.topology
     users, timeout_s = pytestconfig.getoption("--users"), pytestconfig.getoption("--backup-timeout-s")
     start = experiment.timeline.now()
     experiment.baseline()
@@ -53,7 +53,7 @@ def test_a_full_backup_under_load_completes_and_keeps_the_business_running(
     with experiment.fault(spec, guards=[experiment.throughput_guard(before.tps or 0.0)],
                           duration_s=timeout_s + 60) as active:
         done, ended = experiment.await_operation(active, timeout_s)
-    experiment.measure("settle", experiment.windows.settle_s)
+    experiment.measure("settle", experiment.durations.settle_s)
     experiment.finish()
     during = window_stats(experiment, active.injected_at, ended, users)
     duration = done.finished_wall - done.started_wall if done.finished_wall and done.started_wall else None

@@ -31,11 +31,11 @@ import time
 from pathlib import Path
 from types import FrameType
 
-from harness.safety.identity import ProcessIdentity
 from harness.safety.journal import EntryBusy, Journal, JournalEntry, open_lock_file
 from harness.safety.revert import Builder, build_fault, revert_entry, topology_of
 from harness_kernel.errors import MissingCredentialError
 from harness_kernel.paths import private_dir
+from harness_kernel.procs import ProcessIdentity
 from harness_kernel.topology.credentials import resolve_secret
 
 log = logging.getLogger("harness.guardian")

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from faults.base import FaultSpec, deadman_marker
-from harness.safety.identity import ProcessIdentity, boot_id, start_ticks
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.paths import private_dir
+from harness_kernel.procs import ProcessIdentity, boot_id, start_ticks
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class HarnessSession:
+class HarnessRun:
     topology: Topology
     topology_source: str
     state_dir: Path

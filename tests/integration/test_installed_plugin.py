@@ -73,8 +73,8 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_plugs_into_any_pytest_project(t
     assert "role-move on database:sql-ag-01 via sqlserver" in s4.stdout, s4.stdout
     assert "ALTER AVAILABILITY GROUP [AG01] FAILOVER" in s4.stdout
     assert "dry-run: 1 fault(s) planned in 1 test(s)" in s4.stdout, s4.stdout
-    assert "harness_suites/test_s4_application_failover.py::test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit[planned]]" \
-        in s4.stdout, s4.stdout
+    planned = "test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit[planned]"
+    assert f"harness_suites/test_s4_application_failover.py::{planned}]" in s4.stdout, s4.stdout
     helped = run([str(venv / "bin" / "python"), "-m", "pytest", "--help"], cwd=project)
     for option in ("--topology", "--dry-run", "--allow-destructive", "--observe-s"):
         assert option in helped.stdout, f"the plugin's {option} must appear in pytest --help"

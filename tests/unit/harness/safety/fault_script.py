@@ -15,7 +15,7 @@ from pathlib import Path
 
 from faults.backends.process import ProcessFreeze
 from faults.base import FaultSpec, FaultState
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness.safety.runner import RunnerSettings
 from harness_kernel.history.timeline import Timeline
 from harness_kernel.topology.loader import load_topology
@@ -88,7 +88,7 @@ def main() -> None:
     # a background job (nohup, CI runners) inherits SIGINT ignored; a terminal's Ctrl-C is not
     signal.signal(signal.SIGINT, signal.default_int_handler)
     topology = load_topology(args.topology)
-    session = HarnessSession(topology=topology, topology_source=args.topology, state_dir=args.state,
+    session = HarnessRun(topology=topology, topology_source=args.topology, state_dir=args.state,
                              allow_destructive=True,
                              runner_settings=RunnerSettings(revert_timeout_s=args.revert_timeout, poll_interval_s=0.05,
                                                            settle_timeout_s=args.settle_timeout,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from faults.base import FaultSpec
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness.safety.runner import RunnerSettings
 from harness_kernel.errors import StopConditionTripped
 from harness_kernel.history.timeline import Timeline
@@ -25,8 +25,8 @@ from tests.unit.harness.safety.safety_support import FREEZE, ArmRecorder, LocalD
 SETTINGS = RunnerSettings(poll_interval_s=0.02, settle_timeout_s=5.0, revert_timeout_s=10.0, deadman_margin_s=60.0)
 
 
-def session_for(topology_file: Path, state: Path, settings: RunnerSettings = SETTINGS) -> HarnessSession:
-    return HarnessSession(topology=load_topology(topology_file), topology_source=str(topology_file), state_dir=state,
+def session_for(topology_file: Path, state: Path, settings: RunnerSettings = SETTINGS) -> HarnessRun:
+    return HarnessRun(topology=load_topology(topology_file), topology_source=str(topology_file), state_dir=state,
                           allow_destructive=True, runner_settings=settings)
 
 

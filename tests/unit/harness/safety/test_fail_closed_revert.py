@@ -17,7 +17,7 @@ import pytest
 
 from faults.backends.process import ProcessFreeze
 from harness.safety.journal import Journal, JournalEntry
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness.safety.runner import FaultRunner, RunnerSettings
 from harness_kernel.errors import RevertFailedError
 from harness_kernel.history.timeline import Timeline
@@ -28,8 +28,8 @@ from tests.unit.harness.safety.safety_support import FREEZE, ComesBack, FlakyChe
 FAST = RunnerSettings(poll_interval_s=0.02, revert_timeout_s=5.0, settle_timeout_s=5.0)
 
 
-def make_session(topology: Topology, source: Path, state: Path, settings: RunnerSettings = FAST) -> HarnessSession:
-    return HarnessSession(topology=topology, topology_source=str(source), state_dir=state, allow_destructive=True,
+def make_session(topology: Topology, source: Path, state: Path, settings: RunnerSettings = FAST) -> HarnessRun:
+    return HarnessRun(topology=topology, topology_source=str(source), state_dir=state, allow_destructive=True,
                           runner_settings=settings)
 
 

@@ -15,7 +15,7 @@ import pytest
 from faults.backends.process import ProcessFreeze
 from faults.base import FaultSpec, FaultState
 from harness.safety.guards import Deadline, ThroughputFloor
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness_kernel.errors import StopConditionTripped, TargetNotAllowedError
 from harness_kernel.history import EventKind
 from harness_kernel.history.timeline import Timeline
@@ -25,8 +25,8 @@ from tests.support.victim import Victim, write_topology
 FREEZE = FaultSpec(kind="process-freeze", target="process:victim")
 
 
-def make_session(topology: Topology, source: Path | str, state: Path) -> HarnessSession:
-    return HarnessSession(topology=topology, topology_source=str(source), state_dir=state, allow_destructive=True)
+def make_session(topology: Topology, source: Path | str, state: Path) -> HarnessRun:
+    return HarnessRun(topology=topology, topology_source=str(source), state_dir=state, allow_destructive=True)
 
 
 def journal_files(state: Path) -> list[Path]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.safety.run import HarnessSession
+from harness.safety.run import HarnessRun
 from harness.safety.runner import RunnerSettings
 from harness_kernel.errors import HarnessError, RevertFailedError, TargetBusyError
 from harness_kernel.history.timeline import Timeline
@@ -89,8 +89,8 @@ def vcenter_topology(path: Path, name: str, address: str) -> Path:
 def test_two_topology_files_naming_the_same_vcenter_cluster_share_one_lock(tmp_path, state):
     first = vcenter_topology(tmp_path / "a.yaml", "prod-stretched-01", "vc01.example.com")
     second = vcenter_topology(tmp_path / "b.yaml", "stretched-copy", "VC01.example.com")
-    one = HarnessSession(topology=load_topology(first), topology_source=str(first), state_dir=state)
-    two = HarnessSession(topology=load_topology(second), topology_source=str(second), state_dir=state)
+    one = HarnessRun(topology=load_topology(first), topology_source=str(first), state_dir=state)
+    two = HarnessRun(topology=load_topology(second), topology_source=str(second), state_dir=state)
     one.acquire()
     try:
         with pytest.raises(TargetBusyError, match=r"vc01\.example\.com"):
@@ -100,7 +100,7 @@ def test_two_topology_files_naming_the_same_vcenter_cluster_share_one_lock(tmp_p
 
 
 def test_after_a_failed_revert_the_session_injects_no_more_faults(topology, topology_file, state, victim: Victim):
-    session = HarnessSession(topology=topology, topology_source=str(topology_file), state_dir=state,
+    session = HarnessRun(topology=topology, topology_source=str(topology_file), state_dir=state,
                              allow_destructive=True,
                              runner_settings=RunnerSettings(poll_interval_s=0.02, revert_timeout_s=1.0))
     with pytest.raises(RevertFailedError), session.inject(Timeline(), Unrevertable(FREEZE, victim.pidfile, "/bin/sh")):

@@ -151,7 +151,8 @@ def test_an_entry_without_a_topology_snapshot_is_named_and_kept_never_rebuilt_fr
     entry.write_text(json.dumps(data))
     recovered = recover_cli(state)
     assert recovered.returncode != 0
-    assert f"journal entry {data['id']} (process-freeze on process:victim) has no topology snapshot" in recovered.stdout + recovered.stderr
+    said = recovered.stdout + recovered.stderr
+    assert f"journal entry {data['id']} (process-freeze on process:victim) has no topology snapshot" in said
     assert journal_files(state) == [entry], "what it could not revert stays for a person"
     assert victim.frozen(), "nothing guessed: the fault is left as the crash left it"
     entry.write_text(written)
