@@ -197,12 +197,12 @@ def topology_document(layout: LabLayout, endpoints: Endpoints) -> dict[str, Any]
 
 
 @dataclass(frozen=True)
-class Credentials:
+class LabCredentials:
     vcenter_password: str
     bmc_password: str
 
     @classmethod
-    def of_lab(cls, directory: Path) -> Credentials:
+    def of_lab(cls, directory: Path) -> LabCredentials:
         """This lab's credentials, generated once and kept (0600) so exported variables stay valid."""
         path = directory / "credentials.json"
         if path.exists():
@@ -251,7 +251,7 @@ class VsphereBinding:
                                     "HARNESS_TOOLS chooses the tools directory)")
         self.lab.up(timeout_s)
         self._prepare()
-        sdk, control = self._start_simulator(binary, Credentials.of_lab(self.directory))
+        sdk, control = self._start_simulator(binary, LabCredentials.of_lab(self.directory))
         return self.bind(sdk_url=sdk, control_url=control, started=started)
 
     def _prepare(self) -> None:
@@ -267,7 +267,7 @@ class VsphereBinding:
         """
         started = time.monotonic() if started is None else started
         self._prepare()
-        credentials = Credentials.of_lab(self.directory)
+        credentials = LabCredentials.of_lab(self.directory)
         redfish = self.emulator.start(prefix=self.lab.layout.prefix, hosts=hosts(), control_url=control_url,
                                       cert_file=self.ca.cert_file, key_file=self.ca.key_file, username=BMC_USER,
                                       password=credentials.bmc_password, pythonpath=str(CODE_ROOT))
@@ -287,7 +287,7 @@ class VsphereBinding:
             exports["HARNESS_LAB_DIR"] = str(self.lab.layout.state_dir)
         return Bound(self.topology_file, topology, exports, control_url, time.monotonic() - started)
 
-    def _start_simulator(self, binary: Path, credentials: Credentials) -> tuple[str, str]:
+    def _start_simulator(self, binary: Path, credentials: LabCredentials) -> tuple[str, str]:
         services = self.lab.services
         services.kill(SIM_SERVICE)
         ready = self.directory / "vsim-ready.json"

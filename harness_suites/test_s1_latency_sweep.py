@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 
 from faults.base import new_instance
-from harness.analysis.slo import Verdict, assert_verdicts
+from harness.analysis.slo import SloCheck, assert_verdicts
 from harness.experiment import Experiment
 from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
@@ -88,5 +88,5 @@ def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
                                     "verdict": table.extra_lines[0] if table.extra_lines else ""})
     lost = experiment.ledger.lost_count if experiment.ledger else None
     assert_verdicts([
-        Verdict(f"throughput measured at {s.rtt_ms:g} ms (TPS)", s.tps, ">", 0) for s in measured
-    ] + [Verdict.lost_commits(lost, topology.slo.lost_commits_max)])
+        SloCheck(f"throughput measured at {s.rtt_ms:g} ms (TPS)", s.tps, ">", 0) for s in measured
+    ] + [SloCheck.lost_commits(lost, topology.slo.lost_commits_max)])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.analysis.slo import Verdict, assert_verdicts
+from harness.analysis.slo import SloCheck, assert_verdicts
 from harness.experiment import Experiment
 from harness.plugin_state import plugin_state
 from harness.safety.run import HarnessRun
@@ -56,7 +56,7 @@ def test_the_business_recovers_to_a_steady_state_within_the_slo(
                                     "lost": fmt_lost(lost)})
     ratio = row.tps_after / row.tps_before if row.tps_after is not None and row.tps_before else None
     assert_verdicts([
-        Verdict("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio),
-        Verdict("time to recover to a steady state", row.recover_s, "<=", topology.slo.recovery_max_s, " s"),
-        Verdict.lost_commits(lost, topology.slo.lost_commits_max),
+        SloCheck("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio),
+        SloCheck("time to recover to a steady state", row.recover_s, "<=", topology.slo.recovery_max_s, " s"),
+        SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
     ])

@@ -10,14 +10,14 @@ import statistics
 
 import pytest
 
-from harness.analysis.slo import Verdict, assert_verdicts
+from harness.analysis.slo import SloCheck, assert_verdicts
 from harness.experiment import Experiment
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_kernel.history import EventKind
 from harness_suites.evidence import fmt, fmt_lost, tps_after
-from reports.scenario_tables import SiteFailure, s3_site_table
+from reports.scenario_tables import S3Row, s3_site_table
 
 SITE = ScenarioFault("site of the primary", Role.PRIMARY_SITE, {"lab": "site-failure", "vsphere": "site-power-off"})
 
@@ -38,7 +38,7 @@ def test_the_surviving_site_takes_over_within_the_slo(
     site_after = cluster.site_of(findings.primary_after)
     impact = findings.impact
     detected = experiment.timeline.events(EventKind.DETECTED)
-    row = SiteFailure(
+    row = S3Row(
         site=findings.spec.target.removeprefix("site:"), tps_before=impact.baseline.mean, tps_after=tps_after(findings),
         p95_before_ms=p95(experiment, impact.baseline.start, impact.baseline.end),
         p95_after_ms=p95(experiment, (impact.after or impact.baseline).start, (impact.after or impact.baseline).end)
@@ -55,8 +55,8 @@ def test_the_surviving_site_takes_over_within_the_slo(
                                     "lost": fmt_lost(lost)})
     ratio = row.tps_after / row.tps_before if row.tps_after is not None and row.tps_before else None
     assert_verdicts([
-        Verdict("failover duration", row.failover_s, "<=", topology.slo.failover_max_s, " s"),
-        Verdict("serving from the other site (1 = yes)", float(site_after != row.site), ">=", 1),
-        Verdict("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio),
-        Verdict.lost_commits(lost, topology.slo.lost_commits_max),
+        SloCheck("failover duration", row.failover_s, "<=", topology.slo.failover_max_s, " s"),
+        SloCheck("serving from the other site (1 = yes)", float(site_after != row.site), ">=", 1),
+        SloCheck("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio),
+        SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
     ])

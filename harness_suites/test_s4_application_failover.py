@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from harness.analysis.slo import Verdict, assert_verdicts
+from harness.analysis.slo import SloCheck, assert_verdicts
 from harness.experiment import Experiment
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_suites.evidence import fmt, fmt_lost, forecast_beside_measured
-from reports.scenario_tables import FailoverPhases, s4_failover_table
+from reports.scenario_tables import S4Row, s4_failover_table
 
 UNPLANNED = ScenarioFault("unplanned: the active node's host fails", Role.PRIMARY_HOST,
                           {"lab": "host-crash", "vsphere": "host-power-off"})
@@ -34,7 +34,7 @@ def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
     findings = experiment.run_failure(lambda cluster: fault.resolve(cluster, topology))
     phases = findings.phases
     lost = experiment.ledger.lost_count if experiment.ledger else None
-    table = s4_failover_table([FailoverPhases(
+    table = s4_failover_table([S4Row(
         kind=fault.label, detect_s=phases.detect_s, promote_s=phases.promote_s,
         first_commit_s=phases.first_commit_after_promote_s, total_s=phases.total_s,
         client_reconnect_s=phases.client_rto_s, lost_commits=lost,
@@ -47,9 +47,9 @@ def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
                                     **forecast_beside_measured(findings.forecast, phases.detect_s, phases.client_rto_s)})
     limit = topology.slo.planned_failover_max_s if fault is PLANNED else topology.slo.failover_max_s
     assert_verdicts([
-        Verdict("failover duration (in effect to first commit)", phases.total_s, "<=", limit, " s"),
-        Verdict.lost_commits(lost, topology.slo.lost_commits_max),
-        Verdict("the role moved (1 = another node is primary)",
+        SloCheck("failover duration (in effect to first commit)", phases.total_s, "<=", limit, " s"),
+        SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
+        SloCheck("the role moved (1 = another node is primary)",
                 float(findings.primary_after != findings.primary_before), ">=", 1),
     ])
 
@@ -67,7 +67,7 @@ def test_losing_the_standby_stalls_the_workload_no_longer_than_tolerated(
                            title=f"S4 {fault.label}", table=None,
                            numbers={"stall": fmt(stall, " s", 2), "lost": fmt_lost(lost)})
     assert_verdicts([
-        Verdict("write stall while the standby is lost", stall, "<=", topology.slo.non_primary_stall_max_s, " s"),
-        Verdict.lost_commits(lost, topology.slo.lost_commits_max),
-        Verdict("the primary stayed (1 = same node)", float(findings.primary_after == findings.primary_before), ">=", 1),
+        SloCheck("write stall while the standby is lost", stall, "<=", topology.slo.non_primary_stall_max_s, " s"),
+        SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
+        SloCheck("the primary stayed (1 = same node)", float(findings.primary_after == findings.primary_before), ">=", 1),
     ])

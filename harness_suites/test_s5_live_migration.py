@@ -18,7 +18,7 @@ import pytest
 
 from faults.base import Evidential, FaultSpec, new_instance
 from harness.analysis.phases import longest_gap_within
-from harness.analysis.slo import Verdict, assert_verdicts
+from harness.analysis.slo import SloCheck, assert_verdicts
 from harness.experiment import Experiment
 from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
@@ -98,10 +98,10 @@ def test_a_live_migration_across_sites_keeps_the_business_running(
                                                            f"{fmt(s.stun_s, ' s', 2)}" for s in measured},
                                     "lost": fmt_lost(lost)})
     assert_verdicts([
-        *(Verdict(f"TPS after / before at {s.rtt_ms:g} ms", s.tps_after / s.tps_before
+        *(SloCheck(f"TPS after / before at {s.rtt_ms:g} ms", s.tps_after / s.tps_before
                   if s.tps_after is not None and s.tps_before else None, ">=", topology.slo.tps_after_min_ratio)
           for s in measured),
-        *(Verdict(f"stun seen by clients at {s.rtt_ms:g} ms", s.stun_s or 0.0, "<=",
+        *(SloCheck(f"stun seen by clients at {s.rtt_ms:g} ms", s.stun_s or 0.0, "<=",
                   topology.slo.non_primary_stall_max_s, " s") for s in measured),
-        Verdict.lost_commits(lost, topology.slo.lost_commits_max),
+        SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
     ])

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from faults.base import new_instance
-from harness.analysis.slo import Verdict, assert_verdicts
+from harness.analysis.slo import SloCheck, assert_verdicts
 from harness.clusters import Cluster, Provisioned
 from harness.experiment import Experiment, PhaseDurations
 from harness.fixtures import heal_or_rebuild, new_experiment
@@ -208,11 +208,11 @@ def test_mixed_workloads_interfere_within_the_slo_with_all_nodes_and_with_one_lo
                                                      f"IOPS {fmt(r.iops_alone, '', 0)} -> {fmt(r.iops_mixed, '', 0)}"
                                     for r in runs})
     assert_verdicts([
-        *(Verdict(f"{r.configuration}: TPS mixed / alone", r.tps_mixed / r.tps_alone
+        *(SloCheck(f"{r.configuration}: TPS mixed / alone", r.tps_mixed / r.tps_alone
                   if r.tps_mixed is not None and r.tps_alone else None, ">=", topology.slo.tps_after_min_ratio)
           for r in runs),
-        Verdict("I/O workload measured in every phase (IOPS)", min(r.iops_mixed or 0.0 for r in runs), ">", 0),
-        Verdict(f"{last.configuration}: OLTP measured (TPS)", last.tps_mixed, ">", 0),
+        SloCheck("I/O workload measured in every phase (IOPS)", min(r.iops_mixed or 0.0 for r in runs), ">", 0),
+        SloCheck(f"{last.configuration}: OLTP measured (TPS)", last.tps_mixed, ">", 0),
     ])
 
 
@@ -257,12 +257,12 @@ def test_the_mail_workload_is_held_for_a_whole_window_with_one_node_lost_and_not
                                                 f"{fmt(total.log_write.mean_ms, ' ms', 2)}"})
     assert stopped.clean, f"the mail workload did not end cleanly: {stopped}"
     assert_verdicts([
-        Verdict("mail databases measured through the soak (IOPS)", total.db_iops, ">", 0),
-        Verdict("mail logs written through the soak (writes/s)", total.log_iops, ">", 0),
-        *(Verdict(f"{r.name}: database read latency (ms)", r.db_read.mean_ms, "<=", float(options.mail_db_read_ms))
+        SloCheck("mail databases measured through the soak (IOPS)", total.db_iops, ">", 0),
+        SloCheck("mail logs written through the soak (writes/s)", total.log_iops, ">", 0),
+        *(SloCheck(f"{r.name}: database read latency (ms)", r.db_read.mean_ms, "<=", float(options.mail_db_read_ms))
           for r in results.instances if options.mail_db_read_ms is not None),
-        *(Verdict(f"{r.name}: log write latency (ms)", r.log_write.mean_ms, "<=", float(options.mail_log_write_ms))
+        *(SloCheck(f"{r.name}: log write latency (ms)", r.log_write.mean_ms, "<=", float(options.mail_log_write_ms))
           for r in results.instances if options.mail_log_write_ms is not None),
-        Verdict.lost_commits(experiment.ledger.lost_count if experiment.ledger else None,
+        SloCheck.lost_commits(experiment.ledger.lost_count if experiment.ledger else None,
                              topology.slo.lost_commits_max),
     ])

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from reports.tables import Cell, Column, Table, Threshold, Verdict
+from reports.tables import Cell, CellVerdict, Column, Table, Threshold
 from workloads.mail import InstanceResult, MailResults
 
 
@@ -62,7 +62,7 @@ def _recommended_rtt(table: Table) -> str:
     """The largest RTT up to which every step passes: the figure a design review asks for."""
     best: Cell = None
     for row in table.rows:
-        if table.row_verdict(row) is Verdict.FAIL:
+        if table.row_verdict(row) is CellVerdict.FAIL:
             break
         best = row["rtt_ms"]
     if best is None:
@@ -109,7 +109,7 @@ def s2_failure_table(failures: Sequence[ComponentFailure], *, min_tps_after_pct:
 # --- S3: site failure -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class SiteFailure:
+class S3Row:
     site: str
     tps_before: float
     tps_after: float | None
@@ -119,7 +119,7 @@ class SiteFailure:
     restarted: str = ""
 
 
-def s3_site_table(failures: Sequence[SiteFailure], *, min_tps_after_pct: float = 80.0, max_failover_s: float = 35.0,
+def s3_site_table(failures: Sequence[S3Row], *, min_tps_after_pct: float = 80.0, max_failover_s: float = 35.0,
                   title: str = "S3 site failure") -> Table:
     rows: list[dict[str, Cell]] = [
         {"site": f.site, "tps_before": f.tps_before, "tps_after": f.tps_after,
@@ -137,7 +137,7 @@ def s3_site_table(failures: Sequence[SiteFailure], *, min_tps_after_pct: float =
 # --- S4: application failover ---------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class FailoverPhases:
+class S4Row:
     """Phase durations in seconds, measured from the fault being in effect."""
 
     kind: str
@@ -151,7 +151,7 @@ class FailoverPhases:
     listener_s: float | None = None
 
 
-def s4_failover_table(runs: Sequence[FailoverPhases], *, max_total_s: float = 35.0, max_lost_commits: int = 0,
+def s4_failover_table(runs: Sequence[S4Row], *, max_total_s: float = 35.0, max_lost_commits: int = 0,
                       title: str = "S4 application failover") -> Table:
     rows: list[dict[str, Cell]] = [
         {"kind": r.kind, "detect_s": r.detect_s, "promote_s": r.promote_s, "databases_online_s": r.databases_online_s,

@@ -23,7 +23,9 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 }
 
 
-class Verdict(StrEnum):
+class CellVerdict(StrEnum):
+    """What a table's threshold says of one cell, a row or the table."""
+
     PASS = "pass"
     FAIL = "fail"
     NOT_JUDGED = "not judged"
@@ -50,10 +52,10 @@ class Threshold:
     limit: float
     name: str = ""
 
-    def check(self, value: Cell) -> Verdict:
+    def check(self, value: Cell) -> CellVerdict:
         if not isinstance(value, int | float):
-            return Verdict.NOT_JUDGED
-        return Verdict.PASS if _OPS[self.op](float(value), self.limit) else Verdict.FAIL
+            return CellVerdict.NOT_JUDGED
+        return CellVerdict.PASS if _OPS[self.op](float(value), self.limit) else CellVerdict.FAIL
 
     def describe(self, columns: Sequence[Column]) -> str:
         title = next((c.title for c in columns if c.key == self.column), self.column)
@@ -72,11 +74,11 @@ class Table:
     # False for a sweep: each step is judged, and its outcome is a figure (in extra_lines), not pass/fail
     overall_verdict: bool = True
 
-    def cell_verdict(self, row: Mapping[str, Cell], key: str) -> Verdict:
+    def cell_verdict(self, row: Mapping[str, Cell], key: str) -> CellVerdict:
         verdicts = [t.check(row.get(key)) for t in self.thresholds if t.column == key]
         return _combine(verdicts)
 
-    def row_verdict(self, row: Mapping[str, Cell]) -> Verdict:
+    def row_verdict(self, row: Mapping[str, Cell]) -> CellVerdict:
         return _combine([t.check(row.get(t.column)) for t in self.thresholds])
 
     def failures(self) -> list[str]:
@@ -85,23 +87,23 @@ class Table:
         label = self.columns[0]
         for row in self.rows:
             for t in self.thresholds:
-                if t.check(row.get(t.column)) is Verdict.FAIL:
+                if t.check(row.get(t.column)) is CellVerdict.FAIL:
                     was = format_cell(self._column(t.column), row.get(t.column))
                     found.append(f"{format_cell(label, row.get(label.key))}: {t.describe(self.columns)} (was {was})")
         return found
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> CellVerdict:
         return _combine([self.row_verdict(row) for row in self.rows])
 
     def _column(self, key: str) -> Column:
         return next((c for c in self.columns if c.key == key), Column(key, key))
 
 
-def _combine(verdicts: Sequence[Verdict]) -> Verdict:
-    if Verdict.FAIL in verdicts:
-        return Verdict.FAIL
-    return Verdict.PASS if Verdict.PASS in verdicts else Verdict.NOT_JUDGED
+def _combine(verdicts: Sequence[CellVerdict]) -> CellVerdict:
+    if CellVerdict.FAIL in verdicts:
+        return CellVerdict.FAIL
+    return CellVerdict.PASS if CellVerdict.PASS in verdicts else CellVerdict.NOT_JUDGED
 
 
 def format_cell(column: Column, value: Cell) -> str:
@@ -126,11 +128,11 @@ def to_html_fragment(table: Table) -> str:
         for column in table.columns:
             classes = ["text"] if column.text else []
             verdict = table.cell_verdict(row, column.key)
-            classes += [verdict.value] if verdict is not Verdict.NOT_JUDGED else []
+            classes += [verdict.value] if verdict is not CellVerdict.NOT_JUDGED else []
             cells.append(f"<td class='{' '.join(classes)}'>{esc(format_cell(column, row.get(column.key)))}</td>")
         if table.verdict_column:
             verdict = table.row_verdict(row)
-            css = f"text {verdict.value}" if verdict is not Verdict.NOT_JUDGED else "text"
+            css = f"text {verdict.value}" if verdict is not CellVerdict.NOT_JUDGED else "text"
             cells.append(f"<td class='{css}'>{esc(verdict.value.upper())}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     overall = table.verdict
@@ -164,7 +166,7 @@ def to_markdown(table: Table) -> str:
         cells = [format_cell(c, row.get(c.key)) for c in table.columns]
         if table.verdict_column:
             verdict = table.row_verdict(row)
-            cells.append(verdict.value.upper() if verdict is not Verdict.NOT_JUDGED else "—")
+            cells.append(verdict.value.upper() if verdict is not CellVerdict.NOT_JUDGED else "—")
         lines.append("| " + " | ".join(_md_escape(c) for c in cells) + " |")
     lines += [""] + [f"**{line}**" for line in table.extra_lines] + ([""] if table.extra_lines else [])
     if table.thresholds:

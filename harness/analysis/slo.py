@@ -10,7 +10,9 @@ _OPS: dict[str, Callable[[float, float], bool]] = {"<=": operator.le, "<": opera
 
 
 @dataclass(frozen=True)
-class Verdict:
+class SloCheck:
+    """One service-level threshold judged against what was measured (the run's verdict combines them)."""
+
     name: str
     measured: float | None
     op: str
@@ -19,7 +21,7 @@ class Verdict:
     not_judged: str | None = None  # why this run cannot judge it (e.g. an observe-only workload keeps no ledger)
 
     @classmethod
-    def lost_commits(cls, lost: int | None, maximum: int) -> Verdict:
+    def lost_commits(cls, lost: int | None, maximum: int) -> SloCheck:
         """Acknowledged commits lost; not judged (and said so) when no workload kept a ledger."""
         return cls("acknowledged commits lost", lost, "<=", maximum,
                    not_judged=None if lost is not None else "no ledger: observe-only workload")
@@ -38,7 +40,7 @@ class Verdict:
         return f"{self.name}: {shown} (required {self.op} {self.threshold:g}{self.unit}) {mark}"
 
 
-def assert_verdicts(verdicts: Sequence[Verdict]) -> None:
+def assert_verdicts(verdicts: Sequence[SloCheck]) -> None:
     """One AssertionError (a test *failure*: the product missed its SLO) listing every miss."""
     failed = [v for v in verdicts if not v.passed]
     if failed:

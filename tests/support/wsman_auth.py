@@ -164,7 +164,7 @@ def _channel_binding_of(authenticate: bytes) -> bytes | None:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class AuthStep:
     """What the listener does with a request's Authorization: serve it, or answer 401 with `challenge`."""
 
     challenge: str | None = None  # the WWW-Authenticate value of a 401; None: serve the request
@@ -195,41 +195,41 @@ class NtlmLogin:
     def reset(self) -> None:
         self.context = None
 
-    def step(self, authorization: str | None) -> Verdict:
+    def step(self, authorization: str | None) -> AuthStep:
         if authorization is None:
-            return Verdict() if self.complete else Verdict(SCHEME)
+            return AuthStep() if self.complete else AuthStep(SCHEME)
         scheme, _, data = authorization.partition(" ")
         if scheme != SCHEME:
-            return Verdict(SCHEME, f"the {scheme} scheme, not {SCHEME}")
+            return AuthStep(SCHEME, f"the {scheme} scheme, not {SCHEME}")
         try:
             token = base64.b64decode(data, validate=True)
         except ValueError:
             token = b""
         if not token.startswith(NTLM_SIGNATURE) or len(token) < 12:
-            return Verdict(SCHEME, "not an NTLM token")
+            return AuthStep(SCHEME, "not an NTLM token")
         message_type = struct.unpack_from("<I", token, 8)[0]
         if message_type == 1:  # NEGOTIATE_MESSAGE: a new handshake, on a new connection or after a refusal
             self.context = spnego.server(protocol="ntlm", options=spnego.NegotiateOptions.use_ntlm,
                                          channel_bindings=self.bindings)
             challenge = self.context.step(token) or b""
-            return Verdict(f"{SCHEME} {base64.b64encode(challenge).decode()}")
+            return AuthStep(f"{SCHEME} {base64.b64encode(challenge).decode()}")
         if message_type != 3 or self.context is None or self.context.complete:
             self.reset()
-            return Verdict(SCHEME, "an NTLM message out of order")
+            return AuthStep(SCHEME, "an NTLM message out of order")
         if self.bindings is not None:  # CbtHardeningLevel Strict: absent and all-zero both mean "no binding"
             bound = _channel_binding_of(token)
             if bound is None or bound == bytes(len(bound)):
                 self.reset()
-                return Verdict(SCHEME, "channel binding absent")
+                return AuthStep(SCHEME, "channel binding absent")
         try:
             self.context.step(token)
         except BadBindingsError:
             self.reset()
-            return Verdict(SCHEME, "channel binding mismatch")
+            return AuthStep(SCHEME, "channel binding mismatch")
         except SpnegoError:
             self.reset()
-            return Verdict(SCHEME, "credentials")
-        return Verdict(user=self.context.client_principal)
+            return AuthStep(SCHEME, "credentials")
+        return AuthStep(user=self.context.client_principal)
 
 
 def content_type() -> str:

@@ -16,8 +16,8 @@ from harness_lab.esxi import EsxiEndpoint
 from harness_lab.layout import LabLayout
 from harness_lab.redfish_emulator import system_id
 from harness_lab.vsphere import (
-    Credentials,
     Endpoints,
+    LabCredentials,
     disk_group,
     env_names,
     simulator_config,
@@ -68,11 +68,11 @@ def test_the_generated_topology_validates_as_a_document_bound_to_the_lab(layout:
 
 
 def test_no_secret_is_in_the_topology(layout: LabLayout, tmp_path: Path) -> None:
-    credentials = Credentials.of_lab(tmp_path)
+    credentials = LabCredentials.of_lab(tmp_path)
     text = yaml.safe_dump(topology_document(layout, endpoints(tmp_path)))
     assert credentials.vcenter_password not in text and credentials.bmc_password not in text
     assert stat.S_IMODE((tmp_path / "credentials.json").stat().st_mode) == 0o600
-    assert Credentials.of_lab(tmp_path) == credentials  # kept: exported variables stay valid
+    assert LabCredentials.of_lab(tmp_path) == credentials  # kept: exported variables stay valid
 
 
 def test_the_simulator_config_follows_the_contract(tmp_path: Path) -> None:

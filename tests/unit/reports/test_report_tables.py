@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from reports.scenario_tables import (
     ComponentFailure,
-    FailoverPhases,
     LatencyStep,
-    SiteFailure,
+    S3Row,
+    S4Row,
     s1_latency_table,
     s2_failure_table,
     s3_site_table,
     s4_failover_table,
 )
-from reports.tables import Verdict, to_html, to_markdown
+from reports.tables import CellVerdict, to_html, to_markdown
 
 # The published figures of scenarios.md, used as recorded rows.
 S1_STEPS = [LatencyStep(0, 4764, 33.1), LatencyStep(2, 4413, 35.7), LatencyStep(4, 4278, 36.8), LatencyStep(8, 3196, 49.7)]
@@ -24,7 +24,7 @@ def test_s1_percent_of_baseline_and_recommended_rtt() -> None:
     table = s1_latency_table(S1_STEPS, min_tps_pct=85)
     assert [round(float(r["tps_pct"] or 0), 1) for r in table.rows] == [100.0, 92.6, 89.8, 67.1]
     assert table.extra_lines == ("Recommended max RTT: 4 ms",)
-    assert table.verdict is Verdict.FAIL
+    assert table.verdict is CellVerdict.FAIL
     assert table.failures() == ["8: throughput kept: TPS % of baseline >= 85 (was 67.1)"]
 
 
@@ -39,7 +39,7 @@ def test_a_sweep_reads_as_its_recommendation_not_as_an_overall_fail() -> None:
 def test_s2_drop_and_recovery_thresholds() -> None:
     table = s2_failure_table(S2_FAILURES, min_tps_after_pct=85, max_recover_s=600)
     verdicts = [table.row_verdict(r) for r in table.rows]
-    assert verdicts == [Verdict.PASS, Verdict.PASS, Verdict.FAIL]  # host: 16.3 % drop and 715 s
+    assert verdicts == [CellVerdict.PASS, CellVerdict.PASS, CellVerdict.FAIL]  # host: 16.3 % drop and 715 s
     assert round(float(table.rows[2]["drop_pct"] or 0), 1) == 16.3
 
 
@@ -52,16 +52,16 @@ def test_html_is_self_contained_and_coloured() -> None:
 
 
 def test_markdown_matches_verdicts() -> None:
-    md = to_markdown(s4_failover_table([FailoverPhases("planned", 1.0, 0.5, 0.3, 1.8, 2.1, 0),
-                                        FailoverPhases("unplanned", 4.0, 15.0, 30.0, 54.0, 55.0, 0)]))
+    md = to_markdown(s4_failover_table([S4Row("planned", 1.0, 0.5, 0.3, 1.8, 2.1, 0),
+                                        S4Row("unplanned", 4.0, 15.0, 30.0, 54.0, 55.0, 0)]))
     lines = [line for line in md.splitlines() if line.startswith("| ")]
     assert lines[1].endswith("| PASS |") and lines[2].endswith("| FAIL |")
     assert "**Verdict: FAIL**" in md
 
 
 def test_missing_measurement_is_not_judged() -> None:
-    table = s3_site_table([SiteFailure("site-a", 7743, None, 20.0, None, None)])
-    assert table.verdict is Verdict.NOT_JUDGED
+    table = s3_site_table([S3Row("site-a", 7743, None, 20.0, None, None)])
+    assert table.verdict is CellVerdict.NOT_JUDGED
     assert "—" in to_markdown(table)
 
 

@@ -10,7 +10,7 @@ from reports.scenario_tables import (
     s6_interference_table,
     s7_backup_table,
 )
-from reports.tables import Verdict, to_markdown
+from reports.tables import CellVerdict, to_markdown
 
 
 def test_s5_after_share_and_stun_are_judged_per_step() -> None:
@@ -19,7 +19,7 @@ def test_s5_after_share_and_stun_are_judged_per_step() -> None:
     table = s5_migration_table(steps, min_tps_after_pct=80, max_stun_s=5, notes=("modelled: stun_s=1",))
     assert [r["rtt_ms"] for r in table.rows] == [1, 2, 4], "steps in RTT order"
     assert [round(float(r["after_pct"] or 0), 1) for r in table.rows] == [100.0, 76.7, 98.3]
-    assert [table.row_verdict(r) for r in table.rows] == [Verdict.PASS, Verdict.FAIL, Verdict.PASS]
+    assert [table.row_verdict(r) for r in table.rows] == [CellVerdict.PASS, CellVerdict.FAIL, CellVerdict.PASS]
     assert table.failures() == ["2: TPS after: after % of before >= 80 (was 76.7)",
                                 "2: tolerated stall: stun seen by clients (s) <= 5 (was 6.50)"]
     markdown = to_markdown(table)
@@ -32,14 +32,14 @@ def test_s6_reproduces_the_published_interference_line() -> None:
     row = table.rows[0]
     assert round(float(row["tps_change"] or 0), 2) == -3.81
     assert round(float(row["iops_change"] or 0), 2) == -12.0
-    assert table.verdict is Verdict.PASS
+    assert table.verdict is CellVerdict.PASS
 
 
 def test_s6_fails_a_configuration_that_loses_more_tps_than_the_slo_allows() -> None:
     runs = [Interference("all nodes", 1000, 950, 8, 8.4, 400, 400, 0.1, 0.2),
             Interference("N-1: host-b down", 1500, 1100, 5, 7, 400, 390, 0.1, 0.3)]
     table = s6_interference_table(runs, min_tps_kept_pct=80, notes=("lab note",))
-    assert [table.row_verdict(r) for r in table.rows] == [Verdict.PASS, Verdict.FAIL]
+    assert [table.row_verdict(r) for r in table.rows] == [CellVerdict.PASS, CellVerdict.FAIL]
     assert "lab note" in to_markdown(table)
 
 
@@ -51,4 +51,4 @@ def test_s7_throughput_impact_and_an_incomplete_backup() -> None:
     assert round(float(done["mb_s"] or 0), 2) == 4.07
     assert round(float(done["tps_change"] or 0), 2) == -8.26
     assert stopped["mb_s"] is None
-    assert [table.row_verdict(r) for r in table.rows] == [Verdict.PASS, Verdict.FAIL]
+    assert [table.row_verdict(r) for r in table.rows] == [CellVerdict.PASS, CellVerdict.FAIL]

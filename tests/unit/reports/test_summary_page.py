@@ -13,12 +13,12 @@ from reports.allure.results_read import RecordedTest
 from reports.allure.staging import stage
 from reports.regression import RegressionRule, judge, night_of
 from reports.scenario_record import scenario_record
-from reports.scenario_tables import FailoverPhases, s4_failover_table
+from reports.scenario_tables import S4Row, s4_failover_table
 from reports.summary_page import SummaryInput, render, sparkline
 
 
 def s4_run(uuid: str, total_s: float, status: str = "passed") -> RecordedTest:
-    table = s4_failover_table([FailoverPhases("unplanned", 1.6, 3.3, 0.9, total_s, total_s, 0)], max_total_s=35)
+    table = s4_failover_table([S4Row("unplanned", 1.6, 3.3, 0.9, total_s, total_s, 0)], max_total_s=35)
     record = scenario_record("S4", "S4 · unplanned on host-a", fault_kind="host-crash", target="host:host-a",
                              mechanism="host-crash via lab", table=table, numbers={"failover": f"{total_s} s"})
     return RecordedTest(uuid=uuid, title=record.title, full_name="harness_suites.test_s4#t", status=status, start=1000,

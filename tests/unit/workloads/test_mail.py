@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reports.scenario_tables import esrp_table
-from reports.tables import Verdict
+from reports.tables import CellVerdict
 from workloads.mail import MailInstance, MailJob, MailResults, even_instances
 
 DATA = Path(__file__).parent / "data"
@@ -72,10 +72,10 @@ def test_a_job_missing_from_the_report_reads_as_not_measured_not_as_zero_latency
 def test_the_esrp_table_is_judged_only_where_the_user_set_a_limit() -> None:
     results = MailResults.of(even_instances(2, 200, 100), reports())
     unjudged = esrp_table(results, configuration="N-1", window_s=6)
-    assert unjudged.verdict is Verdict.NOT_JUDGED and not unjudged.verdict_column
+    assert unjudged.verdict is CellVerdict.NOT_JUDGED and not unjudged.verdict_column
     assert [r["instance"] for r in unjudged.rows] == ["mbx1", "mbx2", "all instances"]
     assert any("no latency limit set" in note for note in unjudged.notes)
     judged = esrp_table(results, configuration="N-1", window_s=6, db_read_max_ms=0.15, log_write_max_ms=10)
-    assert judged.verdict is Verdict.FAIL
+    assert judged.verdict is CellVerdict.FAIL
     assert judged.failures() == ["mbx1: database read latency: DB read avg (ms) <= 0.15 (was 0.17)",
                                  "all instances: database read latency: DB read avg (ms) <= 0.15 (was 0.15)"]

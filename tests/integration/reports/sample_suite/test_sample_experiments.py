@@ -23,7 +23,7 @@ from reports.allure.steps import (
     link_change_ticket,
     phase,
 )
-from reports.scenario_tables import ComponentFailure, FailoverPhases, s2_failure_table, s4_failover_table
+from reports.scenario_tables import ComponentFailure, S4Row, s2_failure_table, s4_failover_table
 from tests.integration.reports.sample_suite.experiment import LedgerRun, LedgerWorkload, exclusive_lock
 
 LOCK_S = float(os.environ.get("SAMPLE_LOCK_S", "1.2"))
@@ -87,7 +87,7 @@ def test_lock_failover_too_slow(tmp_path: Path, request: pytest.FixtureRequest) 
     assert in_effect is not None and reverted is not None
     first_commit = run.timeline.first(EventKind.FIRST_COMMIT)
     total = None if first_commit is None else first_commit.t - in_effect.t
-    table = s4_failover_table([FailoverPhases("unplanned (lock)", None, None, None, total, total, 0)], max_total_s=0.2)
+    table = s4_failover_table([S4Row("unplanned (lock)", None, None, None, total, total, 0)], max_total_s=0.2)
     attach_evidence(Evidence(run.timeline, run.series, table=table, title="S4 ledger lock"))
     request.node.user_properties.append(("numbers", {"failover s": f"{total:.1f}" if total else "none"}))
     assert not table.failures(), "SLO violated: " + "; ".join(table.failures())

@@ -10,7 +10,7 @@ from harness.analysis.align import align
 from harness.analysis.impact import impact
 from harness.analysis.phases import failover_phases
 from harness.analysis.resync import completed_at, eta_accuracy, mean_rate_bps, progress
-from harness.analysis.slo import Verdict, assert_verdicts
+from harness.analysis.slo import SloCheck, assert_verdicts
 from harness.analysis.steady import SteadyBand, recovered_at, segments
 from harness_kernel.history import EventKind
 from harness_kernel.history.series import SecondPoint
@@ -100,8 +100,8 @@ def test_resync_rate_eta_and_eta_accuracy():
 
 
 def test_slo_verdicts_fail_with_every_miss_named():
-    verdicts = [Verdict("failover", 41.0, "<=", 35, " s"), Verdict("lost commits", 0, "<=", 0),
-                Verdict("TPS after / before", None, ">=", 0.8)]
+    verdicts = [SloCheck("failover", 41.0, "<=", 35, " s"), SloCheck("lost commits", 0, "<=", 0),
+                SloCheck("TPS after / before", None, ">=", 0.8)]
     with pytest.raises(AssertionError) as caught:
         assert_verdicts(verdicts)
     message = str(caught.value)
