@@ -42,13 +42,13 @@ BACKENDS: dict[tuple[str, str], str] = {
     ("latency", "router"): "faults.backends.router:RouterLatency",
     ("host-power-off", "redfish"): "faults.backends.redfish:HostPowerOff",
     ("site-power-off", "redfish"): "faults.backends.redfish:SitePowerOff",
-    ("host-power-off", "vsphere"): "faults.backends.vsphere:HostShutdown",
-    ("host-maintenance", "vsphere"): "faults.backends.vsphere:HostMaintenance",
-    ("vm-migrate", "vsphere"): "faults.backends.vsphere:VmMigrate",
-    ("disk-failure", "vsan"): "faults.backends.vsan:DiskFailure",
-    ("disk-group-failure", "vsan"): "faults.backends.vsan:DiskGroupFailure",
-    ("role-move", "sqlserver"): "faults.backends.sqlserver:AgFailover",
-    ("role-move", "wsfc"): "faults.backends.wsfc:FciRoleMove",
+    ("host-power-off", "vsphere"): "faults.backends.vsphere.faults:HostShutdown",
+    ("host-maintenance", "vsphere"): "faults.backends.vsphere.faults:HostMaintenance",
+    ("vm-migrate", "vsphere"): "faults.backends.vsphere.faults:VmMigrate",
+    ("disk-failure", "vsan"): "faults.backends.vsan.faults:DiskFailure",
+    ("disk-group-failure", "vsan"): "faults.backends.vsan.faults:DiskGroupFailure",
+    ("role-move", "sqlserver"): "faults.backends.sqlserver.faults:AgFailover",
+    ("role-move", "wsfc"): "faults.backends.wsfc.faults:FciRoleMove",
 }
 
 # The optional extra that brings a platform's SDK, named when its import fails.

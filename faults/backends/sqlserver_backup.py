@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.backends.sqlserver import AvailabilityGroup, bracketed
+from faults.backends.sqlserver.probes import AvailabilityGroup, bracketed
 from faults.base import FaultPlan, FaultSpec, FaultState, OperationProgress, UnknownState
 from faults.kinds import BackupParams, Params
 from faults.transports import powershell

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from faults.backends.role_move import other_site_first
-from faults.backends.sqlserver import AvailabilityGroup, RoleChange
-from faults.backends.wsfc import ClusterEvent, DetectionSettings, FailoverCluster
+from faults.backends.sqlserver.probes import AvailabilityGroup, RoleChange
+from faults.backends.wsfc.probes import ClusterEvent, DetectionSettings, FailoverCluster
 from harness.clusters import FailoverForecast, ResyncSample
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.history import EventKind
@@ -34,7 +34,7 @@ from harness_kernel.topology.models import Database, DatabaseNode, Topology
 from workloads.oltp import ConnectionSettings, Credentials, Dialect, Endpoint, TSqlDialect
 
 HEALTH_POLL_S = 2.0
-# Microsoft-Windows-FailoverClustering/Operational event ids, as faults.backends.wsfc reads them
+# Microsoft-Windows-FailoverClustering/Operational event ids, as faults.backends.wsfc.probes reads them
 NODE_REMOVED, RESOURCE_FAILED, QUORUM_LOST, ROLE_MOVING, ROLE_ONLINE = 1135, 1069, 1177, 1641, 1201
 DETECTION_EVENTS = (NODE_REMOVED, RESOURCE_FAILED, QUORUM_LOST)
 

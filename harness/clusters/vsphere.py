@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faults.backends import vsphere
-from faults.backends.vsan import HealthJudged, VsanCluster, VsanQuiet
+from faults.backends.vsan.probes import HealthJudged, VsanCluster, VsanQuiet
+from faults.backends.vsphere import probes as vsphere
 from faults.transports.vcenter import VCenterSession
 from harness.clusters import Cluster, DataDevice, FailoverForecast, Forecasting, Provisioned, ResyncSample, load_part
 from harness_kernel.errors import ConfigError, HarnessError

@@ -12,7 +12,8 @@ import time
 import pytest
 
 from faults import registry
-from faults.backends.sqlserver import AgFailover, AvailabilityGroup, fci_active_node
+from faults.backends.sqlserver.faults import AgFailover
+from faults.backends.sqlserver.probes import AvailabilityGroup, fci_active_node
 from faults.base import FaultSpec, FaultState
 from faults.transports.odbc import SqlServerError, TSqlSession
 from harness_kernel.errors import ConfigError, HarnessError

@@ -13,7 +13,8 @@ import time
 import pytest
 
 from faults.assumptions import ProbeResult
-from faults.backends.sqlserver import AvailabilityGroup
+from faults.backends.sqlserver.faults import fail_over
+from faults.backends.sqlserver.probes import AvailabilityGroup
 from harness.clusters.sqlserver import AvailabilityGroupCluster, FailoverInstanceCluster
 from harness_kernel.errors import HarnessError
 from harness_kernel.history import EventKind
@@ -57,8 +58,8 @@ def test_a_failover_splits_into_detection_role_change_databases_and_listener_on_
     cluster = ag_cluster(sql, ag_wsfc)
     since = cluster.ag.server_now() - 1
     topology = ag_topology()
-    AvailabilityGroup.from_topology(topology, topology.databases[0], connector=sql.connect).failover("sql02",
-                                                                                                    forced=False)
+    fail_over(AvailabilityGroup.from_topology(topology, topology.databases[0], connector=sql.connect), "sql02",
+              forced=False)
     ag_wsfc.model.events.append(ModelEvent(sql.now() + 1.0, 1201, "SQL02", "The Cluster service successfully "
                                            "brought the clustered role 'AG01' online.", ["AG01"]))
     events = cluster.ha_events(since, "sql01")

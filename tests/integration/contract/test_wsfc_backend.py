@@ -13,7 +13,8 @@ import time
 import pytest
 
 from faults import registry
-from faults.backends.wsfc import FailoverCluster, FciRoleMove
+from faults.backends.wsfc.faults import FciRoleMove, move_role
+from faults.backends.wsfc.probes import FailoverCluster
 from faults.base import FaultSpec, FaultState
 from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
 from tests.integration.contract.conftest import WsfcWorld
@@ -120,7 +121,7 @@ def test_the_next_nodes_endpoint_answers_when_the_first_is_down(wsfc: WsfcWorld)
 def test_an_availability_groups_role_is_never_moved_with_cluster_cmdlets(wsfc: WsfcWorld) -> None:
     wsfc.model.role, wsfc.model.role_type = "AG01", "SQL Server Availability Group"
     with pytest.raises(ConfigError, match="ALTER AVAILABILITY GROUP"):
-        cluster_of(wsfc).move_role("AG01", "FCI02")
+        move_role(cluster_of(wsfc), "AG01", "FCI02")
     assert wsfc.model.moves == []
 
 

@@ -28,9 +28,9 @@ from faults.assumptions import (
     ProbeResult,
     require,
 )
-from faults.backends import vsan as vsan_backend
-from faults.backends.vsan import ResyncSummary, VsanCluster, VsanQuiet, disk_targets
-from faults.backends.vsphere import DiskGroupSeen, verify
+from faults.backends.vsan import faults as vsan_faults
+from faults.backends.vsan.probes import ResyncSummary, VsanCluster, VsanQuiet, disk_targets
+from faults.backends.vsphere.probes import DiskGroupSeen, verify
 from faults.base import FaultSpec, FaultState
 from faults.transports.vcenter import close_all
 from harness.safety.journal import Journal
@@ -274,7 +274,7 @@ def test_a_permanent_error_that_outlives_its_clear_fails_the_revert_with_the_man
     """Modelled both ways (permanent_clear_heals 0 here): the check never says CLEARED for a failed device, and
     the revert says what to do by hand. The dry-run's plan warns before anything runs."""
     target = "disk:esx-b1/naa.5000c5000b101"
-    monkeypatch.setattr(vsan_backend, "PERMANENT_CLEAR_S", 2.0)
+    monkeypatch.setattr(vsan_faults, "PERMANENT_CLEAR_S", 2.0)
     with another_simulator(tmp_path, {**MODEL, "permanent_clear_heals": 0}) as (_, topology):
         fault = registry.build(FaultSpec("disk-failure", target, {"mode": "permanent"}), topology)
         assert f"warning: whether the clear restores naa.5000c5000b101 after a permanent error is not documented " \

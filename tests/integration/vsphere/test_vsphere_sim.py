@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from faults import registry
-from faults.backends.vsan import VsanCluster, VsanQuiet, disk_targets
-from faults.backends.vsphere import HOST_FAILED_EVENTS, discover, ha_events, verify, wait_recovered
+from faults.backends.vsan.probes import VsanCluster, VsanQuiet, disk_targets
+from faults.backends.vsphere.probes import HOST_FAILED_EVENTS, discover, ha_events, verify, wait_recovered
 from faults.base import FaultSpec, FaultState
 from faults.transports.vcenter import VCenterSession, close_all, session_for
 from harness.safety.journal import Journal

@@ -20,17 +20,15 @@ from typing import Any
 import pytest
 
 from faults import registry
-from faults.backends.vsan import (
+from faults.backends.vsan.faults import DiskFailure, DiskGroupFailure, fill
+from faults.backends.vsan.probes import (
     ComponentSeen,
-    DiskFailure,
-    DiskGroupFailure,
     PhysicalDisk,
     ResyncSummary,
     VsanCluster,
     collect_pages,
     components,
     disk_targets,
-    fill,
     load_json,
     physical_disks,
     place,

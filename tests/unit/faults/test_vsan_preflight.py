@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import pytest
 
-from faults.backends.vsan import CachedHealth, GroupSeen, ResyncSummary, VsanCluster, VsanQuiet
+from faults.backends.vsan.probes import CachedHealth, GroupSeen, ResyncSummary, VsanCluster, VsanQuiet
 from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology

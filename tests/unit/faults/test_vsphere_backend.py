@@ -14,13 +14,11 @@ import pytest
 from pyVmomi import vim
 
 from faults import registry
-from faults.backends.vsphere import (
+from faults.backends.vsphere.faults import HostMaintenance, HostShutdown, VmMigrate
+from faults.backends.vsphere.probes import (
     Discovery,
     DiskGroupSeen,
-    HostMaintenance,
     HostSeen,
-    HostShutdown,
-    VmMigrate,
     VmSeen,
     host_seen,
     mismatches,

@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.harness_kernel.topology.topology_docs import example, set_at
 
 from faults import registry
 from faults.backends.sqlserver_backup import remove_script
-from faults.backends.wsfc import move_script
+from faults.backends.wsfc.faults import move_script
 from faults.base import FaultPlan, FaultSpec
 from harness_kernel.errors import ConfigError, TargetNotAllowedError
 from harness_kernel.topology.loader import parse_topology
+from tests.unit.harness_kernel.topology.topology_docs import example, set_at
 
 ROOT = Path(__file__).parents[3]
 FCI = "examples/stretched-fci.yaml"

@@ -1,4 +1,4 @@
-"""Always On availability groups through T-SQL: replica health, the failover's own record, and the role move.
+"""Always On availability groups through T-SQL, read only: replica health, readiness, the failover's own record.
 
 Every statement is a constant here (dry-run prints them; the contract tests key on them).
 What is read, from Microsoft's documentation of each view:
@@ -13,14 +13,6 @@ What is read, from Microsoft's documentation of each view:
   instance writes about itself: `availability_replica_state_change` (previous_state /
   current_state: RESOLVING_NORMAL, PRIMARY_PENDING, PRIMARY_NORMAL, SECONDARY_NORMAL, ...) and
   `error_reported` 1480 (an AG database changing roles).
-
-`AgFailover` (role-move on a sqlserver-ag database) sends `ALTER AVAILABILITY GROUP [AG]
-FAILOVER;` to the target secondary's own instance, and only when that replica is synchronous
-commit, synchronized and failover-ready for every database; otherwise it refuses, naming why
-(SQL Server would refuse too, error 41142, after the harness had journaled a fault). A forced
-failover (`FORCE_FAILOVER_ALLOW_DATA_LOSS`) can lose acknowledged commits: it runs only for
-params `mode: forced-allow-data-loss`, and its revert resumes data movement
-(`ALTER DATABASE [db] SET HADR RESUME`) on the other replicas, which SQL Server suspends.
 """
 
 from __future__ import annotations
@@ -28,21 +20,17 @@ from __future__ import annotations
 import logging
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from faults.backends.role_move import RoleMoveState, database_of, other_site_first
-from faults.base import FaultPlan, FaultSpec, FaultState
-from faults.kinds import Params, RoleMoveParams
-from faults.transports.odbc import Connector, SqlServerError, TSqlSession
+from faults.backends.role_move import other_site_first
+from faults.transports.odbc import Connector, TSqlSession
 from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
 from harness_kernel.topology.models import Database, DatabaseNode, Topology
-from harness_kernel.topology.targets import Target
 
 log = logging.getLogger(__name__)
 
-BACKEND = "sqlserver"
 
 REPLICAS = (
     "SELECT ar.replica_server_name, ars.role_desc, ars.connected_state_desc, ars.synchronization_health_desc, "
@@ -77,14 +65,6 @@ DATABASE_ROLE_CHANGE = 1480
 def bracketed(name: str) -> str:
     """A T-SQL delimited identifier: `[name]` with `]` doubled."""
     return "[" + name.replace("]", "]]") + "]"
-
-
-def failover_statement(ag_name: str, *, forced: bool) -> str:
-    return f"ALTER AVAILABILITY GROUP {bracketed(ag_name)} {'FORCE_FAILOVER_ALLOW_DATA_LOSS' if forced else 'FAILOVER'};"
-
-
-def resume_statement(database: str) -> str:
-    return f"ALTER DATABASE {bracketed(database)} SET HADR RESUME;"
 
 
 @dataclass(frozen=True)
@@ -341,115 +321,7 @@ class AvailabilityGroup:
         product, edition = self.sessions[node].rows(VERSION, what="reading the version")[0]
         return f"{product} {edition}"
 
-    # -- acting ------------------------------------------------------------------------------
-    def failover(self, to_node: str, *, forced: bool) -> None:
-        """Make `to_node`'s replica primary: planned only when it is ready; forced only when asked for."""
-        if not forced:
-            problems = self.readiness_problems(to_node)
-            if problems:
-                raise HarnessError(f"not failing {self.ag_name} over to {to_node}: " + "; ".join(problems))
-        session = self.sessions[to_node]
-        log.info("%s on %s", failover_statement(self.ag_name, forced=forced), session.where)
-        session.execute(failover_statement(self.ag_name, forced=forced), what=f"failing {self.ag_name} over")
-
-    def resume_data_movement(self, primary: str) -> list[str]:
-        """After a forced failover: SET HADR RESUME for each suspended database on the other replicas."""
-        resumed, problems = [], []
-        for d in self.databases():
-            if d.node == primary or not d.is_suspended:
-                continue
-            try:
-                self.sessions[d.node].execute(resume_statement(d.database), what=f"resuming {d.database}")
-                resumed.append(f"{d.database} on {d.node}")
-            except ControlPlaneError as exc:
-                problems.append(str(exc))
-        if problems:
-            raise ControlPlaneError("; ".join(problems))
-        return resumed
-
 
 def fci_active_node(session: TSqlSession) -> str:
     """The node a failover cluster instance runs on now, as the instance itself says."""
     return str(session.rows(ACTIVE_NODE, what="reading the active node")[0][0])
-
-
-@dataclass
-class AgFailover:
-    """role-move on an availability group: planned (or, asked for by name, forced) failover with T-SQL."""
-
-    spec: FaultSpec
-    group: AvailabilityGroup
-    to_node: str | None
-    forced: bool
-    state: RoleMoveState = field(default_factory=RoleMoveState)
-
-    @classmethod
-    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> AgFailover:
-        assert isinstance(params, RoleMoveParams)
-        _, database = database_of(spec, params, target, topology)
-        return cls(spec, AvailabilityGroup.from_topology(topology, database), params.to_node,
-                   params.mode == "forced-allow-data-loss")
-
-    def plan(self) -> FaultPlan:
-        statement = failover_statement(self.group.ag_name, forced=self.forced)
-        sessions = self.group.sessions
-        if self.to_node is not None:
-            sends = [f"on {sessions[self.to_node].where}: {statement}"]
-        else:  # the primary is known only at inject: each case, as it would be sent
-            sends = [f"if {primary.name} is primary: on {sessions[self._planned_target(primary.name)].where}: {statement}"
-                     for primary in self.group.database.nodes]
-        check = ("" if self.forced else "the target must be SYNCHRONOUS_COMMIT, SYNCHRONIZED and is_failover_ready for "
-                 "every database (sys.dm_hadr_database_replica_cluster_states), else refused; ")
-        revert = (("ALTER DATABASE [db] SET HADR RESUME; on each other replica's suspended database",)
-                  if self.forced else ())
-        index = next(i for i, d in enumerate(self.group.topology.databases) if d.name == self.group.database.name)
-        return FaultPlan(
-            self.spec, BACKEND,
-            inject_steps=(f"{check}a synchronous secondary of another site is chosen unless params.to_node names one",
-                          *sends, "in effect once another node's replica answers as PRIMARY"),
-            revert_steps=(*revert, "nothing else to undo (the role stays where it moved); wait until every replica "
-                                   "is connected and healthy and no database is suspended"),
-            credentials=(f"databases[{index}].credential.password",))
-
-    def _planned_target(self, primary: str) -> str:
-        """Where the role goes from `primary` by the topology alone: a node of another site first."""
-        others = self.group.other_site_first(primary, [n.name for n in self.group.database.nodes])
-        return others[0] if others else primary
-
-    def preflight(self) -> None:
-        if not self.forced:
-            problems = self.group.health_problems()
-            if problems:
-                raise HarnessError(f"availability group {self.group.ag_name} is not healthy: " + "; ".join(problems))
-        primary = self.group.primary()
-        target = self.group.failover_target(primary, self.to_node)
-        if target == primary:
-            raise ConfigError(f"{self.spec.kind}: {target} is already the primary of {self.group.ag_name}")
-        if not self.forced:
-            problems = self.group.readiness_problems(target)
-            if problems:
-                raise HarnessError(f"not failing {self.group.ag_name} over to {target}: " + "; ".join(problems))
-
-    def inject(self) -> None:
-        self.state.reverted = False
-        self.state.before = self.group.primary()
-        self.group.failover(self.group.failover_target(self.state.before, self.to_node), forced=self.forced)
-
-    def check(self) -> FaultState:
-        try:
-            if self.state.reverted:
-                problems = self.group.health_problems()
-                return FaultState.CLEARED if not problems else self.state.unknown.because(self.spec, "; ".join(problems))
-            primary = self.group.primary()
-        except (HarnessError, SqlServerError) as exc:
-            return self.state.unknown.because(self.spec, str(exc))
-        if self.state.before is not None and primary != self.state.before:
-            return FaultState.IN_EFFECT
-        return self.state.unknown.because(self.spec, f"{primary} is still the primary")
-
-    def revert(self) -> None:
-        if self.forced and self.state.before is not None:
-            resumed = self.group.resume_data_movement(self.group.primary())
-            if resumed:
-                log.info("resumed data movement: %s", ", ".join(resumed))
-        self.state.reverted = True

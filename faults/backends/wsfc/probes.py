@@ -1,4 +1,4 @@
-"""A Windows Server failover cluster through PowerShell's FailoverClusters module, and the FCI role move.
+"""A Windows Server failover cluster through PowerShell's FailoverClusters module, read only.
 
 Queries (Get-ClusterGroup, Get-ClusterNode, Get-ClusterResource, Get-ClusterQuorum,
 Get-ClusterOwnerNode, Get-Cluster and Get-ClusterParameter, the FailoverClustering events of the
@@ -6,36 +6,24 @@ System log and the Operational channel) emit JSON with every enum as its string 
 parsed here is what the cmdlet printed, whatever the .NET enum's number. Calls go to the
 database's winrm endpoint and, when it does not answer (its node may be the one that failed),
 to each node's in turn; an error PowerShell itself reports is not retried elsewhere.
-
-`FciRoleMove` (role-move on a sqlserver-fci database) runs `Move-ClusterGroup -Name ROLE -Node
-NODE -Wait SECONDS`: planned, nothing to undo, in effect once the role is Online on another
-node. An availability group's role is never moved here: WSFC does not know whether its
-secondaries are synchronized (Microsoft: use ALTER AVAILABILITY GROUP), so a group holding a
-resource of type 'SQL Server Availability Group' is refused.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from faults.assumptions import Probed, ProbeResult
-from faults.backends.role_move import RoleMoveState, database_of, other_site_first
-from faults.base import FaultPlan, FaultSpec, FaultState
-from faults.kinds import Params, RoleMoveParams
 from faults.transports import powershell
 from faults.transports.winrm import EndpointUnreachable, WinRmSession, winrm_endpoint
 from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
 from harness_kernel.topology.models import Database, Topology
-from harness_kernel.topology.targets import Target
 
 log = logging.getLogger(__name__)
 
-BACKEND = "wsfc"
 AG_RESOURCE_TYPE = "SQL Server Availability Group"
-MOVE_WAIT_S = 120
 QUERY_TIMEOUT_S = 60.0
 # Detection events go to the System log (Microsoft's "Failover Clustering system log events": 1135
 # node removed from membership, 1177 quorum lost, 1069 resource failed, 1205 role failed to come
@@ -168,12 +156,6 @@ def events_script(since_wall: float) -> str:
             f"| {JSON} }} catch {{ if ($_.FullyQualifiedErrorId -notmatch 'NoMatchingEventsFound') {{ throw }} }}")
 
 
-def move_script(role: str, node: str, wait_s: int) -> str:
-    return (f"Move-ClusterGroup -Name {powershell.literal(role)} -Node {powershell.literal(node)} -Wait {int(wait_s)} | "
-            f"ForEach-Object {{ [pscustomobject]@{{Name=$_.Name; OwnerNode=\"$($_.OwnerNode)\"; "
-            f"State=\"$($_.State)\"}} }} | {JSON}")
-
-
 def _int(value: Any) -> int | None:
     return None if value is None or value == "" else int(value)
 
@@ -219,7 +201,9 @@ class FailoverCluster:
     def where(self) -> str:
         return self.sessions[0].where
 
-    def _ask(self, script: str, what: str, timeout_s: float = QUERY_TIMEOUT_S) -> list[dict[str, Any]]:
+    def ask(self, script: str, what: str, timeout_s: float = QUERY_TIMEOUT_S) -> list[dict[str, Any]]:
+        """`script`'s JSON from the first endpoint that answers. The queries here only read; the role move's
+        one acting script (`faults.backends.wsfc.faults`) goes through it too."""
         unreachable: list[str] = []
         for session in self.sessions:
             try:
@@ -230,29 +214,29 @@ class FailoverCluster:
 
     def groups(self) -> list[ClusterGroup]:
         return [ClusterGroup(str(r["Name"]), str(r["OwnerNode"]), str(r["State"]))
-                for r in self._ask(GROUPS, "reading the cluster's roles")]
+                for r in self.ask(GROUPS, "reading the cluster's roles")]
 
     def nodes(self) -> list[ClusterNode]:
-        return [ClusterNode(str(r["Name"]), str(r["State"])) for r in self._ask(NODES, "reading the cluster's nodes")]
+        return [ClusterNode(str(r["Name"]), str(r["State"])) for r in self.ask(NODES, "reading the cluster's nodes")]
 
     def resources(self, group: str | None = None) -> list[ClusterResource]:
         found = [ClusterResource(str(r["Name"]), str(r["OwnerGroup"]), str(r["ResourceType"]), str(r["State"]),
-                                 str(r["OwnerNode"])) for r in self._ask(RESOURCES, "reading the cluster's resources")]
+                                 str(r["OwnerNode"])) for r in self.ask(RESOURCES, "reading the cluster's resources")]
         return [r for r in found if group is None or r.group == group]
 
     def quorum(self) -> Quorum:
-        rows = self._ask(QUORUM, "reading the cluster's quorum")
+        rows = self.ask(QUORUM, "reading the cluster's quorum")
         if not rows:
             raise ControlPlaneError(f"{self.where}: Get-ClusterQuorum returned nothing")
         return Quorum(str(rows[0]["QuorumType"]), str(rows[0]["QuorumResource"]) or None)
 
     def possible_owners(self, role: str) -> dict[str, list[str]]:
         """Each SQL Server and disk resource of the role -> the nodes that may own it."""
-        rows = self._ask(owners_script(role), f"reading the possible owners of {role}'s resources")
+        rows = self.ask(owners_script(role), f"reading the possible owners of {role}'s resources")
         return {str(r["Resource"]): [str(n) for n in (r.get("OwnerNodes") or [])] for r in rows}
 
     def detection_settings(self, role: str) -> DetectionSettings:
-        rows = self._ask(detection_script(role), f"reading the detection settings of {role}")
+        rows = self.ask(detection_script(role), f"reading the detection settings of {role}")
         if not rows:
             raise ControlPlaneError(f"{self.where}: no cluster settings returned")
         r = rows[0]
@@ -329,111 +313,3 @@ class FailoverCluster:
             if witness and witness[0].state != "Online":
                 problems.append(f"quorum witness {quorum.resource} is {witness[0].state}")
         return problems
-
-    def move_role(self, role: str, node: str, wait_s: int = MOVE_WAIT_S) -> ClusterGroup:
-        """Move an FCI's role and wait for it to come online; an AG's role is refused (T-SQL moves those)."""
-        if any(r.resource_type == AG_RESOURCE_TYPE for r in self.resources(role)):
-            raise ConfigError(f"{role} holds an availability group: it is failed over with ALTER AVAILABILITY GROUP, "
-                              "never moved with cluster cmdlets")
-        rows = self._ask(move_script(role, node, wait_s), f"moving role {role} to {node}", timeout_s=wait_s + 60.0)
-        moved = ClusterGroup(str(rows[0]["Name"]), str(rows[0]["OwnerNode"]), str(rows[0]["State"])) if rows else \
-            self.group(role)
-        if moved.state != "Online":
-            raise ControlPlaneError(f"{self.where}: role {role} is {moved.state} on {moved.owner_node} "
-                                    f"{wait_s} s after Move-ClusterGroup")
-        return moved
-
-
-@dataclass
-class FciRoleMove:
-    """role-move on a failover cluster instance: its WSFC role goes to another node, planned."""
-
-    spec: FaultSpec
-    topology: Topology
-    database: Database
-    role: str
-    to_node: str | None
-    cluster: FailoverCluster
-    state: RoleMoveState = field(default_factory=RoleMoveState)
-
-    @classmethod
-    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> FciRoleMove:
-        assert isinstance(params, RoleMoveParams)
-        index, database = database_of(spec, params, target, topology)
-        if params.mode != "planned":
-            raise ConfigError(f"{spec.kind} on {spec.target}: mode {params.mode!r}: a failover cluster instance has "
-                              "no forced failover (one copy of the data); only a planned role move")
-        if database.role_name is None:
-            raise ConfigError(f"databases[{index}].role_name: required for kind sqlserver-fci (the WSFC role to move)")
-        return cls(spec, topology, database, database.role_name, params.to_node,
-                   FailoverCluster.from_topology(topology, database))
-
-    def plan(self) -> FaultPlan:
-        endpoints = ", ".join(s.where for s in self.cluster.sessions)
-        if self.to_node is not None:
-            moves = [f"{move_script(self.role, self.to_node, MOVE_WAIT_S)}"]
-        else:  # the owner is known only at inject: each case, as it would be sent
-            moves = [f"if {owner.name} owns it: {move_script(self.role, self._planned_target(owner.name), MOVE_WAIT_S)}"
-                     for owner in self.database.nodes]
-        return FaultPlan(
-            self.spec, BACKEND,
-            inject_steps=(f"through {endpoints} (the first that answers); the target node must be Up and a possible "
-                          "owner of the role's SQL Server and disk resources, the role Online and the quorum held, "
-                          "else refused",
-                          *moves, f"in effect once {self.role} is Online on a node other than its owner before"),
-            revert_steps=("nothing to undo (the role stays where it moved); wait until the role is Online, every "
-                          "node Up and the quorum witness Online",),
-            credentials=tuple(f"{s.field_path}.credential.password" for s in self.cluster.sessions))
-
-    def _planned_target(self, owner: str) -> str:
-        """Where the role goes from `owner` by the topology alone: a node of another site first."""
-        others = other_site_first(self.topology, self.database, owner, [n.name for n in self.database.nodes])
-        return others[0] if others else owner
-
-    def _target(self, owner: str) -> str:
-        up = {n.name.casefold() for n in self.cluster.nodes() if n.state == "Up"}
-        owners = {resource: {o.casefold() for o in nodes} for resource, nodes in self.cluster.possible_owners(self.role).items()}
-        choices = [self.to_node] if self.to_node is not None else \
-            other_site_first(self.topology, self.database, owner, [n.name for n in self.database.nodes])
-        why: list[str] = []
-        for node in choices:
-            if node.casefold() == owner.casefold():
-                raise ConfigError(f"{self.spec.kind}: {node} already owns {self.role}")
-            barred = sorted(resource for resource, nodes in owners.items() if node.casefold() not in nodes)
-            if node.casefold() not in up:
-                why.append(f"{node} is not Up")
-            elif barred:
-                why.append(f"{node} is not a possible owner of {', '.join(barred)}")
-            else:
-                return node
-        raise HarnessError(f"{self.cluster.where}: no node can take {self.role} from {owner}: {'; '.join(why)}")
-
-    def preflight(self) -> None:
-        problems = self.cluster.health_problems(self.role)
-        if problems:
-            raise HarnessError(f"{self.cluster.where}: not moving {self.role}: " + "; ".join(problems))
-        self._target(self.cluster.owner_of(self.role))
-
-    def inject(self) -> None:
-        self.state.reverted = False
-        self.state.before = self.cluster.owner_of(self.role)
-        node = self._target(self.state.before)
-        log.info("moving %s from %s to %s", self.role, self.state.before, node)
-        self.cluster.move_role(self.role, node)
-
-    def check(self) -> FaultState:
-        try:
-            if self.state.reverted:
-                problems = self.cluster.health_problems(self.role)
-                return FaultState.CLEARED if not problems else self.state.unknown.because(self.spec, "; ".join(problems))
-            group = self.cluster.group(self.role)
-        except (ControlPlaneError, ConfigError) as exc:
-            return self.state.unknown.because(self.spec, str(exc))
-        moved = self.state.before is not None and group.owner_node.casefold() != self.state.before.casefold()
-        if moved and group.state == "Online":
-            return FaultState.IN_EFFECT
-        return self.state.unknown.because(self.spec, f"{self.role} is {group.state} on {group.owner_node}")
-
-    def revert(self) -> None:
-        self.state.reverted = True
-

@@ -1,0 +1,1 @@
+"""A Windows Server failover cluster through PowerShell's FailoverClusters module, read only."""
