@@ -26,7 +26,7 @@ from typing import Any
 from harness_kernel.paths import tools_dir
 from harness_lab.latency import toxiproxy_binary
 from harness_lab.shell import BASE_PATH
-from harness_lab.vsphere import simulator_binary
+from harness_lab.vsphere_binding import simulator_binary
 from reports.allure.generate import allure_binary
 from reports.cli import add_regression_options, regression_rule
 from reports.regression import REGRESSION_EXIT_CODE

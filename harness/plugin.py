@@ -15,7 +15,7 @@ from types import FrameType
 import pytest
 
 from faults.base import Fault, FaultSpec
-from harness import redaction_plugin
+from harness import secret_hooks
 from harness.plugin_state import STATE, PluginState, plugin_state
 from harness.run_options import read_options
 from harness.safety.guards import Guard
@@ -132,7 +132,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError("missing credentials: " + "; ".join(missing))
         secrets = run.resolved_secrets()
         state.secrets = secrets
-        redaction_plugin.install(config, secrets, topology)
+        secret_hooks.install(config, secrets, topology)
     state.run = run
 
 

@@ -51,7 +51,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
 
 def _cmd_up_vsphere(lab: Lab, model: dict[str, float]) -> int:
-    from harness_lab.vsphere import VsphereBinding  # needs cryptography: imported only when asked for
+    from harness_lab.vsphere_binding import VsphereBinding  # needs cryptography: imported only when asked for
 
     binding = VsphereBinding(lab, model)
     bound = binding.up()
@@ -79,7 +79,7 @@ def _cmd_vm(args: argparse.Namespace) -> int:
         print(f"{args.node}: I/O paused {applied:g} s (asked {args.seconds:g} s)")
     elif args.vm_action == "vmotion":
         from harness_lab.vmotion import PreCopyModel, migrate
-        from harness_lab.vsphere import running_model  # needs cryptography: imported only when asked for
+        from harness_lab.vsphere_binding import running_model  # needs cryptography: imported only when asked for
 
         model = running_model(lab.layout)
         if model is None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from harness.analysis.resync import mean_rate_bps
 from harness.clusters import FailoverForecast
 from harness.experiment import Experiment, Findings
-from reports.scenario_tables import ComponentFailure
+from reports.published_tables import ComponentFailure
 
 GB = 1e9
 

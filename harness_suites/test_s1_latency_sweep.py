@@ -21,7 +21,7 @@ from harness.scenario import Role, ScenarioFault, Sweep
 from harness.scenario_report import ScenarioReport
 from harness_kernel.history import EventKind
 from reports.allure.steps import phase
-from reports.scenario_tables import LatencyStep, s1_latency_table
+from reports.published_tables import LatencyStep, largest_kept_rtt, s1_latency_table
 
 LATENCY = ScenarioFault("inter-site latency", Role.INTER_SITE_LINK, {"lab": "latency", "vsphere": "latency"},
                         {"rtt_ms": 4.0})
@@ -89,4 +89,6 @@ def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
     lost = experiment.ledger.lost_count if experiment.ledger else None
     assert_verdicts([
         SloCheck(f"throughput measured at {s.rtt_ms:g} ms (TPS)", s.tps, ">", 0) for s in measured
-    ] + [SloCheck.lost_commits(lost, topology.slo.lost_commits_max)])
+    ] + [SloCheck(f"largest added RTT keeping {100 * topology.slo.latency_tps_min_ratio:g} % of the baseline's TPS",
+                  largest_kept_rtt(table), ">=", min(steps), " ms"),
+         SloCheck.lost_commits(lost, topology.slo.lost_commits_max)])

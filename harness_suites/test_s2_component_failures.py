@@ -17,7 +17,7 @@ from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_suites.evidence import component_row, fmt, fmt_lost
-from reports.scenario_tables import s2_failure_table
+from reports.published_tables import s2_failure_table
 
 HOST = ScenarioFault("host", Role.PRIMARY_HOST, {"lab": "host-crash", "vsphere": "host-power-off"})
 LAB_STORAGE = ScenarioFault(

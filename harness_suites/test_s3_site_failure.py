@@ -17,7 +17,7 @@ from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_kernel.history import EventKind
 from harness_suites.evidence import fmt, fmt_lost, tps_after
-from reports.scenario_tables import S3Row, s3_site_table
+from reports.published_tables import S3Row, s3_site_table
 
 SITE = ScenarioFault("site of the primary", Role.PRIMARY_SITE, {"lab": "site-failure", "vsphere": "site-power-off"})
 

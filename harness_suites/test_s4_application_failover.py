@@ -15,7 +15,7 @@ from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_suites.evidence import fmt, fmt_lost, forecast_beside_measured
-from reports.scenario_tables import S4Row, s4_failover_table
+from reports.published_tables import S4Row, s4_failover_table
 
 UNPLANNED = ScenarioFault("unplanned: the active node's host fails", Role.PRIMARY_HOST,
                           {"lab": "host-crash", "vsphere": "host-power-off"})

@@ -26,7 +26,7 @@ from harness.scenario import Role, ScenarioFault, Sweep
 from harness.scenario_report import ScenarioReport
 from harness_suites.evidence import fmt, fmt_lost, window_stats
 from reports.allure.steps import phase
-from reports.scenario_tables import MigrationStep, s5_migration_table
+from reports.published_tables import MigrationStep, s5_migration_table
 from workloads.oltp import DriverConfig
 
 MIGRATION = ScenarioFault("live migration to the other site", Role.PRIMARY_NODE, {"vsphere": "vm-migrate"})

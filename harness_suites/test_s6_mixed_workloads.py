@@ -42,7 +42,7 @@ from harness_kernel.history.series import MetricSeries, TransactionSeries
 from harness_kernel.history.timeline import Timeline
 from harness_suites.evidence import fmt, window_stats
 from reports.allure.steps import phase
-from reports.scenario_tables import Interference, esrp_table, s6_interference_table
+from reports.published_tables import Interference, esrp_table, s6_interference_table
 from workloads.fio import PROFILES, FioJob, FioWorkload
 from workloads.mail import MailJob, MailWorkload, even_instances
 from workloads.oltp.schema import Scale

@@ -18,7 +18,7 @@ from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_suites.evidence import fmt, fmt_lost, window_stats
-from reports.scenario_tables import BackupUnderLoad, s7_backup_table
+from reports.published_tables import BackupUnderLoad, s7_backup_table
 
 MB = 1e6
 

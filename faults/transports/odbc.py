@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness_kernel.errors import ConfigError, ControlPlaneError
-from harness_kernel.odbc import sqlserver
+from harness_kernel.odbc import sqlserver_driver as sqlserver
 from harness_kernel.odbc.errors import ErrorClass, ErrorInfo, classify
 from harness_kernel.odbc.settings import ConnectionSettings, Credentials, Endpoint
 from harness_kernel.topology.credentials import resolve_secret

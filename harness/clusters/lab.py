@@ -16,7 +16,7 @@ from harness_kernel.topology.models import Topology
 from harness_lab import haevents
 from harness_lab.controller import Lab
 from harness_lab.layout import DATABASE, LabLayout
-from harness_lab.vsphere import running_model
+from harness_lab.vsphere_binding import running_model
 from workloads.oltp import ConnectionSettings, Credentials, Dialect, Endpoint, PostgresDialect
 
 PREFLIGHT_SETTLE_S = 10.0  # how long a preflight gives a secondary that fell behind for a moment

@@ -28,7 +28,7 @@ from harness.clusters import FailoverForecast, ResyncSample
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.history import EventKind
 from harness_kernel.history.server import ServerEvent, measure_offset
-from harness_kernel.odbc import sqlserver
+from harness_kernel.odbc import sqlserver_driver as sqlserver
 from harness_kernel.topology.credentials import resolve_secret
 from harness_kernel.topology.models import Database, DatabaseNode, Topology
 from workloads.oltp import ConnectionSettings, Credentials, Dialect, Endpoint, TSqlDialect

@@ -37,7 +37,7 @@ class StandIn:
 
     def fact_ids(self) -> list[str]:
         if self.name == "vsim":
-            from harness_lab.vsphere import simulator_binary
+            from harness_lab.vsphere_binding import simulator_binary
 
             listed = subprocess.run([str(simulator_binary()), "-facts"], capture_output=True, text=True, check=True,
                                     timeout=30)

@@ -2,7 +2,7 @@
 
 One place for what the simulator suites share: where the binaries are (the tools directory,
 `HARNESS_TOOLS`), when a test skips for want of them (never when `HARNESS_REQUIRE_VSIM` is set:
-then it fails), the stretched cluster the lab runs (`harness_lab.vsphere.simulator_config`), TLS
+then it fails), the stretched cluster the lab runs (`harness_lab.vsphere_binding.simulator_config`), TLS
 from a CA made per run (`harness_lab.ca.LabCa`, so clients verify the certificate as they would
 vCenter's), and a process started and stopped within a bounded time.
 
@@ -47,6 +47,10 @@ HOOK_SCRIPT = (
     f"import os, sys; assert {PASSWORD_ENV!r} not in os.environ; "
     "open(sys.argv[1], 'a').write(' '.join(sys.argv[2:]) + '\\n')"
 )
+
+# The simulator's model for the integration tests: short HA delay, fast resync, small components.
+MODEL = {"ha_restart_delay_s": 2.0, "resync_rate_mb_s": 200.0, "component_mb": 256, "io_pause_s": 1.0,
+         "repair_timer_s": 3600, "migration_s": 1.5}
 
 
 def device(host: str, n: int) -> str:

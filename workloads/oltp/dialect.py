@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness_kernel.errors import ConfigError
-from harness_kernel.odbc import sqlserver
+from harness_kernel.odbc import sqlserver_driver as sqlserver
 from harness_kernel.odbc.bounded import BoundedConnection
 from harness_kernel.odbc.errors import ErrorClass
 from harness_kernel.odbc.grammar import REDACTED, odbc_braced, odbc_value, refuse_nul, refuse_nul_in, with_password

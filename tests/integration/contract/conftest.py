@@ -13,61 +13,21 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
-from harness_kernel.topology.loader import parse_topology
-from harness_kernel.topology.models import Topology
+from tests.support.contract_world import SQL_PASSWORD_ENV, WINRM_ACCOUNT, WINRM_PASSWORD_ENV, WsfcWorld
 from tests.support.sqlserver_model import SqlServerModel
 from tests.support.wsfc_model import WsfcModel
-from tests.support.wsman import RunningWsman, running_wsman
+from tests.support.wsman import running_wsman
 from tests.support.wsman_auth import ACCOUNTS_ENV, WsmanSite
-
-ROOT = Path(__file__).resolve().parents[3]
-WINRM_PASSWORD_ENV = "HARNESS_WINRM_PASSWORD"
-SQL_PASSWORD_ENV = "HARNESS_SQL_PASSWORD"
-WINRM_ACCOUNT = "EXAMPLE\\harness"  # the examples' winrm login, the model cluster's NTLM account
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if Path(str(item.fspath)).parent == Path(__file__).parent:
             item.add_marker(pytest.mark.contract)
-
-
-def example(name: str) -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load((ROOT / "examples" / name).read_text())
-    return loaded
-
-
-def pointed_at(doc: dict[str, Any], ports: list[int], site: WsmanSite | None = None) -> Topology:
-    """The example with its winrm endpoints on the local stand-ins, in order: with `site`, as the transport's
-    default (https, ntlm, the site's certificate as trust path); without, plain http and basic (127.0.0.1 only)."""
-    for endpoint, port in zip(doc["management"]["winrm"], ports, strict=True):
-        endpoint.update(address="127.0.0.1", port=port)
-        if site is None:
-            endpoint.update(scheme="http", transport="basic")
-            endpoint["credential"]["username"] = "harness"
-        else:
-            endpoint.update(scheme="https", transport="ntlm", tls={"ca_file": str(site.certificate)})
-            endpoint["credential"]["username"] = WINRM_ACCOUNT
-    return parse_topology(doc, "contract.yaml")
-
-
-@dataclass
-class WsfcWorld:
-    model: WsfcModel
-    first: RunningWsman
-    second: RunningWsman
-    password: str
-    site: WsmanSite
-
-    def topology(self, example_name: str = "stretched-fci.yaml", *, first_port: int | None = None) -> Topology:
-        return pointed_at(example(example_name), [first_port or self.first.port, self.second.port], self.site)
 
 
 @pytest.fixture
@@ -102,9 +62,3 @@ def sql(monkeypatch: pytest.MonkeyPatch) -> SqlServerModel:
     password = "Sql-" + secrets.token_urlsafe(12)
     monkeypatch.setenv(SQL_PASSWORD_ENV, password)
     return SqlServerModel(password=password)
-
-
-def ag_topology(ports: list[int] | None = None, site: WsmanSite | None = None) -> Topology:
-    """The AG example; its winrm endpoints on local stand-ins when `ports` are given (else left as written)."""
-    doc = example("stretched-2plus2.yaml")
-    return pointed_at(doc, ports, site) if ports else parse_topology(doc, "contract.yaml")

@@ -18,7 +18,7 @@ from faults.base import FaultSpec, FaultState
 from faults.transports.odbc import SqlServerError, TSqlSession
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.odbc.errors import ErrorClass
-from tests.integration.contract.conftest import ag_topology
+from tests.support.contract_world import ag_topology
 from tests.support.sqlserver_model import SqlServerModel
 
 

@@ -21,7 +21,7 @@ from faults.base import FaultSpec, FaultState, OperationProgress
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
-from tests.integration.contract.conftest import (
+from tests.support.contract_world import (
     SQL_PASSWORD_ENV,
     WINRM_PASSWORD_ENV,
     ag_topology,

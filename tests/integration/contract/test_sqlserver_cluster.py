@@ -18,7 +18,7 @@ from faults.backends.sqlserver.probes import AvailabilityGroup
 from harness.clusters.sqlserver import AvailabilityGroupCluster, FailoverInstanceCluster
 from harness_kernel.errors import HarnessError
 from harness_kernel.history import EventKind
-from tests.integration.contract.conftest import WsfcWorld, ag_topology
+from tests.support.contract_world import WsfcWorld, ag_topology
 from tests.support.sqlserver_model import SqlServerModel
 from tests.support.wsfc_model import ModelEvent
 from workloads.oltp import TSqlDialect

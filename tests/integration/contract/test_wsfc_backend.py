@@ -17,7 +17,7 @@ from faults.backends.wsfc.faults import FciRoleMove, move_role
 from faults.backends.wsfc.probes import FailoverCluster
 from faults.base import FaultSpec, FaultState
 from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
-from tests.integration.contract.conftest import WsfcWorld
+from tests.support.contract_world import WsfcWorld
 from tests.support.wsfc_model import ModelEvent
 
 ROLE = "SQL Server (MSSQLSERVER)"

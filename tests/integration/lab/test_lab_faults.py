@@ -20,16 +20,19 @@ from tests.integration.lab.lab_writers import WriteLoad
 FAILOVER_MAX_S = 20.0
 
 
-def other(node: str) -> str:
-    return "node-b" if node == "node-a" else "node-a"
+def other(node: str, topology: Topology) -> str:
+    [survivor] = [n.name for n in topology.databases[0].nodes if n.name != node]
+    return survivor
 
 
-def host_of(node: str) -> str:
-    return node.replace("node", "host")
+def host_of(node: str, topology: Topology) -> str:
+    host = next(n.host for n in topology.databases[0].nodes if n.name == node)
+    assert host is not None, f"the lab's topology names the host of {node}"
+    return host
 
 
-def site_of(node: str) -> str:
-    return node.replace("node", "site")
+def site_of(node: str, topology: Topology) -> str:
+    return topology.site_of(host_of(node, topology)).name
 
 
 def run_fault(runner: FaultRunner, factory: FaultBuilder, topology: Topology, spec: FaultSpec,
@@ -49,7 +52,8 @@ def test_lab_is_up_and_observable(lab: Lab) -> None:
     status = lab.status()
     assert status.up, status
     assert set(status.namespaces) == set(lab.layout.namespaces)
-    assert status.latency_mechanism == latency.TOXIPROXY  # this kernel has no sch_netem
+    expected = latency.NETEM if latency.kernel_has_netem(lab.layout.router_netns) else latency.TOXIPROXY
+    assert status.latency_mechanism == expected, "netem where the kernel has it, Toxiproxy otherwise"
     assert status.primary in ("node-a", "node-b")
     assert abs(lab.clock_offset()) < 1.0
     assert lab.ha_events(time.time() - 3600)
@@ -75,18 +79,18 @@ def test_router_sshd_runs_router_commands(lab: Lab) -> None:
 def test_primary_loss_fails_over(kind: str, lab: Lab, runner: FaultRunner, factory: FaultBuilder,
                                  topology: Topology) -> None:
     before = lab.primary()
-    target = f"host:{host_of(before)}" if kind != "site-failure" else f"site:{site_of(before)}"
+    target = f"host:{host_of(before, topology)}" if kind != "site-failure" else f"site:{site_of(before, topology)}"
     with WriteLoad(lab.odbc_connection_string()) as load:
         assert load.wait_commits(20, time.monotonic(), 20)
         since_wall = time.time()
         in_effect, _ = run_fault(runner, factory, topology, FaultSpec(kind, target), load, hold_s=12)
-        assert lab.primary() == other(before), "the surviving node took over"
+        assert lab.primary() == other(before, topology), "the surviving node took over"
         load.wait_commits(20, time.monotonic(), 30)
         outage = load.outage(in_effect - 0.5, time.monotonic())
     print(f"{kind}: write outage {outage:.1f} s")
     assert outage < FAILOVER_MAX_S
     events = lab.ha_events(since_wall + lab.clock_offset())
-    detected, promoted = haevents.failure_detected(events), haevents.promoted(events, other(before))
+    detected, promoted = haevents.failure_detected(events), haevents.promoted(events, other(before, topology))
     assert detected is not None and promoted is not None, events
     print(f"{kind}: monitor saw the failure -> promoted {promoted.wall - detected.wall:.1f} s")
     lab.wait_healthy(60)
@@ -96,7 +100,7 @@ def test_primary_loss_fails_over(kind: str, lab: Lab, runner: FaultRunner, facto
 def test_isolating_secondary_or_witness_keeps_primary(kind: str, lab: Lab, runner: FaultRunner, factory: FaultBuilder,
                                                       topology: Topology) -> None:
     before = lab.primary()
-    target = f"site:{site_of(other(before))}" if kind == "site-isolation" else "witness:witness"
+    target = f"site:{site_of(other(before, topology), topology)}" if kind == "site-isolation" else "witness:witness"
     with WriteLoad(lab.odbc_connection_string()) as load:
         assert load.wait_commits(20, time.monotonic(), 20)
         start = time.monotonic()
@@ -163,13 +167,13 @@ def test_switchover_moves_the_primary(lab: Lab, runner: FaultRunner, factory: Fa
         assert load.wait_commits(20, time.monotonic(), 30)
         outage = load.outage(start, time.monotonic())
     print(f"switchover: write outage {outage:.1f} s")
-    assert lab.primary() == other(before)
+    assert lab.primary() == other(before, topology)
     assert outage < FAILOVER_MAX_S
 
 
 def test_storage_loss_rebuilds_replica_with_progress(lab: Lab, runner: FaultRunner, factory: FaultBuilder,
                                                      topology: Topology) -> None:
-    replica = other(lab.primary())
+    replica = other(lab.primary(), topology)
     fault = factory.build(FaultSpec("storage-loss", f"node:bench/{replica}", {"max_rate": "1M"}), topology)
     samples: list[tuple[float, int, int]] = []
     with WriteLoad(lab.odbc_connection_string(), threads=1) as load:

@@ -34,7 +34,7 @@ from harness_kernel import procs
 from harness_kernel.errors import ControlPlaneError
 from harness_kernel.topology.models import Topology
 from harness_lab.controller import IO_PAUSE_MAX_S, Lab
-from harness_lab.vsphere import Bound, VsphereBinding, hook_command
+from harness_lab.vsphere_binding import Bound, VsphereBinding, hook_command
 from tests.integration.lab.lab_support import own_lab
 
 PREFIX = os.environ.get("HARNESS_TEST_VSPHERE_LAB_PREFIX", "hvsb1")

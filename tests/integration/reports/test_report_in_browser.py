@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from reports.allure.results_dir import HARNESS_BROKEN, SLO_VIOLATED
-from reports.redact import files_containing
+from reports.results_scrub import files_containing
 from tests.integration.reports.report_support import LoopbackBrowser, SampleRuns
 
 PASSING, FAILING, BROKEN = "test_lock_recovers_within_slo", "test_lock_failover_too_slow", "test_control_plane_unreachable"

@@ -9,10 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from faults.transports.vcenter import close_all
-from tests.support.vsim import PASSWORD_ENV, Simulator, require, running
-
-MODEL = {"ha_restart_delay_s": 2.0, "resync_rate_mb_s": 200.0, "component_mb": 256, "io_pause_s": 1.0,
-         "repair_timer_s": 3600, "migration_s": 1.5}
+from tests.support.vsim import MODEL, PASSWORD_ENV, Simulator, require, running
 
 
 @pytest.fixture(scope="module")

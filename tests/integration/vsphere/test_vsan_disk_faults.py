@@ -40,9 +40,8 @@ from harness_kernel.history.timeline import Timeline
 from harness_kernel.topology.models import Topology
 from harness_lab.esxi import EsxiShells
 from harness_lab.services import Services
-from tests.integration.vsphere.conftest import MODEL
 from tests.support.provenance import MUTATION
-from tests.support.vsim import PASSWORD_ENV, Simulator, running
+from tests.support.vsim import MODEL, PASSWORD_ENV, Simulator, running
 
 KEY_ENV = "HARNESS_TEST_ESXI_KEY"
 

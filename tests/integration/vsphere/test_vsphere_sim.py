@@ -23,8 +23,7 @@ from harness.safety.runner import FaultRunner, RunnerSettings
 from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.history.timeline import Timeline
 from harness_kernel.topology.models import TlsPolicy
-from tests.integration.vsphere.conftest import MODEL
-from tests.support.vsim import PASSWORD_ENV, SITES, VMS, Simulator, running, wait_until
+from tests.support.vsim import MODEL, PASSWORD_ENV, SITES, VMS, Simulator, running, wait_until
 
 
 def host_state(sim: Simulator, name: str) -> dict[str, str]:

@@ -18,7 +18,7 @@ import pytest
 
 from harness_kernel.odbc.errors import ErrorClass, classify
 from harness_kernel.odbc.settings import ConnectionSettings, Credentials, Endpoint
-from harness_kernel.odbc.sqlserver import NATIVE_CLASSES, connection_string
+from harness_kernel.odbc.sqlserver_driver import NATIVE_CLASSES, connection_string
 from harness_kernel.topology.credentials import Secret
 from workloads.oltp import TSqlDialect
 from workloads.oltp.connect import connect

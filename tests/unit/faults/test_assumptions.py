@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from faults.assumptions import ASSUMPTIONS, Assumption, AssumptionNotHeldError, Probed, ProbeResult, require
-from harness_lab.vsphere import simulator_binary
+from harness_lab.vsphere_binding import simulator_binary
 from tests.support import sqlserver_model, wsfc_model, wsman_facts
 
 ROOT = Path(__file__).resolve().parents[3]

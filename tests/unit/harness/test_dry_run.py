@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from tests.support.victim import Victim, write_topology
 
@@ -94,7 +97,18 @@ def test_secrets_appear_in_no_output_journal_or_plan(tmp_path, victim: Victim):
             assert secret not in path.read_text(errors="replace"), path
 
 
-def test_plan_command_prints_without_contacting_anything():
+@pytest.mark.skipif(os.geteuid() != 0, reason="a network namespace of its own needs root")
+def test_plan_command_prints_its_plan_with_no_network_at_all():
+    """In a network namespace with nothing in it, any contact would fail: the plan needs none."""
+    result = subprocess.run(["unshare", "--net", sys.executable, "-m", "harness", "plan", "--topology",
+                             "examples/stretched-2plus2.yaml", "--fault", "host-power-off@host:esx-a1"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "host-power-off on host:esx-a1 via redfish" in result.stdout
+    assert "ComputerSystem.Reset ResetType=ForceOff via redfish bmc-esx-a1" in result.stdout
+
+
+def test_plan_command_refuses_a_fault_that_does_not_fit_its_target_as_bad_input():
     result = subprocess.run([sys.executable, "-m", "harness", "plan", "--topology", "examples/stretched-2plus2.yaml",
                              "--fault", "process-freeze@host:esx-a1"], capture_output=True, text=True, cwd=ROOT,
                             timeout=60)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-from tests.unit.harness_kernel.topology.topology_docs import example
 
 from harness.clusters import DataDevice
 from harness.scenario import Role, ScenarioFault
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
+from tests.unit.harness_kernel.topology.topology_docs import example
 
 DISK = ScenarioFault("disk", Role.STANDBY_DISK, {"vsphere": "disk-failure"}, {"device": "capacity"})
 DISK_GROUP = ScenarioFault("disk group", Role.STANDBY_DISK_GROUP, {"vsphere": "disk-group-failure"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness_lab.vmotion import MAX_PRECOPY_S, PreCopyModel
-from harness_lab.vsphere import MODEL
+from harness_lab.vsphere_binding import MODEL
 
 LAB = PreCopyModel.of(MODEL)
 

@@ -15,7 +15,7 @@ from harness_kernel.topology.models import LabSettings
 from harness_lab.esxi import EsxiEndpoint
 from harness_lab.layout import LabLayout
 from harness_lab.redfish_emulator import system_id
-from harness_lab.vsphere import (
+from harness_lab.vsphere_binding import (
     Endpoints,
     LabCredentials,
     disk_group,
@@ -106,13 +106,9 @@ def test_lab_vm_refuses_what_the_lab_does_not_have(argv: list[str]) -> None:
         build_parser().parse_args(["lab", "vm", *argv])
 
 
-def test_lab_up_takes_vsphere() -> None:
-    assert build_parser().parse_args(["lab", "up", "--vsphere", "--prefix", "hvst"]).vsphere
-
-
 def test_a_model_parameter_changed_at_bind_keeps_its_type_and_unknown_ones_are_refused() -> None:
     from harness_kernel.errors import ConfigError
-    from harness_lab.vsphere import MODEL, model_with
+    from harness_lab.vsphere_binding import MODEL, model_with
 
     model = model_with({"component_mb": 128.0, "resync_rate_mb_s": 80})
     assert model["component_mb"] == 128 and isinstance(model["component_mb"], int)  # the simulator reads an integer

@@ -12,7 +12,7 @@ from harness_kernel.errors import ControlPlaneError, HarnessError, RevertFailedE
 from harness_kernel.paths import tools_dir
 from reports.allure.generate import strip_analytics
 from reports.allure.results_dir import HARNESS_BROKEN, SLO_VIOLATED, categories, environment_properties, write_environment
-from reports.redact import files_containing, scrub_tree
+from reports.results_scrub import files_containing, scrub_tree
 from reports.summary import Outcome, format_summary
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reports.scenario_tables import (
+from reports.published_tables import (
     ComponentFailure,
     LatencyStep,
     S3Row,
@@ -69,3 +69,11 @@ def test_note_column_carries_lab_analog() -> None:
     note = "one lab analog serves disk and disk group"
     table = s2_failure_table([ComponentFailure("disk / disk group", 1760, 1510, 540, note=note)])
     assert note in to_html(table) and note in to_markdown(table)
+
+
+def test_the_largest_kept_rtt_stops_at_the_first_step_that_loses_throughput_even_if_a_later_one_recovers() -> None:
+    from reports.published_tables import largest_kept_rtt
+
+    steps = [LatencyStep(0, 1000, 8.0), LatencyStep(2, 900, 8.9), LatencyStep(4, 700, 11.4), LatencyStep(8, 850, 9.4)]
+    assert largest_kept_rtt(s1_latency_table(steps, min_tps_pct=80.0)) == 2.0
+    assert largest_kept_rtt(s1_latency_table([LatencyStep(0, 0, float("nan"))])) is None, "no throughput: nothing kept"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reports.scenario_tables import (
+from reports.published_tables import (
     BackupUnderLoad,
     Interference,
     MigrationStep,

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from reports.allure.results_read import RecordedTest
 from reports.allure.staging import stage
+from reports.published_tables import S4Row, s4_failover_table
 from reports.regression import RegressionRule, judge, night_of
 from reports.scenario_record import scenario_record
-from reports.scenario_tables import S4Row, s4_failover_table
 from reports.summary_page import SummaryInput, render, sparkline
 
 
@@ -85,8 +85,8 @@ def test_staging_drops_fixture_noise_and_keeps_what_did_something(tmp_path: Path
 
 
 def test_a_figure_is_named_by_scenario_row_and_column_and_a_numeric_row_reads_with_its_unit() -> None:
+    from reports.published_tables import MigrationStep, s5_migration_table
     from reports.scenario_record import figures_of
-    from reports.scenario_tables import MigrationStep, s5_migration_table
 
     table = s5_migration_table([MigrationStep(4, 3000, 2400, 2950, 900, 63.0, 0.8)])
     keys = [f.key for f in figures_of("S5", table)]

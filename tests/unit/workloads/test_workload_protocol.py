@@ -1,12 +1,15 @@
 """Every workload meets one protocol (start, stop, verify), so an experiment can run any of them.
 
-mypy proves the signatures (each module checks its class against `Workload`); these check the
-runtime shape and what a report says for a workload without a ledger.
+`isinstance` against a runtime-checkable protocol checks names only; `meets` also compares each
+method's parameters and each property's kind with the protocol's, so a workload whose `stop` took
+an argument, or whose `name` were a method, fails here and not in the middle of a night's run.
 """
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
+from typing import Any
 
 from harness_kernel.history.series import TransactionSeries
 from harness_kernel.history.timeline import Timeline
@@ -18,16 +21,60 @@ from workloads.oltp import ConnectionSettings, Credentials, Endpoint, OltpDriver
 SETTINGS = ConnectionSettings((Endpoint("127.0.0.1", 5432),), "bench", Credentials("app", Secret("pw")))
 
 
+def meets(obj: Any, protocol: type) -> list[str]:
+    """How `obj` differs from `protocol`: a missing member, a method where a property (or attribute) is asked,
+    a method whose required parameters are not the protocol's (extra ones must have defaults)."""
+    problems = []
+    for name, member in vars(protocol).items():
+        if name.startswith("_") or not (callable(member) or isinstance(member, property)):
+            continue
+        if not hasattr(obj, name):
+            problems.append(f"no {name}")
+            continue
+        actual = inspect.getattr_static(obj, name)
+        is_method = inspect.isfunction(actual)
+        if isinstance(member, property):
+            if is_method:
+                problems.append(f"{name}: a method where the protocol has a property")
+            continue
+        if not is_method:
+            problems.append(f"{name}: not a method")
+            continue
+        want = list(inspect.signature(member).parameters)
+        have = inspect.signature(actual).parameters
+        required = [n for n, p in have.items() if p.default is inspect.Parameter.empty
+                    and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        if required != want or not set(want) <= set(have):
+            problems.append(f"{name}{tuple(required)}: the protocol's is {name}{tuple(want)}")
+    return problems
+
+
+def test_a_workload_that_differs_from_the_protocol_in_a_parameter_or_a_property_is_told_apart():
+    class Drifted:
+        keeps_ledger = True  # an attribute meets a read-only property
+
+        def name(self) -> str:
+            return "drifted"
+
+        def start(self, now: bool) -> None: ...
+        def stop(self, timeout_s: float = 1.0) -> StopReport: ...  # an extra parameter with a default is fine
+        def verify(self) -> None: ...
+
+    assert isinstance(Drifted(), Workload), "names alone match: isinstance cannot tell"
+    assert meets(Drifted(), Workload) == ["name: a method where the protocol has a property",
+                                          "start('self', 'now'): the protocol's is start('self',)"]
+
+
 def test_the_oltp_driver_is_a_workload_that_keeps_a_ledger():
     driver = OltpDriver(PostgresDialect(), SETTINGS, Timeline(), TransactionSeries())
-    assert isinstance(driver, Workload)
+    assert isinstance(driver, Workload) and meets(driver, Workload) == []
     assert driver.keeps_ledger and driver.name == "oltp"
     assert issubclass(OltpStopReport, StopReport)
 
 
 def test_fio_is_a_workload_without_a_ledger(tmp_path: Path):
     workload = FioWorkload(FioJob(PROFILES["mail"], tmp_path), tmp_path, Timeline())
-    assert isinstance(workload, Workload)
+    assert isinstance(workload, Workload) and meets(workload, Workload) == []
     assert not workload.keeps_ledger and workload.verify() is None
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from harness_kernel.errors import HarnessError
 from reports.allure.results_dir import environment_properties, write_categories, write_environment
-from reports.redact import scrub_tree
+from reports.results_scrub import scrub_tree
 from reports.summary import Outcome, format_summary
 
 OUTCOMES = pytest.StashKey[list[Outcome]]()

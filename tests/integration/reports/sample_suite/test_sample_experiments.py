@@ -23,7 +23,7 @@ from reports.allure.steps import (
     link_change_ticket,
     phase,
 )
-from reports.scenario_tables import ComponentFailure, S4Row, s2_failure_table, s4_failover_table
+from reports.published_tables import ComponentFailure, S4Row, s2_failure_table, s4_failover_table
 from tests.integration.reports.sample_suite.experiment import LedgerRun, LedgerWorkload, exclusive_lock
 
 LOCK_S = float(os.environ.get("SAMPLE_LOCK_S", "1.2"))

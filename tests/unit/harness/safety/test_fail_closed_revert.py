@@ -57,6 +57,7 @@ def test_a_check_that_errors_counts_as_unknown_and_is_asked_again(topology, topo
     fault = FlakyCheck(FREEZE, victim.pidfile, "/bin/sh")
     with make_session(topology, topology_file, state).inject(Timeline(), fault):
         pass
+    assert fault.checks_after_revert >= 2, "the check that errored proved nothing: the runner must ask again"
     assert victim.running()
     assert journal_files(state) == []
 

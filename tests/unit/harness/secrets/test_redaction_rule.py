@@ -12,7 +12,7 @@ import pytest
 from _pytest._io.saferepr import saferepr
 
 from harness_kernel.redaction import MASK, MaskingStream, Redactor, redacted_logging
-from reports.redact import scrub_file
+from reports.results_scrub import scrub_file
 from tests.unit.harness.secrets.careless import SECRETS, USER, forms
 
 

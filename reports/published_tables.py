@@ -58,16 +58,21 @@ def s1_latency_table(steps: Sequence[LatencyStep], *, min_tps_pct: float = 80.0,
     return replace(table, extra_lines=(_recommended_rtt(table),), overall_verdict=False)
 
 
-def _recommended_rtt(table: Table) -> str:
-    """The largest RTT up to which every step passes: the figure a design review asks for."""
-    best: Cell = None
+def largest_kept_rtt(table: Table) -> float | None:
+    """The largest RTT up to which every step passes: the figure a design review asks for (None: not even the first)."""
+    best: float | None = None
     for row in table.rows:
-        if table.row_verdict(row) is CellVerdict.FAIL:
+        if table.row_verdict(row) is not CellVerdict.PASS or not isinstance(row["rtt_ms"], int | float):
             break
-        best = row["rtt_ms"]
+        best = float(row["rtt_ms"])
+    return best
+
+
+def _recommended_rtt(table: Table) -> str:
+    best = largest_kept_rtt(table)
     if best is None:
         return "Recommended max RTT: none of the measured steps meets the thresholds"
-    return f"Recommended max RTT: {best:g} ms" if isinstance(best, int | float) else f"Recommended max RTT: {best}"
+    return f"Recommended max RTT: {best:g} ms"
 
 
 # --- S2: component failure matrix ----------------------------------------------------------------

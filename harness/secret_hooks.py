@@ -19,7 +19,7 @@ import pytest
 
 from harness_kernel.redaction import Redactor, masking, redacted_logging, usernames_in
 from harness_kernel.topology.credentials import Secret
-from reports.redact import scrub_file, scrub_tree
+from reports.results_scrub import scrub_file, scrub_tree
 
 PLUGIN_NAME = "harness-redaction"
 
