@@ -205,10 +205,3 @@ def deadman_marker(entry_id: str, target: str) -> str:
         raise ValueError(f"journal entry id {entry_id!r} is not 12 hex digits")
     readable = _UNSAFE.sub("_", target)[:64]
     return f"harness-deadman-{entry_id}-{readable}."
-
-
-def deadman_pattern(marker: str) -> str:
-    """A `pkill -f` / `pgrep -f` pattern matching exactly `marker` (and not the pkill running it)."""
-    if _UNSAFE.search(marker):
-        raise ValueError(f"dead man marker {marker!r} is not a shell literal")
-    return "[" + marker[0] + "]" + marker[1:].replace(".", "[.]")

@@ -76,10 +76,6 @@ def delete_table_command(table: str) -> str:
     return f"nft delete table inet {shlex.quote(table)}"
 
 
-def deadman_script(marker: str, seconds: float, undo: str) -> str:
-    """A shell line that runs `undo` after `seconds`; `marker` (quoted) names it in the process list."""
-    return f": {shlex.quote(marker)}; sleep {_whole_seconds(seconds)}; {undo}; exit 0"
-
 
 def _whole_seconds(seconds: float) -> int:
     return max(1, round(seconds))
@@ -161,10 +157,6 @@ def qdisc_kind(argv: Sequence[str]) -> str | None:
         return None
     return argv[list(argv).index("handle") + 2]
 
-
-def clear_qdisc_command(dev: str) -> list[str]:
-    """Delete whatever root `dev` has (the lab's own namespace only: it owns every qdisc there)."""
-    return ["tc", "qdisc", "del", "dev", dev, "root"]
 
 
 def clear_harness_root_command(dev: str) -> list[str]:

@@ -47,7 +47,7 @@ class PhaseDurations:
 
     baseline_s: float = 15.0
     observe_s: float = 20.0
-    recover_timeout_s: float = 180.0
+    recover_timeout_s: float = 240.0  # --recover-timeout-s's default
     settle_s: float = 10.0
     steady_window_s: int = 10  # how long throughput must hold inside the band to count as steady
 

@@ -6,22 +6,22 @@ of experiments against a live cluster are `harness.fixtures`; all load with this
 
 from __future__ import annotations
 
-import signal
+import contextlib
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from types import FrameType
 
 import pytest
 
 from faults.base import Fault, FaultSpec
 from harness import secret_hooks
 from harness.plugin_state import STATE, PluginState, plugin_state
-from harness.run_options import read_options
+from harness.run_options import RunOptions, read_options
 from harness.safety.guards import Guard
+from harness.safety.revert import DEFAULT_REVERT_TIMEOUT_S
 from harness.safety.run import HarnessRun
 from harness.safety.runner import ActiveFault, RunnerSettings
-from harness.safety.signals import Terminated
+from harness.safety.signals import sigterm_raises
 from harness.topology_source import canonical, load_source
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.history.timeline import Timeline
@@ -48,7 +48,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--baseline-s", type=float, default=15.0, help="steady-load baseline before each fault (s)")
     group.addoption("--observe-s", type=float, default=20.0, help="how long each fault stays in effect (s)")
     group.addoption("--settle-s", type=float, default=10.0, help="load kept after recovery to read the new level (s)")
-    group.addoption("--recover-timeout-s", type=float, default=240.0, help="longest wait for the cluster to heal (s)")
+    group.addoption("--recover-timeout-s", type=float, default=240.0,
+                    help="longest wait for the cluster to heal after a fault is reverted (s)")
+    group.addoption("--revert-timeout-s", type=float, default=DEFAULT_REVERT_TIMEOUT_S,
+                    help="longest a revert may take to prove the fault gone; the dead man's switch waits this long "
+                         "past the fault's deadline, and recover as long (s)")
     group.addoption("--steady-window-s", type=int, default=10,
                     help="seconds throughput must hold inside the band to count as a steady state")
     group.addoption("--workload", choices=("oltp", "observe"), default="oltp",
@@ -125,7 +129,7 @@ def pytest_configure(config: pytest.Config) -> None:
     run = HarnessRun(topology=topology, topology_source=canonical(source),
                      state_dir=state_dir(config.getoption("--state-dir")),
                      allow_destructive=config.getoption("--allow-destructive"),
-                     runner_settings=RunnerSettings(revert_timeout_s=config.getoption("--recover-timeout-s")))
+                     runner_settings=runner_settings(state.options))
     if not config.getoption("--dry-run"):
         missing = run.missing_credentials()
         if missing:
@@ -134,6 +138,11 @@ def pytest_configure(config: pytest.Config) -> None:
         state.secrets = secrets
         secret_hooks.install(config, secrets, topology)
     state.run = run
+
+
+def runner_settings(options: RunOptions) -> RunnerSettings:
+    """How the run's faults are bounded: the revert's own timeout, not the cluster's time to heal."""
+    return RunnerSettings(revert_timeout_s=options.revert_timeout_s)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -151,21 +160,11 @@ def _is_collect_only(config: pytest.Config) -> bool:
 
 
 def _install_sigterm(config: pytest.Config) -> None:
-    """SIGTERM, and SIGHUP (the operator's SSH session drops), unwind like Ctrl-C so every revert in a `finally` runs."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise Terminated(f"signal {signum}")
-
-    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
-    for signum, before in previous.items():
-        if before != signal.SIG_IGN:  # nohup: the user asked for the run to outlive the terminal
-            signal.signal(signum, handler)
-
-    def restore() -> None:
-        for signum, before in previous.items():
-            signal.signal(signum, before if before is not None else signal.SIG_DFL)
-
-    config.add_cleanup(restore)
+    """SIGTERM, and SIGHUP (the operator's SSH session drops), unwind like Ctrl-C so every revert in a `finally`
+    runs; left as they were under nohup. The one handler is `sigterm_raises`, held until pytest cleans up."""
+    held = contextlib.ExitStack()
+    held.enter_context(sigterm_raises())
+    config.add_cleanup(held.close)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -100,6 +100,7 @@ class RunOptions(BaseModel):
     observe_s: Finite = Field(gt=0, le=86_400)
     settle_s: Finite = Field(ge=0, le=86_400)
     recover_timeout_s: Finite = Field(gt=0, le=86_400)
+    revert_timeout_s: Finite = Field(gt=0, le=86_400)
     steady_window_s: int = Field(ge=1, le=3600)
     users: int = Field(ge=1, le=10_000)
     scale: int = Field(ge=1, le=1_000_000)

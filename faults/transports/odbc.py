@@ -17,7 +17,7 @@ from typing import Any
 
 from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.odbc import sqlserver_driver as sqlserver
-from harness_kernel.odbc.errors import ErrorClass, ErrorInfo, classify
+from harness_kernel.odbc.errors import ErrorInfo, classify
 from harness_kernel.odbc.settings import ConnectionSettings, Credentials, Endpoint
 from harness_kernel.topology.credentials import resolve_secret
 from harness_kernel.topology.models import Database, DatabaseNode, Topology
@@ -139,7 +139,3 @@ def _message(exc: BaseException) -> str:
     args: tuple[Any, ...] = tuple(exc.args)
     text = str(args[1])
     return text if len(text) <= 400 else text[:400] + "..."
-
-
-def is_not_primary(exc: BaseException) -> bool:
-    return isinstance(exc, SqlServerError) and exc.info.error_class is ErrorClass.NOT_PRIMARY

@@ -33,7 +33,7 @@ BACK_AGAIN_AFTER_S = 2.0  # in effect this long after a revert returned: revert 
 STUCK_AFTER_S = 5.0  # not cleared this long after a revert returned (it did not take): revert again
 CONFIRM_S = 0.5  # CLEARED must hold this long
 CONFIRM_AFTER_UNFINISHED_INJECT_S = 5.0  # ... and this long if the inject never returned (it may still land)
-DEFAULT_REVERT_TIMEOUT_S = 240.0  # for entries written before they recorded their run's revert timeout
+DEFAULT_REVERT_TIMEOUT_S = 240.0  # --revert-timeout-s's default, and for entries written before they recorded theirs
 
 
 class _NotCleared(Exception):

@@ -34,6 +34,7 @@ from harness.safety.journal import EntryBusy, Journal, JournalEntry
 from harness.safety.revert import (
     CONFIRM_AFTER_UNFINISHED_INJECT_S,
     CONFIRM_S,
+    DEFAULT_REVERT_TIMEOUT_S,
     disarm,
     observe,
     revert_until_cleared,
@@ -51,7 +52,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class RunnerSettings:
     settle_timeout_s: float = 30.0
-    revert_timeout_s: float = 120.0
+    revert_timeout_s: float = DEFAULT_REVERT_TIMEOUT_S
     poll_interval_s: float = 0.1
     guard_interval_s: float = 0.25
     deadman_margin_s: float = 60.0

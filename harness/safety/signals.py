@@ -156,17 +156,3 @@ def sigterm_raises() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
-
-
-@contextmanager
-def deferred_signals(what: str = "the fault", revert_timeout_s: float = 0.0, say: Say = tell_operator) -> Iterator[None]:
-    """Hold SIGINT/SIGTERM/SIGHUP until the block ends (a third one aborts), then raise the first one received."""
-    guard = FaultSignals(what, revert_timeout_s, say).install()
-    guard.defer()
-    try:
-        yield
-    finally:
-        guard.restore()
-    held = guard.pending()
-    if held is not None:
-        raise held

@@ -42,11 +42,6 @@ class Mix:
             return lambda rng: kinds[0]
         return lambda rng: rng.choices(kinds, cum_weights=cumulative)[0]
 
-    @property
-    def write_fraction(self) -> float:
-        total = sum(w for _, w in self.kinds)
-        return sum(w for kind, w in self.kinds if kind.writes) / total
-
 
 # pgbench's built-in TPC-B-like transaction, as (statement, parameter names); the history insert
 # also writes the ledger row. Kept as data so a pgbench script can be rendered from the same steps.

@@ -104,3 +104,27 @@ def test_a_dead_man_marker_is_a_shell_literal_unique_to_its_entry(target):
     assert not other.startswith(marker) and not marker.startswith(other)
     longer = deadman_marker("0123456789ab", target + "c")
     assert not longer.startswith(marker), "a longer target's marker does not extend a shorter one's"
+
+
+def test_the_revert_timeout_and_the_time_to_heal_are_two_options_and_only_the_revert_extends_the_dead_man(
+        topology_file, state, victim: Victim, pytestconfig: pytest.Config):
+    from harness.plugin import runner_settings
+    from harness.run_options import read_options
+
+    given = {"--revert-timeout-s": 50.0, "--recover-timeout-s": 500.0}
+    options = read_options(lambda name: given.get(name, pytestconfig.getoption(name)))  # the rest: defaults
+    settings = runner_settings(options)
+    assert (settings.revert_timeout_s, options.recover_timeout_s) == (50.0, 500.0)
+
+    fault = ArmRecorder(FREEZE, victim.pidfile, "/bin/sh")
+    timed = RunnerSettings(poll_interval_s=0.02, settle_timeout_s=5.0, revert_timeout_s=settings.revert_timeout_s,
+                           deadman_margin_s=60.0)
+    before = time.time()
+    with session_for(topology_file, state, timed).inject(Timeline(), fault, duration_s=20):
+        entry = json.loads(journal_files(state)[0].read_text())
+    # deadline = 5 s settle + 20 s duration + 60 s margin; the dead man waits the revert's 50 s past it, not 500
+    assert before + 85 <= entry["deadline_wall"] <= time.time() + 85
+    assert entry["revert_timeout_s"] == 50.0
+    [armed] = fault.armed
+    assert 85 + 50 - 2 <= armed <= 85 + 50
+
