@@ -245,7 +245,7 @@ class Isolation(_OnLabRouter):
     def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> Isolation:
         lab = _lab(topology)
         if target.kind is TargetKind.WITNESS:
-            return cls(spec, lab, build_partition(spec, topology, shell=_router_shell(lab)))
+            return cls(spec, lab, build_partition(spec, topology, _router_shell(lab), params=params, target=target))
         return cls(spec, lab, _cut(lab, spec, topology, isolate(_member(lab.layout, target.name))))
 
 
@@ -260,7 +260,7 @@ class LinkPartition(Isolation):
         assert isinstance(params, PartitionParams)
         lab = _lab(topology)
         watchdog = lab.quorum_watchdog(params.sync_timeout_s) if params.sync_timeout_s is not None else None
-        return cls(spec, lab, build_partition(spec, topology, shell=_router_shell(lab)), watchdog)
+        return cls(spec, lab, build_partition(spec, topology, _router_shell(lab), params=params, target=target), watchdog)
 
     def plan(self) -> FaultPlan:
         base = super().plan()
@@ -362,7 +362,7 @@ class Latency(_LabFault):
             raise ConfigError(f"{spec.kind}: the lab delays only the inter-site link (link:site-a~site-b), not {target}")
         lab = _lab(topology)
         if lab.latency_mechanism == NETEM:
-            return _OnLabRouter(spec, lab, build_latency(spec, topology, shell=_router_shell(lab)))
+            return _OnLabRouter(spec, lab, build_latency(spec, topology, _router_shell(lab), params=params, target=target))
         request = LatencyRequest(rtt_ms=params.rtt_ms, jitter_ms=params.jitter_ms, rate_mbit=params.rate_mbit,
                                  loss_pct=params.loss_pct)
         return cls(spec, lab, request)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
-from faults.kinds import Params
+from faults.kinds import Direction, IsolationParams, LatencyParams, Params, PartitionParams, fault_kind
 from faults.netrules import (
     ROOT_HANDLE,
     DropRule,
@@ -52,12 +52,11 @@ from faults.netrules import (
 from faults.transports.shell import CommandResult, Shell
 from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.topology.models import Link, Router, Topology
-from harness_kernel.topology.targets import Target
+from harness_kernel.topology.targets import Target, TargetKind
 
 log = logging.getLogger(__name__)
 
 BACKEND = "router"
-DIRECTIONS = ("both", "forward", "reverse")
 CAP_NET_ADMIN = 12  # the capability bit nft and tc need (linux/capability.h)
 INFLIGHT_WAIT_S = 30.0
 
@@ -90,15 +89,14 @@ def site_networks(topology: Topology, site: str) -> tuple[str, ...]:
     raise ConfigError(f"link names site {site!r}, which is neither in sites nor the witness's site")
 
 
-def routed_links(topology: Topology, target: str) -> list[RoutedLink]:
+def routed_links(topology: Topology, target: Target) -> list[RoutedLink]:
     """`link:A~B` is that link; `witness:NAME` is every link to the witness's site."""
-    kind, _, name = target.partition(":")
     found = []
     for router in topology.routers:
         for link in router.links:
             witness = topology.witness
-            wanted = (link.name == name if kind == "link" else
-                      kind == "witness" and witness is not None and name == witness.name
+            wanted = (link.name == target.path if target.kind is TargetKind.LINK else
+                      target.kind is TargetKind.WITNESS and witness is not None and target.path == witness.name
                       and (witness.site or witness.name) in link.between)
             if wanted:
                 found.append(RoutedLink(router, link, {s: site_networks(topology, s) for s in link.between}))
@@ -248,7 +246,7 @@ class RouterPartition(_OnRouter):
 
     @classmethod
     def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> RouterPartition:
-        return build_partition(spec, topology)
+        return build_partition(spec, topology, params=params, target=target)
 
     @property
     def table(self) -> str:
@@ -311,7 +309,7 @@ class RouterLatency(_OnRouter):
 
     @classmethod
     def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> RouterLatency:
-        return build_latency(spec, topology)
+        return build_latency(spec, topology, params=params, target=target)
 
     @property
     def devices(self) -> list[str]:
@@ -408,11 +406,8 @@ def instance_tag(instance: str) -> int:
     return 0x1000 + int(instance[:4], 16) % 0xE000
 
 
-def _directed(spec: FaultSpec, link: RoutedLink) -> Iterator[tuple[str, str]]:
+def _directed(direction: Direction, link: RoutedLink) -> Iterator[tuple[str, str]]:
     """(from site, to site) pairs the fault acts on; 'forward' is the link's first site to its second."""
-    direction = spec.params.get("direction", "both")
-    if direction not in DIRECTIONS:
-        raise ConfigError(f"{spec.kind}: direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
     first, second = link.link.between
     if direction in ("both", "forward"):
         yield first, second
@@ -420,28 +415,36 @@ def _directed(spec: FaultSpec, link: RoutedLink) -> Iterator[tuple[str, str]]:
         yield second, first
 
 
-def build_partition(spec: FaultSpec, topology: Topology, shell: Shell | None = None) -> RouterPartition:
-    links = routed_links(topology, spec.target)
+def _typed(spec: FaultSpec, params: Params | None, target: Target | None) -> tuple[Params, Target]:
+    """The spec's params and target as the fault table parses them (given by the registry, or parsed here once)."""
+    return (params if params is not None else fault_kind(spec.kind).parse_params(spec.params),
+            target if target is not None else Target.parse(spec.target))
+
+
+def build_partition(spec: FaultSpec, topology: Topology, shell: Shell | None = None, *,
+                    params: Params | None = None, target: Target | None = None) -> RouterPartition:
+    params, target = _typed(spec, params, target)
+    assert isinstance(params, PartitionParams | IsolationParams)
+    links = routed_links(topology, target)
     rules = [DropRule(saddr=src_net, daddr=dst_net)
-             for link in links for src, dst in _directed(spec, link)
+             for link in links for src, dst in _directed(params.direction, link)
              for src_net in link.networks[src] for dst_net in link.networks[dst]]
     return RouterPartition(**_session(spec, topology, _one_router(links, spec.target), shell), rules=rules,
                            effects=_links_cut(links))
 
 
-def build_latency(spec: FaultSpec, topology: Topology, shell: Shell | None = None) -> RouterLatency:
-    links = routed_links(topology, spec.target)
-    if spec.target.split(":")[0] != "link" or len(links) != 1:
+def build_latency(spec: FaultSpec, topology: Topology, shell: Shell | None = None, *,
+                  params: Params | None = None, target: Target | None = None) -> RouterLatency:
+    params, target = _typed(spec, params, target)
+    assert isinstance(params, LatencyParams)
+    links = routed_links(topology, target)
+    if target.kind is not TargetKind.LINK or len(links) != 1:
         raise ConfigError(f"latency: target must be one link (link:A~B), not {spec.target!r}")
-    rtt, jitter = float(spec.params.get("rtt_ms", 0)), float(spec.params.get("jitter_ms", 0))
-    loss, rate = float(spec.params.get("loss_pct", 0)), spec.params.get("rate_mbit")
-    if rtt < 0 or jitter < 0 or not 0 <= loss <= 100:
-        raise ConfigError("latency: rtt_ms and jitter_ms must be >= 0 and loss_pct within 0..100")
     link = links[0]
     session = _session(spec, topology, link.router, shell)
     tag = instance_tag(session["instance"])
-    shapes = [Netem(link.interface(dst), link.networks[src], rtt / 2, jitter / 2, loss, float(rate) if rate else None, tag)
-              for src, dst in _directed(spec, link)]
+    shapes = [Netem(link.interface(dst), link.networks[src], params.rtt_ms / 2, params.jitter_ms / 2, params.loss_pct,
+                    params.rate_mbit, tag) for src, dst in _directed("both", link)]
     return RouterLatency(**session, shapes=shapes, effects=_links_cut(links))
 
 

@@ -36,7 +36,7 @@ def test_a_link_partition_drops_both_directions_between_the_sites_subnets(topolo
 def test_one_direction_cuts_only_that_way(topology) -> None:
     fault = router.build_partition(FaultSpec("link-partition", "link:site-a~site-b", {"direction": "reverse"}), topology)
     assert [r.render() for r in fault.rules] == ["ip saddr 192.0.2.64/26 ip daddr 192.0.2.0/26 drop"]
-    with pytest.raises(ConfigError, match="direction must be one of both, forward, reverse"):
+    with pytest.raises(ConfigError, match=r"params\.direction: Input should be 'both', 'forward' or 'reverse'"):
         router.build_partition(FaultSpec("link-partition", "link:site-a~site-b", {"direction": "sideways"}), topology)
 
 
@@ -72,7 +72,7 @@ def test_each_spec_is_a_new_instance_and_a_journaled_spec_rebuilds_the_same_one(
 
 
 def test_bad_latency_parameters_and_targets_are_refused_before_anything_is_contacted(topology) -> None:
-    with pytest.raises(ConfigError, match=r"loss_pct within 0\.\.100"):
+    with pytest.raises(ConfigError, match=r"params\.loss_pct: Input should be less than or equal to 100"):
         router.build_latency(FaultSpec("latency", "link:site-a~site-b", {"rtt_ms": 4, "loss_pct": 150}), topology)
     with pytest.raises(ConfigError, match="target must be one link"):
         router.build_latency(FaultSpec("latency", "witness:vsan-witness-01", {"rtt_ms": 4}), topology)
