@@ -23,6 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from harness.experiment import PhaseDurations
 from harness_kernel.paths import tools_dir
 from harness_lab.latency import toxiproxy_binary
 from harness_lab.shell import BASE_PATH
@@ -35,14 +36,14 @@ CHECKOUT = Path(__file__).resolve().parents[1]  # the repository, when run from 
 
 
 @dataclass(frozen=True)
-class DemoWindows:
-    baseline_s: float
-    observe_s: float
-    settle_s: float
+class DemoSettings:
+    """A demo's scale: the phases every experiment uses (the same `PhaseDurations` the fixtures build from the
+    options), and what the suites add."""
+
+    phases: PhaseDurations
     step_s: float
     warmup_s: float
     rtt_steps: str
-    steady_window_s: int
     component_mb: int  # the bound lab's modelled vSAN component size: how long a resync lasts
     migration_rtt_steps: str = "0,4"
     backup_rates: str = "4M"
@@ -50,16 +51,25 @@ class DemoWindows:
     soak_s: float = 45.0  # S6's N-1 soak of the mail workload: the ESRP shape, shortened to the demo's scale
     deselect: tuple[str, ...] = ()  # node ids left to FULL
 
+    def options(self) -> list[str]:
+        """The suites' command-line options for these settings (every phase's, then the suites')."""
+        phases = [("--baseline-s", self.phases.baseline_s), ("--observe-s", self.phases.observe_s),
+                  ("--settle-s", self.phases.settle_s), ("--steady-window-s", self.phases.steady_window_s)]
+        suites = [("--step-s", self.step_s), ("--warmup-s", self.warmup_s), ("--rtt-steps", self.rtt_steps),
+                  ("--migration-rtt-steps", self.migration_rtt_steps), ("--backup-rates", self.backup_rates),
+                  ("--io-rate-iops", self.io_rate_iops), ("--soak-s", self.soak_s)]
+        return [text for name, value in phases + suites for text in (name, str(value))]
 
-DEMO = DemoWindows(baseline_s=10, observe_s=15, settle_s=8, step_s=8, warmup_s=2, rtt_steps="0,4",
-                   steady_window_s=8, component_mb=256,
-                   deselect=("harness_suites/test_s2_component_failures.py::"
-                             "test_the_business_recovers_to_a_steady_state_within_the_slo[host]",))
-FULL = DemoWindows(baseline_s=12, observe_s=15, settle_s=10, step_s=12, warmup_s=3, rtt_steps="0,1,2,4,8",
-                   steady_window_s=8, component_mb=256, migration_rtt_steps="0,1,2,4", backup_rates="none,4M",
-                   soak_s=120.0)
-SMOKE = DemoWindows(baseline_s=5, observe_s=6, settle_s=4, step_s=4, warmup_s=1, rtt_steps="0,4", steady_window_s=3,
-                    component_mb=128, migration_rtt_steps="2", backup_rates="8M", soak_s=12.0)
+
+DEMO = DemoSettings(PhaseDurations(baseline_s=10, observe_s=15, settle_s=8, steady_window_s=8), step_s=8, warmup_s=2,
+                    rtt_steps="0,4", component_mb=256,
+                    deselect=("harness_suites/test_s2_component_failures.py::"
+                              "test_the_business_recovers_to_a_steady_state_within_the_slo[host]",))
+FULL = DemoSettings(PhaseDurations(baseline_s=12, observe_s=15, settle_s=10, steady_window_s=8), step_s=12, warmup_s=3,
+                    rtt_steps="0,1,2,4,8", component_mb=256, migration_rtt_steps="0,1,2,4", backup_rates="none,4M",
+                    soak_s=120.0)
+SMOKE = DemoSettings(PhaseDurations(baseline_s=5, observe_s=6, settle_s=4, steady_window_s=3), step_s=4, warmup_s=1,
+                     rtt_steps="0,4", component_mb=128, migration_rtt_steps="2", backup_rates="8M", soak_s=12.0)
 # What FULL adds to the demo: longer windows, the whole RTT sweeps, S2's host row (S3 and S4 lose hosts too),
 # and the unthrottled backup.
 FULL_ADDS = "S1 at 1, 2 and 8 ms; S2's host power-off; S5 at 1 and 2 ms; S7's unthrottled backup; 12 s windows"
@@ -88,7 +98,7 @@ def demo_needs(no_vsphere: bool) -> list[str]:
     return missing
 
 
-def windows_of(args: argparse.Namespace) -> DemoWindows:
+def settings_of(args: argparse.Namespace) -> DemoSettings:
     return SMOKE if args.smoke else FULL if args.full else DEMO
 
 
@@ -112,16 +122,12 @@ def add_demo_parser(subparsers: Any) -> None:
 
 def pytest_command(args: argparse.Namespace, results: Path, tables: Path, *, topology: str | None = None,
                    suites: Sequence[str] = (), clean: bool = True) -> list[str]:
-    w = windows_of(args)
+    w = settings_of(args)
     modules = [f"{SUITES}.{suite}" for suite in suites] or [SUITES]
     command = [sys.executable, "-m", "pytest", "--pyargs", *modules, "--rootdir", str(suites_root()),
                "-p", "no:cacheprovider",
                "--topology", topology or args.lab, "--alluredir", str(results), "--tables-dir", str(tables),
-               "--baseline-s", str(w.baseline_s), "--observe-s", str(w.observe_s), "--settle-s", str(w.settle_s),
-               "--step-s", str(w.step_s), "--warmup-s", str(w.warmup_s), "--rtt-steps", w.rtt_steps,
-               "--steady-window-s", str(w.steady_window_s), "--migration-rtt-steps", w.migration_rtt_steps,
-               "--backup-rates", w.backup_rates, "--io-rate-iops", str(w.io_rate_iops), "--soak-s", str(w.soak_s), "-q", "-rA",
-               *(f"--deselect={node}" for node in w.deselect)]
+               *w.options(), "-q", "-rA", *(f"--deselect={node}" for node in w.deselect)]
     if clean:
         command.append("--clean-alluredir")
     if topology is not None:
@@ -215,7 +221,7 @@ def run_bound(args: argparse.Namespace, results: Path, tables: Path) -> tuple[in
     """S1, S4, S6 and S7 on the lab's own faults, S2, S3 and S5 through the production vSphere path on the bound lab."""
     prefix = lab_prefix(args.lab)
     try:
-        bound = bind_vsphere(prefix, windows_of(args).component_mb)
+        bound = bind_vsphere(prefix, settings_of(args).component_mb)
         print(f"lab {prefix} bound to its vSphere simulator: {bound.topology}", flush=True)
         first, signals = run_to_end(pytest_command(args, results, tables, suites=LAB_SUITES), Path.cwd())
         if signals:
