@@ -1,6 +1,6 @@
 """Measure the lab's headline figures (run as root from the repo root; takes ~5 minutes).
 
-    PYTHONPATH=. .venv/bin/python tests/integration/lab/measure_lab.py [--crashes 5]
+    .venv/bin/python benchmarks/measure_lab.py [--crashes 5]
 
 Setup time, unplanned failover over N primary crashes (client write outage and the
 monitor's failure-to-promotion time), switchover write outage, A-B-only cut outage with and
@@ -16,10 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from lab_support import make_state_dir
-from lab_writers import WriteLoad
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from faults.backends import lab as backend
 from faults.base import Fault, FaultSpec, FaultState
@@ -27,6 +24,8 @@ from harness_kernel.topology.models import LabSettings, Topology
 from harness_lab import haevents
 from harness_lab.controller import Lab
 from harness_lab.layout import LabLayout
+from tests.integration.lab.lab_support import make_state_dir
+from tests.integration.lab.lab_writers import WriteLoad
 
 
 def wait(fault: Fault, state: FaultState, timeout_s: float = 150) -> None:

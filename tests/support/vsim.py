@@ -31,7 +31,7 @@ import pytest
 
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
-from harness_lab import vsphere as lab
+from harness_lab import vsphere_binding as lab
 from harness_lab.ca import LabCa
 
 REQUIRE_ENV = "HARNESS_REQUIRE_VSIM"
