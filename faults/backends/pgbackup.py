@@ -45,6 +45,11 @@ def pg_basebackup() -> str:
     return shutil.which("pg_basebackup") or str(DEBIAN_PG_BIN / "pg_basebackup")
 
 
+def _lab_area_of_an_older_snapshot(topology: Topology) -> str | None:
+    """A journal written before `backup_area` existed holds the lab's state directory instead: the backup went there."""
+    return f"{topology.lab.state_dir}/backups" if topology.lab is not None and topology.lab.state_dir else None
+
+
 @dataclass
 class PgBaseBackup:
     spec: FaultSpec
@@ -67,10 +72,11 @@ class PgBaseBackup:
             if not destination.is_absolute():
                 raise ConfigError(f"backup: params.destination: {params.destination!r} must be an absolute directory")
         else:
-            if database.backup_area is None:
+            area = database.backup_area or _lab_area_of_an_older_snapshot(topology)
+            if area is None:
                 raise ConfigError(f"backup: params.destination: required, or databases[{index}].backup_area (a "
                                   f"directory on this machine with room for a full copy of {database.name})")
-            destination = Path(database.backup_area)
+            destination = Path(area)
         return cls(spec, database, f"databases[{index}]", destination, params.max_rate, params.timeout_s)
 
     # -- what it writes --------------------------------------------------------------

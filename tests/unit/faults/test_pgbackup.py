@@ -88,3 +88,10 @@ def test_nothing_written_and_nothing_running_reads_as_cleared(tmp_path: Path) ->
     fault.revert()
     assert fault.check() is FaultState.CLEARED
     assert (tmp_path / "someone-elses.tar").exists(), "only what the backup wrote is removed"
+
+
+def test_a_lab_backup_journaled_before_backup_area_existed_is_found_in_the_labs_state_directory() -> None:
+    older = lab()
+    snapshot = older.model_copy(update={"databases": [older.databases[0].model_copy(update={"backup_area": None})]})
+    assert snapshot.lab is not None and snapshot.lab.state_dir == "/nonexistent/hunit"
+    assert backup(snapshot).directory == backup(older).directory
