@@ -11,8 +11,8 @@ from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
 from harness_kernel.history.timeline import Timeline
 from harness_kernel.topology.models import Topology
-from tests.unit.faults.fake_router_shell import FakeSshShell
-from tests.unit.faults.local_router import LocalRouter
+from tests.unit.faults.backends.fake_router_shell import FakeSshShell
+from tests.unit.faults.backends.local_router import LocalRouter
 
 
 @pytest.fixture

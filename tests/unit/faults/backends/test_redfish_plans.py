@@ -16,7 +16,7 @@ from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import RedfishEndpoint, Topology
 
-EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "stretched-2plus2.yaml"
+EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "stretched-2plus2.yaml"
 
 
 @pytest.fixture(scope="module")

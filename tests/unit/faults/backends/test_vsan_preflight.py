@@ -14,7 +14,7 @@ from faults.backends.vsan.probes import CachedHealth, GroupSeen, ResyncSummary, 
 from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
-from tests.unit.faults.test_vsphere_backend import document
+from tests.unit.faults.backends.test_vsphere_backend import document
 
 NETWORK, CLUSTER, HCL = (f"com.vmware.vsan.health.test.{g}" for g in ("network", "cluster", "hcl"))
 

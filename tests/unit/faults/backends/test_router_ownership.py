@@ -12,9 +12,9 @@ from faults import netrules, registry
 from faults.backends import router
 from faults.base import FaultSpec, FaultState
 from harness_kernel.errors import ConfigError, ControlPlaneError
-from tests.unit.faults.fake_router_shell import NOQUEUE, OPERATOR_HTB, FakeSshShell
-from tests.unit.faults.local_router import LocalRouter, StubRouterShell
-from tests.unit.faults.router_topologies import router_topology
+from tests.unit.faults.backends.fake_router_shell import NOQUEUE, OPERATOR_HTB, FakeSshShell
+from tests.unit.faults.backends.local_router import LocalRouter, StubRouterShell
+from tests.unit.faults.backends.router_topologies import router_topology
 
 TOPOLOGY = router_topology("a", "b")
 def latency_spec() -> FaultSpec:

@@ -9,8 +9,8 @@ from faults.backends import router
 from faults.base import FaultSpec
 from faults.transports.shell import CommandResult
 from harness_kernel.errors import ConfigError, ControlPlaneError
-from tests.unit.faults.fake_router_shell import NO_NET_ADMIN, FakeSshShell
-from tests.unit.faults.router_topologies import router_topology
+from tests.unit.faults.backends.fake_router_shell import NO_NET_ADMIN, FakeSshShell
+from tests.unit.faults.backends.router_topologies import router_topology
 
 TOPOLOGY = router_topology("a", "b")
 NOT_PERMITTED = CommandResult(1, "", "Error: cache initialization failed: Operation not permitted\n")

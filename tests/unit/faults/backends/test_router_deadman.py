@@ -17,9 +17,9 @@ from harness.safety.journal import Journal, JournalEntry
 from harness.safety.recover import recover
 from harness.safety.revert import snapshot
 from harness_kernel.topology.loader import load_topology
-from tests.unit.faults.fake_router_shell import FakeSshShell
-from tests.unit.faults.local_router import LocalRouter, StubRouterShell
-from tests.unit.faults.router_topologies import router_topology
+from tests.unit.faults.backends.fake_router_shell import FakeSshShell
+from tests.unit.faults.backends.local_router import LocalRouter, StubRouterShell
+from tests.unit.faults.backends.router_topologies import router_topology
 
 
 def partition(target: str, topology, shell) -> router.RouterPartition:  # type: ignore[no-untyped-def]
@@ -119,7 +119,7 @@ def test_shell_syntax_in_names_never_runs_on_the_router(local: LocalRouter, tmp_
 
 def test_recover_rebuilds_the_fault_from_the_journal_deletes_its_table_and_disarms_its_deadman(
         fake: FakeSshShell, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    example = Path(__file__).resolve().parents[3] / "examples" / "stretched-2plus2.yaml"
+    example = Path(__file__).resolve().parents[4] / "examples" / "stretched-2plus2.yaml"
     monkeypatch.setattr(ssh, "SshShell", lambda *args, **kwargs: fake)
     topology = load_topology(example)
     crashed = registry.build(FaultSpec("link-partition", "link:site-a~site-b"), topology)

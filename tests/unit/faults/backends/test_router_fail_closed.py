@@ -10,8 +10,8 @@ from faults.backends import router
 from faults.base import FaultSpec, FaultState
 from faults.transports.shell import CommandResult
 from harness_kernel.errors import ControlPlaneError, RevertFailedError
-from tests.unit.faults.fake_router_shell import FakeSshShell
-from tests.unit.faults.router_topologies import router_topology
+from tests.unit.faults.backends.fake_router_shell import FakeSshShell
+from tests.unit.faults.backends.router_topologies import router_topology
 
 TOPOLOGY = router_topology("a", "b")
 BUSY = CommandResult(1, "", "Error: cache initialization failed: Device or resource busy\n")

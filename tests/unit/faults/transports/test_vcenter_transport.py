@@ -28,9 +28,9 @@ from faults.transports.vcenter import (
 from harness_kernel.errors import ConfigError, ControlPlaneError, MissingCredentialError
 from harness_kernel.history.events import EventKind
 from harness_kernel.topology.models import TlsPolicy, VCenter
-from tests.unit.faults.test_vsphere_backend import topology
+from tests.unit.faults.backends.test_vsphere_backend import topology
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 SECRET = "Pa55-not-to-be-seen"
 FAST = Limits(connect_s=1, read_s=2, attempts=3, retry_total_s=5, backoff_s=0.01)
 

@@ -12,7 +12,7 @@ from faults.base import FaultSpec
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.loader import load_topology
 
-EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "stretched-2plus2.yaml"
+EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "stretched-2plus2.yaml"
 
 
 @pytest.fixture(scope="module")

@@ -58,7 +58,7 @@ def test_nothing_this_pyvmomi_speaks_fails_naming_what_was_offered() -> None:
 
 def test_the_sdk_helper_that_turns_tls_verification_off_is_never_called() -> None:
     """vsanapiutils.GetLatestVmodlVersion opens its URL with verification off for the whole process."""
-    root = Path(__file__).resolve().parents[3]
+    root = Path(__file__).resolve().parents[4]
     callers = [p for folder in ("faults", "harness", "workloads", "reports") for p in (root / folder).rglob("*.py")
                if "GetLatestVmodlVersion(" in p.read_text()]
     assert callers == []

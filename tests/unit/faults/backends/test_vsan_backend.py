@@ -39,7 +39,7 @@ from faults.transports.shell import CommandResult
 from faults.transports.vcenter import VCenterSession
 from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.topology.loader import parse_topology
-from tests.unit.faults.test_vsphere_backend import document, seen_as_topology, topology
+from tests.unit.faults.backends.test_vsphere_backend import document, seen_as_topology, topology
 
 OBJECT = "5b1c6b63-7c1d-2f3a-9e4d-000c29aa0001"
 QUERY_VSAN_OBJECTS = {
