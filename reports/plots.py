@@ -16,7 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from harness_kernel.history import EventKind
-from harness_kernel.history.series import MetricSeries, SecondPoint, TransactionSeries
+from harness_kernel.history.series import MetricPoint, MetricSeries, SecondPoint, TransactionSeries
 from harness_kernel.history.timeline import Timeline
 from reports.fault_record import fault_windows
 
@@ -57,7 +57,7 @@ def _new_figure(style: PlotStyle, panels: int) -> tuple[Figure, list[Any]]:
 
 
 def _x_range(timeline: Timeline, points: Sequence[SecondPoint], metrics: Sequence[MetricSeries]) -> tuple[float, float]:
-    xs = [float(p.t) for p in points] + [float(p.t + 1) for p in points[-1:]]
+    xs = [float(p.t) for p in points] + [float(p.t + p.seconds) for p in points[-1:]]
     xs += [e.t for e in timeline.events()] + [m.t for series in metrics for m in series.points()]
     return (min(xs), max(xs)) if xs else (0.0, 1.0)
 
@@ -92,6 +92,24 @@ def _mark_events(axes: Sequence[Any], timeline: Timeline) -> None:
                      bbox={"facecolor": "white", "alpha": 0.75, "lw": 0, "pad": 0.5})
 
 
+MAX_POINTS = 2400
+"""The most points a line draws: a plot some 1,400 pixels wide shows no more, and a day's soak would otherwise
+draw 86,400 (a bar each for its errors). A longer series is drawn from coarser points (counts averaged per
+second, latency histograms merged), as the exports are; the analysis always reads every second."""
+
+
+def drawn_points(series: TransactionSeries) -> list[SecondPoint]:
+    """The points a plot draws of `series`: every second up to `MAX_POINTS` seconds, coarser beyond."""
+    step = max(1, math.ceil(len(series) / MAX_POINTS))
+    return series.points(step=step)
+
+
+def drawn_samples(series: MetricSeries) -> list[MetricPoint]:
+    points = series.points()
+    span = points[-1].t - points[0].t if points else 0.0
+    return series.resampled(span / MAX_POINTS) if len(points) > MAX_POINTS else points
+
+
 BYTE_UNITS = ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "bytes"))
 
 
@@ -105,7 +123,7 @@ def readable_unit(unit: str, values: Sequence[float]) -> tuple[float, str]:
 
 def _metric_panels(axes: Sequence[Any], metrics: Sequence[MetricSeries]) -> None:
     for ax, series in zip(axes, metrics, strict=True):
-        points = series.points()
+        points = drawn_samples(series)
         scale, unit = readable_unit(series.unit, [p.value for p in points])
         ax.plot([p.t for p in points], [p.value / scale for p in points], color="#34495e", lw=1.3, marker=".", ms=3)
         ax.set_ylabel(f"{series.name}\n({unit})", fontsize=8)
@@ -127,15 +145,16 @@ def tps_timeline_png(timeline: Timeline, series: TransactionSeries, metrics: Seq
                      title: str = "Throughput", style: PlotStyle | None = None) -> bytes:
     """Commits and errors per second, with one extra panel per metric series (resync bytes, IOPS...)."""
     style = style or PlotStyle()
-    points = series.points()
+    points = drawn_points(series)
     figure, axes = _new_figure(style, 1 + len(metrics))
     ax = axes[0]
-    ts = [p.t + 0.5 for p in points]
-    ax.step(ts, [p.commits for p in points], where="mid", color="#1f618d", lw=1.4, label="commits/s (TPS)")
+    ts = [p.t + p.seconds / 2 for p in points]
+    tps, eps = [p.tps for p in points], [p.errors / p.seconds for p in points]
+    ax.step(ts, tps, where="mid", color="#1f618d", lw=1.4, label="commits/s (TPS)")
     if any(p.errors for p in points):
-        ax.bar(ts, [p.errors for p in points], width=0.9, color="#e74c3c", alpha=0.6, label="errors/s")
+        ax.bar(ts, eps, width=0.9 * points[0].seconds, color="#e74c3c", alpha=0.6, label="errors/s")
     ax.set_ylabel("transactions / s")
-    ax.set_ylim(bottom=0, top=max([p.commits for p in points] + [p.errors for p in points] + [1]) * 1.35)
+    ax.set_ylim(bottom=0, top=max([*tps, *eps, 1]) * 1.35)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="lower left", fontsize=8)
     _metric_panels(axes[1:], metrics)
@@ -146,13 +165,13 @@ def latency_timeline_png(timeline: Timeline, series: TransactionSeries, title: s
                          style: PlotStyle | None = None) -> bytes:
     """p50/p95/p99 per second; log scale when a failover makes the tail orders of magnitude longer."""
     style = style or PlotStyle()
-    points = series.points()
+    points = drawn_points(series)
     figure, axes = _new_figure(style, 1)
     ax = axes[0]
     values: list[float] = []
     for attr, name, colour in _PERCENTILES:
         ys = [getattr(p, attr) for p in points]
-        ax.plot([p.t + 0.5 for p in points], [math.nan if y is None else y for y in ys], color=colour, lw=1.3,
+        ax.plot([p.t + p.seconds / 2 for p in points], [math.nan if y is None else y for y in ys], color=colour, lw=1.3,
                 marker=".", ms=3, label=name)
         values += [y for y in ys if y is not None]
     if values and max(values) / max(min(values), 1e-6) > 50:
