@@ -26,10 +26,11 @@ EXPERIMENT = textwrap.dedent("""\
     """)
 
 
-def run(argv: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """Run as a user would: nothing of this repository on the path."""
-    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
-    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False, env=env)
+def run(argv: list[str], cwd: Path, timeout: float = 600, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run as a user would: nothing of this repository on the path (nor its tools, unless `env` says so)."""
+    environment = {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "HARNESS_TOOLS")}
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,
+                          env=environment | env)
 
 
 def test_a_wheel_installed_in_a_fresh_virtualenv_plugs_into_any_pytest_project(tmp_path: Path) -> None:
@@ -78,6 +79,9 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_plugs_into_any_pytest_project(t
     helped = run([str(venv / "bin" / "python"), "-m", "pytest", "--help"], cwd=project)
     for option in ("--topology", "--dry-run", "--allow-destructive", "--observe-s"):
         assert option in helped.stdout, f"the plugin's {option} must appear in pytest --help"
-    demo = run([str(venv / "bin" / "python"), "-m", "harness", "demo", "--no-vsphere"], cwd=project, timeout=60)
+    no_tools = tmp_path / "no-tools"
+    no_tools.mkdir()
+    demo = run([str(venv / "bin" / "python"), "-m", "harness", "demo", "--no-vsphere"], cwd=project, timeout=60,
+               HARNESS_TOOLS=str(no_tools))
     assert demo.returncode != 0 and "a checkout of the harness's repository installs them with `make setup`" in demo.stderr, \
         demo.stdout + demo.stderr
