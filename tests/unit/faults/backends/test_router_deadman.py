@@ -20,6 +20,7 @@ from harness_kernel.topology.loader import load_topology
 from tests.unit.faults.backends.fake_router_shell import FakeSshShell
 from tests.unit.faults.backends.local_router import LocalRouter, StubRouterShell
 from tests.unit.faults.backends.router_topologies import router_topology
+from tests.unit.harness.safety.safety_support import eventually
 
 
 def partition(target: str, topology, shell) -> router.RouterPartition:  # type: ignore[no-untyped-def]
@@ -63,9 +64,8 @@ def test_disarm_ends_exactly_its_own_deadman(local: LocalRouter) -> None:
         long_pids = set(local.processes()) - short_pids
         assert running_shells(local, short_pids) and running_shells(local, long_pids)
         short.disarm_deadman()
-        time.sleep(0.2)
+        assert eventually(lambda: not set(local.processes()) & short_pids), "its switch (and its sleep) are gone"
         assert running_shells(local, long_pids), "disarming link:unit-x~unit-y must not end link:unit-x~unit-yz's"
-        assert not set(local.processes()) & short_pids, "its switch (and its sleep) are gone"
     finally:
         short.disarm_deadman()
         long.disarm_deadman()
