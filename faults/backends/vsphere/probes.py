@@ -149,7 +149,7 @@ def host_seen(name: str, props: dict[str, Any]) -> HostSeen:
 
 def storage_pool(session: VCenterSession, name: str, host: Any) -> DiskGroupSeen:
     """An ESA host's storage pool, as one group without a cache device: `QueryVsanManagedDisks(host)`
-    (vsan-disk-management-system) answers `storagePools[].storagePoolDisks[].disk` (vSAN API 8.0.0.1+),
+    (vsan-disk-management-system) answers `storagePools[].storagePoolDisks[].disk` (API `vsan.version.version20` and later),
     "either disk mapping or storage pool disk can be present in the result" (vSAN Management API 8.0U3)."""
     disks = session.vsan("vsan-disk-management-system")
     managed = session.call(f"QueryVsanManagedDisks on {name}", lambda: disks.QueryVsanManagedDisks(host=host))
