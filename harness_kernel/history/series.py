@@ -85,9 +85,6 @@ class _Bucket:
             self.error_classes.update(other._error_classes)
         self.histogram.update(dict(other.histogram_items()))
 
-    def percentile(self, q: float) -> float | None:
-        return self.percentiles((q,))[0]
-
     def percentiles(self, qs: tuple[float, ...]) -> tuple[float | None, ...]:
         """The latency at each quantile of `qs` (ascending), from one pass over the sorted histogram."""
         items = sorted(self.histogram_items())
