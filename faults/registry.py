@@ -1,13 +1,13 @@
-"""Which backend serves a fault kind on a target: a string map, imported on use.
+"""Which backend serves a fault kind on a target: resolved from data, imported on use.
 
-As testinfra's `BACKENDS`: `(fault kind, platform) -> "module:Class"`, so adding a backend is
-one module and one line per kind, no backend imports this file, and an SDK a user does not
-need is never imported. The platform is chosen by the target: a link goes to the router, a
-disk to vSAN, a database role to WSFC for an FCI and to T-SQL for an AG; on the embedded lab
-everything goes to the lab's own controls. Every class named here has
-`from_spec(spec, params, target, topology)`; a unit test builds and plans each pair.
+The catalogue (`faults.catalogue`: the in-tree platforms, then the plug-ins') lists per kind
+the backends in the order they are tried; the first whose condition holds for the target on
+this topology acts, unless the topology's `owners` names the platform outright. No backend
+imports this file, and an SDK a user does not need is never imported. Every class named in a
+descriptor has `from_spec(spec, params, target, topology)`; a unit test builds and plans each.
 
-The journal stores specs, so `recover` rebuilds the very same fault after a crash.
+The journal stores specs and the platform that served them, so `recover` rebuilds the very same
+fault after a crash, or names the plug-in that is missing.
 """
 
 from __future__ import annotations
@@ -18,42 +18,12 @@ from typing import Any
 
 from faults import allowlist
 from faults.base import Fault, FaultPlan, FaultSpec
-from faults.kinds import FaultKind, Params, fault_kind
+from faults.catalogue import Catalogue, Served, installed
+from faults.kinds import FaultKind, Params
+from faults.plugins import DISABLE
 from harness_kernel.errors import ConfigError, TargetNotAllowedError
 from harness_kernel.topology.models import Topology
-from harness_kernel.topology.targets import Target, TargetKind
-
-BACKENDS: dict[tuple[str, str], str] = {
-    ("host-crash", "lab"): "faults.backends.lab:HostCrash",
-    ("host-hang", "lab"): "faults.backends.lab:HostHang",
-    ("site-failure", "lab"): "faults.backends.lab:SiteFailure",
-    ("site-isolation", "lab"): "faults.backends.lab:Isolation",
-    ("witness-isolation", "lab"): "faults.backends.lab:Isolation",
-    ("link-partition", "lab"): "faults.backends.lab:LinkPartition",
-    ("latency", "lab"): "faults.backends.lab:Latency",
-    ("role-switchover", "lab"): "faults.backends.lab:RoleSwitchover",
-    ("storage-loss", "lab"): "faults.backends.lab:StorageLoss",
-    ("backup", "lab"): "faults.backends.pgbackup:PgBaseBackup",
-    ("backup", "postgres"): "faults.backends.pgbackup:PgBaseBackup",
-    ("backup", "sqlserver"): "faults.backends.sqlserver_backup:SqlServerBackup",
-    ("process-freeze", "process"): "faults.backends.process:ProcessFreeze",
-    ("link-partition", "router"): "faults.backends.router:RouterPartition",
-    ("witness-isolation", "router"): "faults.backends.router:RouterPartition",
-    ("latency", "router"): "faults.backends.router:RouterLatency",
-    ("host-power-off", "redfish"): "faults.backends.redfish:HostPowerOff",
-    ("site-power-off", "redfish"): "faults.backends.redfish:SitePowerOff",
-    ("host-power-off", "vsphere"): "faults.backends.vsphere.faults:HostShutdown",
-    ("host-maintenance", "vsphere"): "faults.backends.vsphere.faults:HostMaintenance",
-    ("vm-migrate", "vsphere"): "faults.backends.vsphere.faults:VmMigrate",
-    ("disk-failure", "vsan"): "faults.backends.vsan.faults:DiskFailure",
-    ("disk-group-failure", "vsan"): "faults.backends.vsan.faults:DiskGroupFailure",
-    ("role-move", "sqlserver"): "faults.backends.sqlserver.faults:AgFailover",
-    ("role-move", "wsfc"): "faults.backends.wsfc.faults:FciRoleMove",
-}
-
-# The optional extra that brings a platform's SDK, named when its import fails.
-EXTRAS = {"router": "router", "vsphere": "vsphere", "vsan": "vsphere", "redfish": "redfish", "wsfc": "wsfc",
-          "sqlserver": "sqlserver"}
+from harness_kernel.topology.targets import Target
 
 
 class NoBackendError(ConfigError):
@@ -68,66 +38,94 @@ class Resolved:
     kind: FaultKind
     target: Target
     params: Params
-    platform: str
+    served: Served | None  # None: nothing here serves this kind on this target
+    tried: tuple[Served, ...] = ()
+
+    @property
+    def platform(self) -> str | None:
+        return self.served.platform.name if self.served else None
+
+    def record(self) -> dict[str, str]:
+        """What the journal keeps of the choice: the platform, its backend and the distribution it came from."""
+        if self.served is None:
+            return {}
+        origin = self.served.origin
+        return {"platform": self.served.platform.name, "backend": self.served.backend.path,
+                **({"distribution": origin.name, "version": origin.version} if origin else {})}
 
 
-def platform_of(kind: FaultKind, target: Target, topology: Topology) -> str:
-    """The control plane that acts on `target` for this topology."""
-    if target.kind is TargetKind.PROCESS:
-        return "process"
-    if topology.kind == "lab":
-        return "lab"
-    if kind.name == "latency" and topology.lab is not None:
-        # A topology bound to the embedded lab: its inter-site path is the lab's, which delays it with the
-        # router backend's netem where the kernel has it and with Toxiproxy where it has not.
-        return "lab"
-    if target.kind in (TargetKind.LINK, TargetKind.WITNESS):
-        return "router"
-    if target.kind in (TargetKind.DISK, TargetKind.DISK_GROUP):
-        return "vsan"
-    if kind.name == "vm-migrate":
-        return "vsphere"
-    if target.kind in (TargetKind.DATABASE, TargetKind.NODE):
-        kinds = {d.name: d.kind for d in topology.databases}
-        database_kind = kinds.get(target.parts[0], "")
-        if kind.name == "backup" and database_kind.startswith("sqlserver"):
-            return "sqlserver"  # BACKUP DATABASE is T-SQL on the instance, AG or FCI alike
-        return {"sqlserver-ag": "sqlserver", "sqlserver-fci": "wsfc"}.get(database_kind, database_kind)
-    if kind.name == "host-power-off" and target.kind is TargetKind.HOST and topology.host(target.name).bmc:
-        return "redfish"
-    if kind.name == "site-power-off" and target.kind is TargetKind.SITE:
-        site = next(s for s in topology.sites if s.name == target.name)
-        return "redfish" if all(host.bmc for host in site.hosts) else "vsphere"
-    return "vsphere"
+def serving(kind: FaultKind, target: Target, topology: Topology, catalogue: Catalogue) -> tuple[Served | None,
+                                                                                                tuple[Served, ...]]:
+    """The backend that acts on `target` for `kind` (or None), and every one that was considered."""
+    tried = tuple(catalogue.served(kind.name))
+    owner = topology.owners.get(str(target))
+    if owner is not None:
+        if catalogue.platform(owner) is None:
+            raise ConfigError(f"owners[{str(target)!r}]: no platform named {owner!r} in this installation (known: "
+                              f"{', '.join(p.name for p in catalogue.platforms)})")
+        return next((s for s in tried if s.platform.name == owner), None), tried
+    return next((s for s in tried if s.backend.when.holds(target, topology)), None), tried
 
 
-def resolve(spec: FaultSpec, topology: Topology) -> Resolved:
-    """Kind, target and params validated (errors name the field), and the platform chosen; contacts nothing."""
-    kind = fault_kind(spec.kind)
+def resolve(spec: FaultSpec, topology: Topology, catalogue: Catalogue | None = None) -> Resolved:
+    """Kind, target and params validated (errors name the field), and the backend chosen; contacts nothing."""
+    catalogue = catalogue or installed()
+    kind = catalogue.kind(spec.kind)
     target = Target.parse(spec.target)
     if target.kind is not kind.target:
         raise ConfigError(f"{spec.kind}: target {spec.target!r} is a {target.kind}; this fault acts on a {kind.target}")
     if str(target) not in topology.targets():
         raise ConfigError(f"{spec.kind}: target {spec.target!r} is not in topology {topology.name!r}")
-    return Resolved(spec, kind, target, kind.parse_params(spec.params), platform_of(kind, target, topology))
+    served, tried = serving(kind, target, topology, catalogue)
+    return Resolved(spec, kind, target, kind.parse_params(spec.params), served, tried)
+
+
+def check_record(spec: FaultSpec, topology: Topology, record: dict[str, str], catalogue: Catalogue | None = None) -> None:
+    """A reverter acts with the backend that injected (`Resolved.record()` in the journal), or names what is missing.
+
+    A record without a platform (an entry of an older release) is resolved as it was then."""
+    catalogue = catalogue or installed()
+    platform = record.get("platform")
+    if not platform:
+        return
+    what = f"{spec.kind} on {spec.target} was injected by platform {platform}"
+    origin = f"{record['distribution']} {record.get('version', '')}".strip() if record.get("distribution") else ""
+    if catalogue.platform(platform) is None:
+        if origin:
+            raise ConfigError(f"{what} of {origin}, which this installation lacks: install it (pip install "
+                              f"'{record['distribution']}=={record.get('version', '')}') or let plug-ins load "
+                              f"({DISABLE} unset), then recover again")
+        raise ConfigError(f"{what}, which this installation lacks")
+    now = resolve(spec, topology, catalogue).record()
+    if (now.get("platform"), now.get("backend")) != (platform, record.get("backend")):
+        acting = f"{now['platform']} ({now['backend']})" if now else "nothing"
+        raise ConfigError(f"{what} ({record.get('backend')}){' of ' + origin if origin else ''}; here it would be "
+                          f"{acting}: a fault is reverted by the backend that injected it, not another")
 
 
 def supports(spec: FaultSpec, topology: Topology) -> bool:
-    """A backend is registered for this spec's kind on its target's platform."""
-    resolved = resolve(spec, topology)
-    return (resolved.kind.name, resolved.platform) in BACKENDS
+    """A backend serves this spec's kind on its target here."""
+    return resolve(spec, topology).served is not None
 
 
-def build(spec: FaultSpec, topology: Topology) -> Fault:
+def build(spec: FaultSpec, topology: Topology, catalogue: Catalogue | None = None) -> Fault:
     """The fault object for `spec`, constructed without contacting anything (dry-run relies on it)."""
-    resolved = resolve(spec, topology)
-    path = BACKENDS.get((resolved.kind.name, resolved.platform))
-    if path is None:
-        raise NoBackendError(f"{spec.kind} on {spec.target}: no {resolved.platform} backend for this fault kind "
-                             "in this installation yet")
-    backend: Any = _load(path, resolved.platform)
+    resolved = resolve(spec, topology, catalogue)
+    if resolved.served is None:
+        raise NoBackendError(f"{spec.kind} on {spec.target}: nothing in this installation serves it on this "
+                             f"target ({_why_not(resolved, topology)})")
+    backend: Any = _load(resolved.served)
     fault: Fault = backend.from_spec(spec, resolved.params, resolved.target, topology)
     return fault
+
+
+def _why_not(resolved: Resolved, topology: Topology) -> str:
+    owner = topology.owners.get(str(resolved.target))
+    if owner is not None:
+        return f"owners names {owner}, which has no {resolved.kind.name} backend"
+    if not resolved.tried:
+        return "no platform has a backend for this fault kind"
+    return "; ".join(f"{s.platform.name} needs {s.backend.when}" for s in resolved.tried)
 
 
 class EffectNotAllowedError(TargetNotAllowedError):
@@ -169,12 +167,13 @@ def not_allowed(plan: FaultPlan, topology: Topology) -> str | None:
     return None
 
 
-def _load(path: str, platform: str) -> Any:
-    module_name, _, attribute = path.partition(":")
+def _load(served: Served) -> Any:
+    module_name, _, attribute = served.backend.path.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        extra = EXTRAS.get(platform)
-        hint = f"; install it with: pip install 'resilience-harness[{extra}]'" if extra else ""
-        raise ConfigError(f"the {platform} backend needs {exc.name or 'a missing package'}{hint}") from None
+        extra, origin = served.platform.extra, served.origin
+        package = origin.name if origin else "resilience-harness"
+        hint = f"; install it with: pip install '{package}[{extra}]'" if extra else ""
+        raise ConfigError(f"the {served.platform.name} backend needs {exc.name or 'a missing package'}{hint}") from None
     return getattr(module, attribute)

@@ -56,14 +56,14 @@ def _specs_in(value: Any, topology: Topology, options: RunOptions | None) -> lis
 
 
 def inapplicable(item: pytest.Item, topology: Topology) -> str | None:
-    """Why a test cannot run on this topology: a fault it needs has no kind for it (a VM migration on the lab)."""
+    """Why a test cannot run on this topology: nothing here realises a fault it needs (a VM migration on the lab)."""
     callspec = getattr(item, "callspec", None)
     values = [*(callspec.params.values() if callspec is not None else ()),
               *(arg for marker in item.iter_markers("faults") for arg in marker.args)]
     for value in values:
         if isinstance(value, Plannable) and not value.plan_specs(topology):
-            return f"no '{value}' fault can be planned on topology {topology.name!r} ({topology.kind}): no fault kind " \
-                   "for this kind of topology, or no target for it"
+            return f"no '{value}' fault can be planned on topology {topology.name!r} ({topology.kind}): no platform " \
+                   "here serves it on its targets, or it has no target"
     return None
 
 
@@ -101,7 +101,7 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
                 lines.append(f"  {spec.kind} on {spec.target}: {exc}")
                 continue
             if not supported:
-                lines.append(f"  {spec.kind} on {spec.target}: no backend for this fault kind in this installation yet")
+                lines.append(f"  {spec.kind} on {spec.target}: no platform in this installation serves it on this target")
                 continue
             try:
                 fault = harness.build(spec)

@@ -9,9 +9,10 @@ from the timeline and the series alone.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -22,7 +23,7 @@ from harness.analysis.impact import Impact, impact
 from harness.analysis.phases import FailoverPhases, failover_phases
 from harness.analysis.resync import ResyncPoint, completed_at, progress
 from harness.analysis.steady import SteadyBand
-from harness.clusters import Cluster, FailoverForecast, Forecasting
+from harness.clusters import Cluster, ClusterPart, FailoverForecast, Forecasting, Observer
 from harness.progress import Progress
 from harness.safety.guards import Guard, ThroughputFloor
 from harness.safety.run import HarnessRun
@@ -32,6 +33,8 @@ from harness_kernel.history import EventKind
 from harness_kernel.history.series import MetricSeries, TransactionSeries
 from harness_kernel.history.timeline import Timeline
 from workloads.base import LedgerReport, Monitored, StopReport, Workload
+
+log = logging.getLogger(__name__)
 
 PhaseStep = Callable[[str, str], AbstractContextManager[None]]
 
@@ -81,6 +84,9 @@ class Experiment:
     series: TransactionSeries = field(default_factory=TransactionSeries)
     resync_bytes: MetricSeries = field(default_factory=lambda: MetricSeries("resync bytes left", "bytes"))
     resync_eta: list[float | None] = field(default_factory=list)  # the control plane's own ETA, per sample
+    parts: Sequence[ClusterPart] = ()  # platforms from plug-ins: judged with the cluster before a fault
+    observers: Mapping[str, Observer] = field(default_factory=dict)  # sampled every second beside the resync
+    observed: dict[str, MetricSeries] = field(default_factory=dict)  # "<observer>: <figure>" -> its series
     ledger: LedgerReport | None = None
     stop_report: StopReport | None = None
     degraded_on_purpose: bool = False  # N-1: started while a fault the test holds keeps the cluster degraded
@@ -93,7 +99,7 @@ class Experiment:
     # -- workload lifetime -------------------------------------------------------------
     def __enter__(self) -> Experiment:
         if not self.degraded_on_purpose:
-            self.cluster.preflight()
+            self._preflight()
         self._start_wall = time.time()
         for workload in self.workloads:
             workload.start()
@@ -106,6 +112,7 @@ class Experiment:
         """Resync progress every second for the whole experiment: rebuilds run through revert waits too."""
         while not self._sampling.wait(1.0):
             self.sample_resync()
+            self.sample_observers()
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -151,6 +158,25 @@ class Experiment:
             if isinstance(workload, Monitored) and (problem := workload.problem()) is not None:
                 return problem
         return None
+
+    def sample_observers(self) -> None:
+        """One sample of each observer into its series; one that cannot answer now leaves a gap, not an error."""
+        for name, observer in self.observers.items():
+            try:
+                figures = observer.sample()
+            except Exception as exc:  # a read-only sampler's failure must not stop the experiment
+                log.debug("observer %s: no sample (%s)", name, exc)
+                continue
+            now = self.timeline.now()
+            for figure, value in figures.items():
+                key = f"{name}: {figure}"
+                series = self.observed.setdefault(key, MetricSeries(key, ""))
+                series.add(now, float(value))
+
+    def _preflight(self) -> None:
+        self.cluster.preflight()
+        for part in self.parts:
+            part.preflight()
 
     def sample_resync(self) -> None:
         try:
@@ -213,7 +239,7 @@ class Experiment:
 
     def _healthy(self) -> bool:
         try:
-            self.cluster.preflight()
+            self._preflight()
         except HarnessError:
             return False
         return True

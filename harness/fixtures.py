@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from harness.clusters import Cluster, Provisioned, cluster_for
+from harness.clusters import Cluster, Provisioned, cluster_for, cluster_parts, observers, probe
 from harness.experiment import Experiment, PhaseDurations
 from harness.progress import Progress
 from harness.safety.run import HarnessRun
@@ -48,6 +48,9 @@ def cluster(harness_run: HarnessRun, pytestconfig: pytest.Config,
     view = cluster_for(harness_run.topology)
     started_here = view.up() if isinstance(view, Provisioned) else False
     product_versions.update(view.describe())
+    for part in cluster_parts(harness_run.topology).values():  # platforms from plug-ins, read-only
+        product_versions.update(part.describe())
+    product_versions.update(probe(harness_run.topology))
     yield view
     if started_here and isinstance(view, Provisioned) and not pytestconfig.getoption("--keep-lab"):
         view.down()
@@ -121,8 +124,10 @@ def new_experiment(harness_run: HarnessRun, cluster: Cluster, schema: Scale | No
         workload = distributed_load(dialect, settings, timeline, series, driver, config)
     else:
         workload = OltpDriver(dialect, settings, timeline, series, driver)
+    topology = harness_run.topology
     return Experiment(harness_run, cluster, timeline, progress, [workload], durations, series=series, step=phase,
-                      degraded_on_purpose=degraded_on_purpose)
+                      degraded_on_purpose=degraded_on_purpose, parts=list(cluster_parts(topology).values()),
+                      observers=observers(topology))
 
 
 def distributed_load(dialect: Dialect, settings: ConnectionSettings, timeline: Timeline, series: TransactionSeries,

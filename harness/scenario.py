@@ -2,8 +2,9 @@
 
 "The host of the primary" is only known at run time, so a suite parametrises with a
 `ScenarioFault`; dry-run plans every target the role could resolve to, and the experiment
-resolves it against the live cluster. The fault kind may differ per platform (a host
-failure is a node crash in the lab, an out-of-band power-off on vSphere).
+resolves it against the live cluster. The suite names an *intent* (`faults.intents`): the
+fault kind that realises it follows the target and the topology (a host's power loss is a node
+crash in the lab, a BMC's power-off on vSphere).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from faults import intents
 from faults.base import FaultSpec
 from harness.clusters import Cluster, StoragePlacement
 from harness_kernel.errors import ConfigError, HarnessError
@@ -35,9 +37,12 @@ class Role(enum.Enum):
 class ScenarioFault:
     label: str
     role: Role
-    kinds: Mapping[str, str]  # topology kind ('lab', 'vsphere') -> fault kind
+    intent: str  # faults.intents: what is asked for, whatever platform realises it
     params: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
+
+    def __post_init__(self) -> None:
+        intents.intent(self.intent)  # an unknown intent is an error when the suite is imported, not when run
 
     def __str__(self) -> str:
         return self.label
@@ -46,21 +51,29 @@ class ScenarioFault:
         """The label: what a report shows as the test's parameter."""
         return self.label
 
-    def kind_for(self, topology: Topology) -> str:
-        kind = self.kinds.get(topology.kind)
-        if kind is None:
-            raise ConfigError(f"{self.label}: no fault kind for a {topology.kind} topology yet")
-        return kind
+    def applies(self, topology: Topology) -> bool:
+        """Some target this fault may strike on `topology` is served by a backend here."""
+        return any(intents.realise(self.intent, target, topology, self.params) is not None
+                   for target in _candidates(self.role, topology))
 
     def plan_specs(self, topology: Topology) -> list[FaultSpec]:
-        """Every spec this fault may become on `topology` (for dry-run)."""
-        kind = self.kinds.get(topology.kind)
-        if kind is None:
+        """Every spec this fault may become on `topology` (for dry-run); none if nothing here serves it."""
+        if not self.applies(topology):
             return []
-        return [FaultSpec(kind, target, dict(self.params)) for target in _candidates(self.role, topology)]
+        return [intents.described(self.intent, target, topology, self.params)
+                for target in _candidates(self.role, topology)]
 
     def resolve(self, cluster: Cluster, topology: Topology) -> FaultSpec:
-        kind = self.kind_for(topology)
+        """The spec for the target the role names on the live cluster, realised for it."""
+        target = self._target(cluster, topology)
+        spec = intents.realise(self.intent, target, topology, self.params)
+        if spec is None:
+            raise ConfigError(f"{self.label}: nothing in this installation realises {self.intent} on {target} "
+                              f"({intents.described(self.intent, target, topology, self.params).kind} is served by "
+                              "no platform here)")
+        return spec
+
+    def _target(self, cluster: Cluster, topology: Topology) -> str:
         db = topology.databases[0]
         if self.role is Role.PRIMARY_HOST:
             target = f"host:{cluster.host_of(cluster.primary_node())}"
@@ -78,7 +91,7 @@ class ScenarioFault:
             target = self._standby_device(cluster)
         else:
             target = _candidates(Role.INTER_SITE_LINK, topology)[0]
-        return FaultSpec(kind, target, dict(self.params))
+        return target
 
     def _standby_device(self, cluster: Cluster) -> str:
         """The capacity device (or its disk group) holding the standby's data, on the host it runs on if one does."""

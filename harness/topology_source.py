@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from faults import sections
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.loader import load_topology
 from harness_kernel.topology.models import LAB_PREFIX, WIDEST_SITE_PREFIX, LabSettings, Topology, shown
@@ -29,7 +30,9 @@ def load_source(source: str | Path, *, widest_site_prefix: int = WIDEST_SITE_PRE
     """The topology `source` names; errors name the file and the field (one line, never a traceback)."""
     text = str(source)
     if not is_lab(text):
-        return load_topology(Path(text), widest_site_prefix=widest_site_prefix)
+        topology = load_topology(Path(text), widest_site_prefix=widest_site_prefix)
+        sections.check(topology)  # plug-in platforms' sections, by their own models, before anything is planned
+        return topology
     prefix = text.partition(":")[2]
     if prefix and not LAB_PREFIX.fullmatch(prefix):
         raise ConfigError(f"--topology {shown(text)}: a lab prefix is 2-8 lower-case letters and digits, starting "

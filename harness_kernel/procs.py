@@ -41,6 +41,17 @@ def start_ticks(pid: int) -> int | None:
     return int(fields[19]) if fields and len(fields) > 19 else None  # field 22 of stat(5)
 
 
+def started_wall(pid: int) -> float | None:
+    """When `pid` started, on the wall clock (boot time from /proc/stat plus its start ticks); None if gone."""
+    ticks = start_ticks(pid)
+    try:
+        boot = next(int(line.split()[1]) for line in (PROC / "stat").read_text().splitlines()
+                    if line.startswith("btime "))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+    return None if ticks is None else boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
 @dataclass(frozen=True)
 class ProcessIdentity:
     pid: int

@@ -23,7 +23,7 @@ from harness_kernel.history import EventKind
 from reports.allure.steps import phase
 from reports.published_tables import LatencyStep, largest_kept_rtt, s1_latency_table
 
-LATENCY = ScenarioFault("inter-site latency", Role.INTER_SITE_LINK, {"lab": "latency", "vsphere": "latency"},
+LATENCY = ScenarioFault("inter-site latency", Role.INTER_SITE_LINK, "link-latency",
                         {"rtt_ms": 4.0})
 
 

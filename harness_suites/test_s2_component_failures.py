@@ -19,22 +19,25 @@ from harness.scenario_report import ScenarioReport
 from harness_suites.evidence import component_row, fmt, fmt_lost
 from reports.published_tables import s2_failure_table
 
-HOST = ScenarioFault("host", Role.PRIMARY_HOST, {"lab": "host-crash", "vsphere": "host-power-off"})
+HOST = ScenarioFault("host", Role.PRIMARY_HOST, "host-power-loss")
 LAB_STORAGE = ScenarioFault(
-    "disk / disk group", Role.STANDBY_NODE, {"lab": "storage-loss"}, {"max_rate": "2M"},
+    "disk / disk group", Role.STANDBY_NODE, "storage-loss", {"max_rate": "2M"},
     note="lab analog for both: the standby's storage is lost and rebuilt from the primary")
-DISK = ScenarioFault("disk", Role.STANDBY_DISK, {"vsphere": "disk-failure"}, {"device": "capacity"})
+DISK = ScenarioFault("disk", Role.STANDBY_DISK, "capacity-device-failure")
 REPAIR_TIMER_NOTE = ("vSAN rebuilds a lost host's absent components only after its object repair timer "
                      "(vsan_repair_timer_min in the environment): no resync within a shorter run is expected")
-DISK_GROUP = ScenarioFault("disk group", Role.STANDBY_DISK_GROUP, {"vsphere": "disk-group-failure"})
+DISK_GROUP = ScenarioFault("disk group", Role.STANDBY_DISK_GROUP, "disk-group-failure")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "failure" not in metafunc.fixturenames:
         return
     run = plugin_state(metafunc.config).run
-    on_lab = run is not None and run.topology.kind == "lab"
-    failures = [LAB_STORAGE, HOST] if on_lab else [DISK, DISK_GROUP, HOST]
+    # the lab's analog stands in for a device failure where no platform here fails a device
+    if run is None:
+        failures = [DISK, DISK_GROUP, HOST]
+    else:
+        failures = [f for f in (LAB_STORAGE, DISK, DISK_GROUP, HOST) if f.applies(run.topology)]
     metafunc.parametrize("failure", failures, ids=[f.label.replace(" / ", "-or-").replace(" ", "-") for f in failures])
 
 

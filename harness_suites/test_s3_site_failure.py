@@ -19,7 +19,7 @@ from harness_kernel.history import EventKind
 from harness_suites.evidence import fmt, fmt_lost, tps_after
 from reports.published_tables import S3Row, s3_site_table
 
-SITE = ScenarioFault("site of the primary", Role.PRIMARY_SITE, {"lab": "site-failure", "vsphere": "site-power-off"})
+SITE = ScenarioFault("site of the primary", Role.PRIMARY_SITE, "site-power-loss")
 
 
 def p95(experiment: Experiment, start: float, end: float) -> float | None:

@@ -18,11 +18,11 @@ from harness_suites.evidence import fmt, fmt_lost, forecast_beside_measured
 from reports.published_tables import S4Row, s4_failover_table
 
 UNPLANNED = ScenarioFault("unplanned: the active node's host fails", Role.PRIMARY_HOST,
-                          {"lab": "host-crash", "vsphere": "host-power-off"})
+                          "host-power-loss")
 PLANNED = ScenarioFault("planned: role moved to the other site", Role.DATABASE,
-                        {"lab": "role-switchover", "vsphere": "role-move"})
+                        "role-switchover")
 STANDBY = ScenarioFault("the standby's host fails", Role.STANDBY_HOST,
-                        {"lab": "host-crash", "vsphere": "host-power-off"})
+                        "host-power-loss")
 
 
 @pytest.mark.scenario("S4")

@@ -29,8 +29,8 @@ from reports.allure.steps import phase
 from reports.published_tables import MigrationStep, s5_migration_table
 from workloads.oltp import DriverConfig
 
-MIGRATION = ScenarioFault("live migration to the other site", Role.PRIMARY_NODE, {"vsphere": "vm-migrate"})
-LATENCY = ScenarioFault("inter-site latency", Role.INTER_SITE_LINK, {"vsphere": "latency"}, {"rtt_ms": 1.0})
+MIGRATION = ScenarioFault("live migration to the other site", Role.PRIMARY_NODE, "vm-migrate")
+LATENCY = ScenarioFault("inter-site latency", Role.INTER_SITE_LINK, "link-latency", {"rtt_ms": 1.0})
 MIGRATION_TIMEOUT_S = 1800.0  # the vSphere backend's bound on one RelocateVM_Task: the journal's deadline
 
 

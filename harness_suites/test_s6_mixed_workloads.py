@@ -48,7 +48,7 @@ from workloads.mail import MailJob, MailWorkload, even_instances
 from workloads.oltp.schema import Scale
 
 STANDBY_DOWN = ScenarioFault("N-1: the standby's host down", Role.STANDBY_HOST,
-                             {"lab": "host-crash", "vsphere": "host-power-off"})
+                             "host-power-loss")
 LAB_NOTE = ("lab: on 2 cores the interference is largely CPU contention, and with the standby down pg_auto_failover "
             "commits without waiting for it, so N-1 can raise TPS: a measurement of the lab, not the published shape")
 

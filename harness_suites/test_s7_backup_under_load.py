@@ -28,7 +28,7 @@ def backup_case(rate: str, destination: str | None, timeout_s: float) -> Scenari
     params = {"timeout_s": timeout_s, **({"max_rate": rate} if rate != "none" else {}),
               **({"destination": destination} if destination else {})}
     label = "full backup" if rate == "none" else f"full backup at {rate}B/s"
-    return ScenarioFault(label, Role.DATABASE, {"lab": "backup", "vsphere": "backup"}, params)
+    return ScenarioFault(label, Role.DATABASE, "backup", params)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

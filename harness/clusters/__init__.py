@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from faults.catalogue import installed
+from faults.platform import Platform
 from harness_kernel.errors import ConfigError
 from harness_kernel.history.server import ServerEvent
 from harness_kernel.topology.models import Topology
@@ -133,7 +135,47 @@ def cluster_for(topology: Topology) -> Cluster:
 
 def load_part(path: str, topology: Topology) -> Cluster:
     """The cluster (or cluster part) `path` ("module:Class") builds from `topology`."""
-    module_name, _, attribute = path.partition(":")
-    backend: Any = getattr(importlib.import_module(module_name), attribute)
-    cluster: Cluster = backend.from_topology(topology)
+    cluster: Cluster = _named(path).from_topology(topology)
     return cluster
+
+
+def _named(path: str) -> Any:
+    module_name, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+class ClusterPart(Protocol):
+    """What a platform from a plug-in adds to the cluster view: read-only, like the view itself."""
+
+    def preflight(self) -> None:
+        """Raise HarnessError naming the reason if an experiment must not start now."""
+
+    def describe(self) -> Mapping[str, str]:
+        """Versions and settings for the report's environment section."""
+
+
+class Observer(Protocol):
+    """A read-only sampler a platform brings (a metro array's replica sync, say): each call bounded by itself."""
+
+    def sample(self) -> Mapping[str, float]:
+        """The figures now, by name (the unit in the name: `replica lag s`)."""
+
+
+def _present(topology: Topology) -> list[Platform]:
+    """The platforms this topology has a section for (`management.platforms.<name>`), in catalogue order."""
+    return [p for p in installed().platforms if p.name in topology.management.platforms]
+
+
+def cluster_parts(topology: Topology) -> dict[str, ClusterPart]:
+    """Each present platform's cluster part, built without contacting anything."""
+    return {p.name: _named(p.cluster_part).from_topology(topology) for p in _present(topology) if p.cluster_part}
+
+
+def observers(topology: Topology) -> dict[str, Observer]:
+    """Each present platform's observers, by "platform: module:Class", built without contacting anything."""
+    return {f"{p.name}: {path}": _named(path).from_topology(topology) for p in _present(topology) for path in p.observers}
+
+
+def probe(topology: Topology) -> dict[str, str]:
+    """Each present platform's read-only probes, run now: what each saw (a probe that fails raises, naming it)."""
+    return {f"{p.name} probe {path}": str(_named(path)(topology)) for p in _present(topology) for path in p.probes}

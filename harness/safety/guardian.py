@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
+from faults import sections
 from harness.safety.journal import EntryBusy, Journal, JournalEntry, open_lock_file
 from harness.safety.revert import Builder, build_fault, revert_entry, topology_of
 from harness_kernel.errors import MissingCredentialError
@@ -218,9 +219,10 @@ class Guardian:
             return
         try:
             topology = topology_of(entry)
+            refs = sections.every_secret_ref(topology)
         except Exception:
             return
-        for path, ref in topology.secret_refs():
+        for path, ref in refs:
             with contextlib.suppress(MissingCredentialError):
                 self.masking.secrets.add(resolve_secret(ref, path).reveal())
 

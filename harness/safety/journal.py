@@ -72,6 +72,10 @@ class JournalEntry:
     revert_timeout_s: float | None = None
     deadman_marker: str | None = None
     notes: dict[str, Any] = field(default_factory=dict)
+    backend: dict[str, str] = field(default_factory=dict)
+    """The platform and backend that injected it, and the plug-in distribution and version if one did:
+    the reverter uses the same one, or names what is missing (empty in entries of older releases)."""
+    release: str | None = None  # the harness release that wrote the entry
 
     def __post_init__(self) -> None:
         if self.deadman_marker is None:
@@ -98,7 +102,7 @@ class JournalEntry:
             "cluster": self.cluster, "topology_source": self.topology_source, "topology_name": self.topology_name,
             "spec": self.spec.to_dict(), "deadline_wall": self.deadline_wall, "deadline_basis": self.deadline_basis,
             "revert_timeout_s": self.revert_timeout_s, "deadman_marker": self.deadman_marker,
-            "topology": self.topology, "notes": self.notes,
+            "topology": self.topology, "notes": self.notes, "backend": self.backend, "release": self.release,
         }
 
     @classmethod
@@ -114,6 +118,9 @@ class JournalEntry:
             timeout = data.get("revert_timeout_s")
             topology = data.get("topology")
             marker = data.get("deadman_marker")
+            backend = data.get("backend") or {}
+            if not isinstance(backend, dict):
+                raise TypeError("backend: expected an object")
             return cls(
                 spec=FaultSpec.from_dict(spec), topology_source=str(data["topology_source"]),
                 topology_name=str(data["topology_name"]), run_id=str(data["run_id"]), status=str(data["status"]),
@@ -128,6 +135,8 @@ class JournalEntry:
                 revert_timeout_s=float(timeout) if timeout is not None else None,
                 deadman_marker=str(marker) if marker is not None else None,
                 notes=dict(data.get("notes") or {}),
+                backend={str(k): str(v) for k, v in backend.items()},
+                release=str(data["release"]) if data.get("release") is not None else None,
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UnreadableEntry(f"{type(exc).__name__}: {exc}") from None

@@ -21,6 +21,7 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_e
 from faults import registry
 from faults.base import DeadMansSwitch, Fault, FaultSpec, FaultState, NamedDeadMansSwitch
 from harness.safety.journal import Journal, JournalEntry
+from harness.safety.snapshots import upgraded
 from harness_kernel.errors import ConfigError, RevertFailedError
 from harness_kernel.topology.loader import format_validation_error
 from harness_kernel.topology.models import Topology
@@ -143,7 +144,7 @@ def topology_of(entry: JournalEntry) -> Topology:
                           f"snapshot (written by a release older than the journal's deadlines); revert it by hand "
                           f"against {entry.topology_source}, then clear it")
     try:
-        return Topology.model_validate(entry.topology, context=JUDGED_BY_THE_RUN)
+        return Topology.model_validate(upgraded(entry), context=JUDGED_BY_THE_RUN)
     except ValidationError as exc:
         raise ConfigError(f"journal entry {entry.id} ({entry.spec.kind} on {entry.spec.target}): its topology "
                           f"snapshot is unusable ({format_validation_error(exc)})") from None
@@ -175,7 +176,9 @@ def revert_entry(journal: Journal, entry: JournalEntry, *, role: str, build: Bui
         current = journal.read(entry.id)
         if current is None:
             return "already reverted by another reverter"
-        fault = build(current.spec, topology_of(current))
+        topology = topology_of(current)
+        registry.check_record(current.spec, topology, current.backend)
+        fault = build(current.spec, topology)
         name_deadman(fault, current)
         before, _ = observe(fault)
         confirm = CONFIRM_S if current.notes.get("inject_returned") else CONFIRM_AFTER_UNFINISHED_INJECT_S

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from faults import registry
+from faults import registry, sections
 from faults.base import Fault, FaultPlan, FaultSpec
 from harness.safety import guardian
 from harness.safety.guards import Guard
@@ -103,11 +103,11 @@ class HarnessRun:
         return [self.build(spec).plan() for spec in specs]
 
     def missing_credentials(self, *, open_keyring: bool = True) -> list[str]:
-        return missing_secrets(self.topology.secret_refs(), open_keyring=open_keyring)
+        return missing_secrets(sections.every_secret_ref(self.topology), open_keyring=open_keyring)
 
     def resolved_secrets(self) -> list[Secret]:
         """Every secret the topology references, looked up now (raises naming the first missing one)."""
-        return [resolve_secret(ref, path) for path, ref in self.topology.secret_refs()]
+        return [resolve_secret(ref, path) for path, ref in sections.every_secret_ref(self.topology)]
 
     @contextmanager
     def inject(self, timeline: Timeline, fault: Fault | FaultSpec, *, duration_s: float | None = None,

@@ -27,7 +27,7 @@ from typing import Any
 
 from faults.assumptions import Assumes, require
 from faults.base import DeadMansSwitch, Fault, FaultState, NamedDeadMansSwitch, Preflight
-from faults.registry import permit
+from faults.registry import permit, resolve
 from harness.safety.guards import Guard
 from harness.safety.identity import cluster_identity
 from harness.safety.journal import EntryBusy, Journal, JournalEntry
@@ -41,6 +41,7 @@ from harness.safety.revert import (
     snapshot,
 )
 from harness.safety.signals import FaultSignals, tell_operator
+from harness_kernel import __version__
 from harness_kernel.errors import HarnessError, RevertFailedError, StopConditionTripped
 from harness_kernel.history import EventKind
 from harness_kernel.history.timeline import Timeline
@@ -121,7 +122,8 @@ class FaultRunner:
         entry = JournalEntry(spec=fault.spec, topology_source=self.topology_source, topology_name=self.topology.name,
                              run_id=self.run_id, cluster=cluster_identity(self.topology),
                              topology=snapshot(self.topology), revert_timeout_s=self.settings.revert_timeout_s,
-                             deadline_basis=basis)
+                             deadline_basis=basis, backend=resolve(fault.spec, self.topology).record(),
+                             release=__version__)
         entry.deadline_wall = entry.created_wall + seconds
         return entry
 

@@ -103,12 +103,13 @@ def parse_topology(raw: Any, origin: str, *, widest_site_prefix: int = WIDEST_SI
         raise ConfigError(f"{origin}: nested too deeply to be a topology") from None
 
 
-def format_validation_error(exc: ValidationError, root: str = "") -> str:
-    """One line: each error's field path (under `root`, e.g. `params`) and what was expected."""
+def format_validation_error(exc: ValidationError, root: str | tuple[int | str, ...] = "") -> str:
+    """One line: each error's field path (under `root`, e.g. `params` or a section's path) and what was expected."""
     parts = []
     errors = exc.errors()
+    under = root if isinstance(root, tuple) else (root,) if root else ()
     for err in errors[:MAX_ERRORS]:
-        loc = _dotted(((root,) if root else ()) + tuple(err["loc"]))
+        loc = dotted(under + tuple(err["loc"]))
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             message = "unknown field"
@@ -120,7 +121,7 @@ def format_validation_error(exc: ValidationError, root: str = "") -> str:
     return "; ".join(parts)
 
 
-def _dotted(loc: tuple[int | str, ...]) -> str:
+def dotted(loc: tuple[int | str, ...]) -> str:
     """('sites', 0, 'name') -> sites[0].name; a map's key -> interfaces['site-a']."""
     out = ""
     for item in loc:

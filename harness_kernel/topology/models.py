@@ -23,7 +23,7 @@ from pathlib import PurePosixPath
 from types import MappingProxyType
 from typing import Annotated, Final, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, ValidationInfo, field_validator, model_validator
 
 from harness_kernel.topology.credentials import CredentialRef, SecretRef
 
@@ -412,6 +412,9 @@ class Management(_Model):
     redfish: list[RedfishEndpoint] = []
     winrm: list[WinRmEndpoint] = []
     ssh: list[SshEndpoint] = []
+    platforms: dict[Name, dict[str, JsonValue]] = Field(
+        default_factory=dict, description="platform name -> its section, for platforms from plug-ins: each is "
+                                          "validated by its platform's own model when the topology is used")
 
     def named(self) -> list[tuple[str, RedfishEndpoint | WinRmEndpoint | SshEndpoint]]:
         """(field path, endpoint) of every named endpoint: `management.ssh[0]`, ..."""
@@ -498,6 +501,9 @@ class Topology(_Model):
     slo: Slo = Slo()
     processes: list[LocalProcess] = []
     allow_list: list[str] = []
+    owners: dict[str, Name] = Field(
+        default_factory=dict, description="target -> the platform that acts on it, where the one inferred from the "
+                                          "topology is not wanted (e.g. a link delayed by the lab, not the router)")
     lab: LabSettings | None = None
 
     @field_validator("kind")
@@ -534,6 +540,8 @@ class Topology(_Model):
         for ai, entry in enumerate(self.allow_list):
             if entry not in targets:
                 problems.append(f"allow_list[{ai}]: {shown(entry)} names no target in this topology")
+        problems += [f"owners: {shown(target)} names no target in this topology" for target in self.owners
+                     if target not in targets]
         if self.kind == "lab" and self.lab is None:
             problems.append("lab: required when kind is 'lab'")
         if problems:

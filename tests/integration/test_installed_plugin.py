@@ -1,19 +1,35 @@
 """The harness as a user installs it: a wheel in a fresh virtualenv, used by a pytest project of their own.
 
 `pip install` of the wheel must give any pytest project the options, fixtures and markers
-(through the `pytest11` entry point), without this repository on the path.
+(through the `pytest11` entry point), without this repository on the path. A platform from
+another distribution (the example plug-in, examples/harness-pdu) installed beside it is
+planned, injected and reverted, and reverted by the guardian after a kill -9, with no line of
+the harness changed.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+import urllib.request
 import zipfile
+from base64 import b64encode
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+import yaml
+
 ROOT = Path(__file__).parents[2]
+PLUGIN = ROOT / "examples" / "harness-pdu"
+STAND_IN = ROOT / "tests" / "support" / "rack_pdu.py"
+PASSWORD = "stand-in-pdu-password"
 
 EXPERIMENT = textwrap.dedent("""\
     import pytest
@@ -33,11 +49,37 @@ def run(argv: list[str], cwd: Path, timeout: float = 600, **env: str) -> subproc
                           env=environment | env)
 
 
-def test_a_wheel_installed_in_a_fresh_virtualenv_plugs_into_any_pytest_project(tmp_path: Path) -> None:
-    dist = tmp_path / "dist"
-    built = run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)], cwd=tmp_path)
-    assert built.returncode == 0, built.stderr
-    wheel = next(dist.glob("resilience_harness-*.whl"))
+@dataclass(frozen=True)
+class Installed:
+    venv: Path
+    harness_wheel: Path
+    plugin_wheel: Path
+
+    @property
+    def python(self) -> str:
+        return str(self.venv / "bin" / "python")
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """One fresh virtualenv with the harness's wheel and the example plug-in's, as a user would install them."""
+    here = tmp_path_factory.mktemp("installed")
+    dist = here / "dist"
+    for source in (ROOT, PLUGIN):
+        built = run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(source)], cwd=here)
+        assert built.returncode == 0, built.stderr
+    wheels = (next(dist.glob("resilience_harness-*.whl")), next(dist.glob("harness_pdu-*.whl")))
+    venv = here / "venv"
+    assert run([sys.executable, "-m", "venv", str(venv)], cwd=here).returncode == 0
+    for wheel in wheels:
+        done = run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", str(wheel)], cwd=here)
+        assert done.returncode == 0, done.stderr
+    return Installed(venv, *wheels)
+
+
+def test_a_wheel_installed_in_a_fresh_virtualenv_plugs_into_any_pytest_project(installed: Installed,
+                                                                               tmp_path: Path) -> None:
+    wheel, venv = installed.harness_wheel, installed.venv
     shipped = zipfile.ZipFile(wheel).namelist()
     assert any(name.startswith("harness/plugin.py") for name in shipped)
     for layer in ("harness_suites/test_s4_application_failover.py", "harness_lab/controller.py", "harness_kernel/errors.py"):
@@ -46,10 +88,6 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_plugs_into_any_pytest_project(t
     assert any(line.startswith("[pytest11]") for line in zipfile.ZipFile(wheel).read(
         next(n for n in shipped if n.endswith("entry_points.txt"))).decode().splitlines())
 
-    venv = tmp_path / "venv"
-    assert run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path).returncode == 0
-    installed = run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", str(wheel)], cwd=tmp_path)
-    assert installed.returncode == 0, installed.stderr
 
     project = tmp_path / "their-project"
     project.mkdir()
@@ -75,7 +113,7 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_plugs_into_any_pytest_project(t
     assert "ALTER AVAILABILITY GROUP [AG01] FAILOVER" in s4.stdout
     assert "dry-run: 1 fault(s) planned in 1 test(s)" in s4.stdout, s4.stdout
     planned = "test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit[planned]"
-    assert f"harness_suites/test_s4_application_failover.py::{planned}]" in s4.stdout, s4.stdout
+    assert f"test_s4_application_failover.py::{planned}]" in s4.stdout, s4.stdout
     helped = run([str(venv / "bin" / "python"), "-m", "pytest", "--help"], cwd=project)
     for option in ("--topology", "--dry-run", "--allow-destructive", "--observe-s"):
         assert option in helped.stdout, f"the plugin's {option} must appear in pytest --help"
@@ -85,3 +123,148 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_plugs_into_any_pytest_project(t
                HARNESS_TOOLS=str(no_tools))
     assert demo.returncode != 0 and "a checkout of the harness's repository installs them with `make setup`" in demo.stderr, \
         demo.stdout + demo.stderr
+
+
+PLUGIN_EXPERIMENT = textwrap.dedent("""\
+    import os, time
+    import pytest
+    from faults.base import FaultSpec, FaultState
+
+    OUTLET = FaultSpec("host-power-off", "host:esx-b1")
+
+    @pytest.mark.faults(OUTLET)
+    def test_the_host_loses_power_through_its_outlet(inject):
+        with inject(OUTLET) as active:
+            assert active.fault.check() is FaultState.IN_EFFECT
+            print("in-effect", flush=True)
+            time.sleep(float(os.environ.get("HOLD_S", "0")))
+    """)
+
+
+VIEWS = textwrap.dedent("""\
+    import json, sys
+    from harness.clusters import cluster_parts, observers, probe
+    from harness.topology_source import load_source
+    topology = load_source(sys.argv[1])
+    parts = cluster_parts(topology)
+    for part in parts.values():
+        part.preflight()
+    print(json.dumps({"describe": {k: v for p in parts.values() for k, v in p.describe().items()},
+                      "probe": probe(topology),
+                      "sample": {name: dict(o.sample()) for name, o in observers(topology).items()}}))
+    """)
+
+
+@dataclass
+class RackPduStandIn:
+    """The stand-in rack PDU (tests/support/rack_pdu.py) as a process of its own on 127.0.0.1."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    log: Path
+
+    def outlet(self, outlet: str) -> dict[str, object]:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/{outlet}",
+            headers={"Authorization": "Basic " + b64encode(f"admin:{PASSWORD}".encode()).decode()})
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            found: dict[str, object] = json.loads(reply.read())
+        return found
+
+    def switched(self) -> list[str]:
+        return [json.loads(line)["PowerState"] for line in self.log.read_text().splitlines()] if self.log.exists() else []
+
+
+@pytest.fixture
+def rack_pdu(tmp_path: Path) -> Iterator[RackPduStandIn]:
+    ready = tmp_path / "rack-pdu.json"
+    process = subprocess.Popen([sys.executable, str(STAND_IN), "--ready-file", str(ready), "--outlets", "A1,A2,A3",
+                                "--lifetime-s", "600"], env={**os.environ, "RACK_PDU_PASSWORD": PASSWORD})
+    deadline = time.monotonic() + 20
+    while not ready.exists():
+        assert process.poll() is None and time.monotonic() < deadline, "the stand-in PDU did not come up"
+        time.sleep(0.05)
+    yield RackPduStandIn(process, json.loads(ready.read_text())["port"], ready.with_suffix(".log"))
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def pdu_topology(directory: Path, port: int, *, with_database: bool = False) -> Path:
+    """Their topology: esx-b1 has no BMC and is fed by outlet A3 of the rack PDU (the plug-in's own section)."""
+    doc = yaml.safe_load((ROOT / "examples" / "stretched-2plus2.yaml").read_text())
+    for site in doc["sites"]:
+        for host in site["hosts"]:
+            if host["name"] == "esx-b1":
+                host.pop("bmc", None)
+    section = {"address": "127.0.0.1", "port": port, "scheme": "http", "switch_timeout_s": 20,
+               "credential": {"username": "admin", "password": {"env": "PDU_PASSWORD"}}, "outlets": {"esx-b1": "A3"}}
+    if with_database:
+        doc["management"]["platforms"] = {"pdu": section}
+    else:  # nothing else to log in to: the run needs the PDU's password only
+        doc = {"name": "rack-pdu-only", "management": {"platforms": {"pdu": section}}, "allow_list": ["host:esx-b1"],
+               "sites": [{"name": "site-a", "hosts": [{"name": "esx-a1", "address": "192.0.2.11"}]},
+                         {"name": "site-b", "hosts": [{"name": "esx-b1", "address": "192.0.2.21"}]}]}
+    path = directory / ("pdu-stretched.yaml" if with_database else "pdu-only.yaml")
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def journal(state: Path) -> list[dict[str, object]]:
+    return [json.loads(p.read_text()) for p in sorted((state / "journal").glob("*.json"))]
+
+
+def test_a_platform_from_another_package_is_planned_injected_reverted_and_recovered_after_kill_9(
+        installed: Installed, rack_pdu: RackPduStandIn, tmp_path: Path) -> None:
+    project = tmp_path / "their-project"
+    project.mkdir()
+    (project / "test_outlet.py").write_text(PLUGIN_EXPERIMENT)
+    python = installed.python
+
+    stretched = pdu_topology(project, rack_pdu.port, with_database=True)
+    s4 = run([python, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "harness_suites", "--topology",
+              str(stretched), "--dry-run", "--state-dir", str(tmp_path / "plan-state"),
+              "-k", "test_s4 and unplanned"], cwd=project, timeout=120)
+    assert s4.returncode == 0, s4.stdout + s4.stderr
+    assert "host-power-off on host:esx-b1 via pdu" in s4.stdout, s4.stdout  # before vCenter's graceful shutdown
+    assert "host-power-off on host:esx-a1 via redfish" in s4.stdout, s4.stdout  # a BMC still comes first
+    assert "management.platforms.pdu.credential.password" in s4.stdout
+
+    only = pdu_topology(project, rack_pdu.port)
+    parts = run([python, "-c", VIEWS, str(only)], cwd=project, timeout=60, PDU_PASSWORD=PASSWORD)
+    assert parts.returncode == 0, parts.stdout + parts.stderr
+    views = json.loads(parts.stdout)
+    assert views["describe"] == {"rack_pdu": "Stand-in RackPDU-8, firmware 1.0.0 (1 outlets listed)"}
+    assert views["probe"] == {"pdu probe harness_pdu.view:probe": "RackPDU-8: outlets A3 On"}
+    assert views["sample"] == {"pdu: harness_pdu.view:OutletPower": {"esx-b1 outlet W": 180.0}}
+    state = tmp_path / "state"
+    argv = [python, "-m", "pytest", "-p", "no:cacheprovider", "-s", "--topology", str(only), "--allow-destructive",
+            "--state-dir", str(state), str(project / "test_outlet.py")]
+    done = run(argv, cwd=project, timeout=180, PDU_PASSWORD=PASSWORD)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert rack_pdu.switched() == ["Off", "On"] and rack_pdu.outlet("A3")["PowerState"] == "On"
+    assert journal(state) == []
+    assert PASSWORD not in done.stdout + done.stderr
+
+    held = subprocess.Popen(argv, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, env={name: value for name, value in os.environ.items()
+                                                         if name not in ("PYTHONPATH", "HARNESS_TOOLS")}
+                            | {"PDU_PASSWORD": PASSWORD, "HOLD_S": "300"})
+    assert held.stdout is not None
+    seen = ""
+    for line in held.stdout:
+        seen += line
+        if "in-effect" in line:
+            break
+    assert rack_pdu.outlet("A3")["PowerState"] == "Off", seen
+    [entry] = journal(state)
+    assert entry["backend"] == {"platform": "pdu", "backend": "harness_pdu.outlet_fault:OutletPowerOff",
+                                "distribution": "harness-pdu", "version": "0.1.0"}
+    os.killpg(held.pid, signal.SIGKILL)  # no revert, no cleanup: what the guardian exists for
+    held.wait(timeout=10)
+    deadline = time.monotonic() + 60
+    while journal(state) or rack_pdu.outlet("A3")["PowerState"] != "On":
+        assert time.monotonic() < deadline, f"the guardian did not revert: {journal(state)}"
+        time.sleep(0.2)
+    assert rack_pdu.switched() == ["Off", "On", "Off", "On"]
+    guardian_log = (state / "guardian.log").read_text()
+    assert "reverted host-power-off on host:esx-b1" in guardian_log and PASSWORD not in guardian_log

@@ -1,18 +1,21 @@
 """Every registered (fault kind, platform) pair builds and plans from a topology alone, contacting nothing.
 
 The registry imports backends from strings, which import-linter cannot see; this test is what
-guards those imports.
+guards those imports. Which backend acts is data (the platforms' descriptors and the topology's
+`owners`), so these specs also say which platform a target goes to.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
-from faults import registry
+from faults import platforms, registry
 from faults.base import FaultPlan, FaultSpec
+from faults.catalogue import Catalogue
 from faults.kinds import KINDS, LatencyParams
 from harness_kernel.errors import ConfigError, TargetNotAllowedError
 from harness_kernel.topology.loader import parse_topology
@@ -64,7 +67,7 @@ def spec_for(kind: str, platform: str, topology: Topology) -> FaultSpec | None:
     return None
 
 
-@pytest.mark.parametrize(("kind", "platform"), sorted(registry.BACKENDS))
+@pytest.mark.parametrize(("kind", "platform"), sorted(Catalogue.of(platforms.IN_TREE, []).pairs()))
 def test_every_registered_pair_builds_and_plans_without_contacting_anything(kind: str, platform: str) -> None:
     topology = {"lab": lab, "wsfc": fci_example, "postgres": postgres_example}.get(platform, example)()
     spec = spec_for(kind, platform, topology)
@@ -76,7 +79,7 @@ def test_every_registered_pair_builds_and_plans_without_contacting_anything(kind
 
 
 def test_every_registered_kind_is_in_the_kind_table() -> None:
-    assert {kind for kind, _ in registry.BACKENDS} <= set(KINDS)
+    assert {kind for kind, _ in Catalogue.of(platforms.IN_TREE, []).pairs()} <= set(KINDS)
 
 
 def test_the_platform_follows_the_target() -> None:
@@ -94,8 +97,11 @@ def test_the_platform_follows_the_target() -> None:
 
 
 def test_a_kind_without_a_backend_here_is_a_clear_error_not_a_crash() -> None:
-    with pytest.raises(registry.NoBackendError, match="storage-loss on node:sql-ag-01/sql02: no sqlserver backend"):
+    with pytest.raises(registry.NoBackendError, match=r"storage-loss on node:sql-ag-01/sql02: nothing in this "
+                                                      r"installation serves it on this target \(lab needs the embedded lab\)"):
         registry.build(FaultSpec("storage-loss", "node:sql-ag-01/sql02"), example())
+    with pytest.raises(registry.NoBackendError, match="no platform has a backend for this fault kind"):
+        registry.build(FaultSpec("host-crash", "host:esx-a1"), example(), Catalogue.of((platforms.VSPHERE,), []))
 
 
 def test_params_are_validated_once_with_the_field_named() -> None:
@@ -119,7 +125,10 @@ def test_a_target_of_the_wrong_kind_or_outside_the_topology_is_refused_naming_it
 
 
 def test_a_missing_optional_sdk_names_the_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(registry.BACKENDS, ("role-move", "sqlserver"), "faults.backends.no_such_sdk_backend:AgFailover")
+    sqlserver = replace(platforms.SQLSERVER, backends=tuple(
+        replace(b, path="faults.backends.no_such_sdk_backend:AgFailover") for b in platforms.SQLSERVER.backends))
+    in_tree = tuple(sqlserver if p is platforms.SQLSERVER else p for p in platforms.IN_TREE)
+    monkeypatch.setattr(registry, "installed", lambda: Catalogue.of(in_tree, []))
     with pytest.raises(ConfigError, match=r"pip install 'resilience-harness\[sqlserver\]'"):
         registry.build(FaultSpec("role-move", "database:sql-ag-01"), example())
 

@@ -13,8 +13,8 @@ from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
 from tests.unit.harness_kernel.topology.topology_docs import example
 
-DISK = ScenarioFault("disk", Role.STANDBY_DISK, {"vsphere": "disk-failure"}, {"device": "capacity"})
-DISK_GROUP = ScenarioFault("disk group", Role.STANDBY_DISK_GROUP, {"vsphere": "disk-group-failure"})
+DISK = ScenarioFault("disk", Role.STANDBY_DISK, "capacity-device-failure")
+DISK_GROUP = ScenarioFault("disk group", Role.STANDBY_DISK_GROUP, "disk-group-failure")
 
 
 @dataclass
@@ -49,21 +49,21 @@ def topology() -> Topology:
 
 def test_the_disk_is_a_capacity_device_of_the_host_the_standby_runs_on() -> None:
     cluster = PlacedCluster("esx-b1", [
-        DataDevice("esx-a1", "naa.a101", 0, "capacity"),  # the mirror in the other site
-        DataDevice("esx-b1", "naa.b100", 0, "cache"),
-        DataDevice("esx-b1", "naa.b102", 0, "capacity"),
+        DataDevice("esx-a1", "naa.5000c500a1a1a101", 0, "capacity"),  # the mirror in the other site
+        DataDevice("esx-b1", "naa.5000c500b1b1b100", 0, "cache"),
+        DataDevice("esx-b1", "naa.5000c500b1b1b102", 0, "capacity"),
     ])
-    assert DISK.resolve(cluster, topology()).target == "disk:esx-b1/naa.b102"
+    assert DISK.resolve(cluster, topology()).target == "disk:esx-b1/naa.5000c500b1b1b102"
     assert DISK_GROUP.resolve(cluster, topology()).target == "diskgroup:esx-b1/0"
 
 
 def test_after_ha_moved_the_standby_its_data_may_sit_on_another_host_only() -> None:
-    cluster = PlacedCluster("esx-b2", [DataDevice("esx-b1", "naa.b101", 1, "capacity")])
-    assert DISK_GROUP.resolve(cluster, topology()).target == "diskgroup:esx-b1/1"
+    cluster = PlacedCluster("esx-b2", [DataDevice("esx-b1", "naa.5000c500b1b1b101", 0, "capacity")])
+    assert DISK_GROUP.resolve(cluster, topology()).target == "diskgroup:esx-b1/0"
 
 
 def test_no_capacity_device_holding_the_data_is_an_error_not_a_guess() -> None:
-    cluster = PlacedCluster("esx-b1", [DataDevice("esx-b1", "naa.b100", 0, "cache")])
+    cluster = PlacedCluster("esx-b1", [DataDevice("esx-b1", "naa.5000c500b1b1b100", 0, "cache")])
     with pytest.raises(HarnessError, match="no capacity device holds a component of sql02's data"):
         DISK.resolve(cluster, topology())
 

@@ -69,7 +69,7 @@ def test_disarm_ends_exactly_its_own_deadman(local: LocalRouter) -> None:
     finally:
         short.disarm_deadman()
         long.disarm_deadman()
-    assert local.processes() == {}
+    assert eventually(lambda: local.processes() == {}), local.processes()
 
 
 def test_revert_disarms_its_deadman_once_the_fault_is_positively_cleared(fake: FakeSshShell) -> None:

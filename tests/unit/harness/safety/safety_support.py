@@ -211,6 +211,8 @@ class LocalDeadman(ProcessFreeze):
         script = f": {self.marker}; sleep {max(1, round(seconds))}; kill -CONT {pids}; exit 0"
         subprocess.Popen(["sh", "-c", script], start_new_session=True, stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # armed once the shell runs under its marker (before its exec the child still shows Python's command line)
+        assert eventually(lambda: deadman_running(self.marker)), f"the dead man's switch {self.marker} never ran"
 
     def disarm_deadman(self) -> None:
         pattern = "[" + self.marker[0] + "]" + self.marker[1:]

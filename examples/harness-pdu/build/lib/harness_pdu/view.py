@@ -1,0 +1,65 @@
+"""What the PDU adds to the cluster view, read-only: its identity for the report, a preflight, a probe, an observer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from faults.sections import section
+from harness_kernel.errors import HarnessError
+from harness_kernel.topology.models import Topology
+from harness_pdu.client import RackPdu
+from harness_pdu.section import NAME, PduSection
+
+
+def _pdu(topology: Topology) -> RackPdu:
+    return RackPdu(section(topology, NAME, PduSection))
+
+
+@dataclass
+class PduView:
+    """The cluster part: every outlet feeding a listed host is On before an experiment starts."""
+
+    pdu: RackPdu
+
+    @classmethod
+    def from_topology(cls, topology: Topology) -> PduView:
+        return cls(_pdu(topology))
+
+    def preflight(self) -> None:
+        for host, outlet in sorted(self.pdu.section.outlets.items()):
+            state, moving = self.pdu.power_state(outlet)
+            if state != "On" or moving:
+                raise HarnessError(f"{self.pdu.where}: outlet {outlet} (host {host}) is {state}: not healthy")
+
+    def describe(self) -> Mapping[str, str]:
+        info = self.pdu.info()
+        return {"rack_pdu": f"{info.get('Manufacturer', '?')} {info.get('Model', '?')}, firmware "
+                            f"{info.get('FirmwareVersion', '?')} ({len(self.pdu.section.outlets)} outlets listed)"}
+
+
+def probe(topology: Topology) -> str:
+    """Read-only: the PDU answers with this login and lists every outlet the topology names."""
+    pdu = _pdu(topology)
+    info = pdu.info()
+    states = {outlet: pdu.power_state(outlet)[0] for outlet in sorted(set(pdu.section.outlets.values()))}
+    return f"{info.get('Model', '?')}: outlets " + ", ".join(f"{o} {s}" for o, s in states.items())
+
+
+@dataclass
+class OutletPower:
+    """The observer: each listed outlet's power draw (`PowerWatts.Reading`), every second of an experiment."""
+
+    pdu: RackPdu
+
+    @classmethod
+    def from_topology(cls, topology: Topology) -> OutletPower:
+        return cls(_pdu(topology))
+
+    def sample(self) -> Mapping[str, float]:
+        figures: dict[str, float] = {}
+        for host, outlet in sorted(self.pdu.section.outlets.items()):
+            reading = (self.pdu.outlet(outlet).get("PowerWatts") or {}).get("Reading")
+            if isinstance(reading, int | float):
+                figures[f"{host} outlet W"] = float(reading)
+        return figures

@@ -1,0 +1,111 @@
+"""What a platform is, as data: the descriptor every platform declares, in the tree or in a plug-in.
+
+A platform is a control plane that acts on targets (vSphere, vSAN, a BMC, the router, the
+embedded lab). Its descriptor is SDK-free: backends are `"module:Class"` strings imported only
+when chosen, so a descriptor can be read (by dry-run, `plan`, the guardian) on a machine that
+lacks the platform's SDK. Which platform serves a fault kind on a target is decided by the
+backends' *conditions*, named predicates over the target and the topology, in the order the
+catalogue lists them; no code branches on a kind's or a platform's name.
+
+Target kinds are closed (`TargetKind`): a platform acts on hosts, sites, links, disks,
+databases, nodes and processes as the topology names them; it may bring fault kinds of its
+own on those targets, and a topology section of its own under `management.platforms.<name>`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from faults.kinds import FaultKind
+from harness_kernel.topology.models import Topology
+from harness_kernel.topology.targets import Target, TargetKind
+
+Test = Callable[[Target, Topology], bool]
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A named predicate over a target and its topology: when a backend is the one that acts."""
+
+    says: str  # how the plan and the errors name it, e.g. "the host has a BMC"
+    holds: Test
+
+    def __str__(self) -> str:
+        return self.says
+
+
+ALWAYS = Condition("always", lambda target, topology: True)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One fault kind on one platform: the class that builds it and when it is the one that acts.
+
+    A *fallback* is chosen only when no other backend's condition holds (the graceful vSphere
+    shutdown after a BMC's power-off)."""
+
+    kind: str
+    path: str  # "module:Class" with `from_spec(spec, params, target, topology)`
+    when: Condition = ALWAYS
+    fallback: bool = False
+
+
+@dataclass(frozen=True)
+class Platform:
+    """A platform's descriptor: what it serves and what it brings (see the module docstring).
+
+    - `kinds`: fault kinds it defines, on existing target kinds (an in-tree kind is never redefined);
+    - `section`: the pydantic model of `management.platforms.<name>` in a topology, if it has one;
+    - `cluster_part`: `"module:Class"` with `from_topology(topology)`, a read-only part of the cluster
+      view (`preflight()`, `describe()` for the report's environment), built when the section is present;
+    - `probes`: `"module:function"` read-only checks, `function(topology) -> str` (what was seen), which
+      raise naming what is wrong; the doctor and the preflight run them;
+    - `observers`: `"module:Class"` read-only samplers with `from_topology(topology)` and
+      `sample() -> Mapping[str, float]`, recorded into the run's history;
+    - `extra`: the pip extra that installs its SDK, named when an import fails.
+    """
+
+    name: str
+    backends: tuple[Backend, ...]
+    kinds: tuple[FaultKind, ...] = ()
+    section: type[BaseModel] | None = None
+    cluster_part: str | None = None
+    probes: tuple[str, ...] = ()
+    observers: tuple[str, ...] = ()
+    extra: str | None = None
+    summary: str = ""
+    realises: tuple[tuple[str, str], ...] = field(default=())
+    """(intent, fault kind) pairs this platform adds to an intent's candidates, after the in-tree ones."""
+
+
+# -- conditions the in-tree platforms use -----------------------------------------------------------
+
+def _database_kind(target: Target, topology: Topology) -> str:
+    kinds = {d.name: d.kind for d in topology.databases}
+    return kinds.get(target.parts[0], "") if target.kind in (TargetKind.DATABASE, TargetKind.NODE) else ""
+
+
+def database_kind(*kinds: str) -> Condition:
+    return Condition(f"the database is {' or '.join(kinds)}",
+                     lambda target, topology: _database_kind(target, topology) in kinds)
+
+
+def _host_has_bmc(target: Target, topology: Topology) -> bool:
+    return target.kind is TargetKind.HOST and topology.host(target.name).bmc is not None
+
+
+def _every_host_of_site_has_bmc(target: Target, topology: Topology) -> bool:
+    site = next((s for s in topology.sites if s.name == target.name), None)
+    return site is not None and all(host.bmc for host in site.hosts)
+
+
+ON_THE_LAB = Condition("the embedded lab", lambda target, topology: topology.kind == "lab")
+PATH_OF_THE_LAB = Condition(
+    "the embedded lab, or a topology bound to it (its inter-site path is the lab's)",
+    lambda target, topology: topology.kind == "lab" or topology.lab is not None)
+REAL_CLUSTER = Condition("a real cluster (not the embedded lab)", lambda target, topology: topology.kind != "lab")
+HOST_HAS_BMC = Condition("the host has a BMC", _host_has_bmc)
+SITE_HAS_BMCS = Condition("every host of the site has a BMC", _every_host_of_site_has_bmc)

@@ -1,0 +1,82 @@
+"""A plug-in platform's own part of a topology: `management.platforms.<name>`, validated by its model.
+
+The core topology keeps each section as plain JSON (it cannot know the models of platforms
+installed later); this module reads it through the platform's `section` model, with errors
+that name the field path as the core's do, and finds the secret references in it so that a
+run checks them up front, resolves them once and masks them like the core's.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from faults.catalogue import Catalogue, installed
+from harness_kernel.errors import ConfigError
+from harness_kernel.topology.credentials import SecretRef
+from harness_kernel.topology.loader import dotted, format_validation_error
+from harness_kernel.topology.models import Topology
+
+Section = TypeVar("Section", bound=BaseModel)
+
+
+def _root(name: str) -> tuple[str, ...]:
+    return ("management", "platforms", name)
+
+
+def path_of(name: str) -> str:
+    """`management.platforms.pdu`, as the core's errors spell a field path."""
+    return dotted(_root(name))
+
+
+def section(topology: Topology, name: str, model: type[Section]) -> Section:
+    """The platform's section of `topology`, validated by `model` (errors name the field path)."""
+    raw = topology.management.platforms.get(name)
+    if raw is None:
+        raise ConfigError(f"topology {topology.name!r}: {path_of(name)} is required by the {name} platform")
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"topology {topology.name!r}: {format_validation_error(exc, root=_root(name))}") from None
+
+
+def check(topology: Topology, catalogue: Catalogue | None = None) -> dict[str, BaseModel]:
+    """Every section validated by its platform's model: a section no installed platform reads is an error."""
+    catalogue = catalogue or installed()
+    validated: dict[str, BaseModel] = {}
+    for name in topology.management.platforms:
+        platform = catalogue.platform(name)
+        if platform is None or platform.section is None:
+            readers = [p.name for p in catalogue.platforms if p.section is not None]
+            raise ConfigError(f"topology {topology.name!r}: {path_of(name)}: no installed platform reads it "
+                              f"(platforms with a section here: {', '.join(readers) or 'none'}; is its plug-in "
+                              "installed?)")
+        validated[name] = section(topology, name, platform.section)
+    return validated
+
+
+def secret_refs(topology: Topology, catalogue: Catalogue | None = None) -> list[tuple[str, SecretRef]]:
+    """Every secret reference in the sections, with its field path (a credential's password included)."""
+    found: list[tuple[str, SecretRef]] = []
+    for name, model in check(topology, catalogue).items():
+        found += _refs_in(model, path_of(name))
+    return found
+
+
+def every_secret_ref(topology: Topology, catalogue: Catalogue | None = None) -> list[tuple[str, SecretRef]]:
+    """The core topology's secret references, then those in plug-in platforms' sections: what a run checks
+    up front and resolves once, and what the guardian masks in its log."""
+    return topology.secret_refs() + secret_refs(topology, catalogue)
+
+
+def _refs_in(value: object, path: str) -> list[tuple[str, SecretRef]]:
+    if isinstance(value, SecretRef):
+        return [(path, value)]
+    if isinstance(value, BaseModel):
+        return [ref for field in type(value).model_fields for ref in _refs_in(getattr(value, field), f"{path}.{field}")]
+    if isinstance(value, list | tuple):
+        return [ref for i, item in enumerate(value) for ref in _refs_in(item, f"{path}[{i}]")]
+    if isinstance(value, dict):
+        return [ref for key, item in value.items() for ref in _refs_in(item, f"{path}.{key}")]
+    return []

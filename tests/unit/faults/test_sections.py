@@ -1,0 +1,55 @@
+"""A plug-in platform's topology section is validated by its own model, with the core's field paths and secrets."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from faults import platforms, sections
+from faults.catalogue import Catalogue
+from harness_kernel.errors import ConfigError
+from harness_kernel.topology.loader import parse_topology
+from harness_kernel.topology.models import Topology
+from tests.unit.faults import toy_platform
+from tests.unit.faults.test_catalogue import TOY
+from tests.unit.faults.test_registry import EXAMPLE
+
+WITH_TOY = Catalogue.of(platforms.IN_TREE, [TOY])
+WITHOUT = Catalogue.of(platforms.IN_TREE, [])
+SECTION = {"address": "192.0.2.90", "credential": {"username": "admin", "password": {"env": "TOY_PASSWORD"}},
+           "outlets": {"esx-a1": 3}}
+
+
+def with_section(section: object) -> Topology:
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    doc["management"]["platforms"] = {"toy": section}
+    return parse_topology(doc, str(EXAMPLE))
+
+
+def test_the_section_reads_through_the_platforms_model() -> None:
+    model = sections.section(with_section(SECTION), "toy", toy_platform.ToySection)
+    assert (model.address, model.credential.username, model.outlets) == ("192.0.2.90", "admin", {"esx-a1": 3})
+
+
+@pytest.mark.parametrize(("section", "error"), [
+    ({**SECTION, "colour": "red"}, "management.platforms.toy.colour: unknown field"),
+    ({**SECTION, "outlets": {"esx-a1": "three"}}, r"management.platforms.toy.outlets\['esx-a1'\]: Input should be a valid "
+                                                  "integer"),
+    ({"address": "192.0.2.90", "credential": {"username": "admin", "password": "hunter2"}},
+     "management.platforms.toy.credential.password"),
+])
+def test_a_bad_section_is_an_error_naming_the_field_path(section: dict[str, object], error: str) -> None:
+    with pytest.raises(ConfigError, match=error) as raised:
+        sections.check(with_section(section), WITH_TOY)
+    assert "hunter2" not in str(raised.value), "a value given where a reference belongs is never echoed"
+
+
+def test_a_section_no_installed_platform_reads_is_an_error_naming_it() -> None:
+    with pytest.raises(ConfigError, match=r"management.platforms.toy: no installed platform reads it .*is its plug-in "
+                                          r"installed\?"):
+        sections.check(with_section(SECTION), WITHOUT)
+
+
+def test_its_secret_references_are_checked_and_masked_like_the_cores() -> None:
+    refs = sections.secret_refs(with_section(SECTION), WITH_TOY)
+    assert [(path, ref.env) for path, ref in refs] == [("management.platforms.toy.credential.password", "TOY_PASSWORD")]
