@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from faults.kinds import FaultKind, NoParams
 from faults.platform import HOST_HAS_BMC, Backend, Condition, Platform
+from harness_kernel.errors import HarnessError
 from harness_kernel.topology.credentials import CredentialRef
+from harness_kernel.topology.models import Topology
 from harness_kernel.topology.targets import TargetKind
 
 
@@ -17,6 +22,7 @@ class ToySection(BaseModel):
     address: str
     credential: CredentialRef
     outlets: dict[str, int] = Field(default_factory=dict)
+    healthy: bool = True
 
 
 ANY_HOST = Condition("the host is listed", lambda target, topology: True)
@@ -31,3 +37,47 @@ CLAIMS_REDFISH = Platform("redfish", (Backend("host-power-off", "x:Y", HOST_HAS_
 REDEFINES_A_KIND = Platform("toy", (), kinds=(FaultKind("latency", TargetKind.LINK, NoParams, False, "again"),))
 UNKNOWN_KIND = Platform("toy", (Backend("host-melt", "x:Y"),))
 NOT_A_PLATFORM = {"name": "toy"}
+
+
+class ToyPart:
+    """A cluster part: healthy unless the section says otherwise."""
+
+    def __init__(self, healthy: bool) -> None:
+        self.healthy = healthy
+
+    @classmethod
+    def from_topology(cls, topology: Topology) -> ToyPart:
+        return cls(bool((topology.management.platforms.get("toy") or {}).get("healthy", True)))
+
+    def preflight(self) -> None:
+        if not self.healthy:
+            raise HarnessError("toy: an outlet is off")
+
+    def describe(self) -> Mapping[str, str]:
+        return {"toy": "ToyPDU 1.0"}
+
+
+class ToyObserver:
+    """Answers 1.0, 2.0, ... then fails once, as a sampler on a flaky network would."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @classmethod
+    def from_topology(cls, topology: Topology) -> ToyObserver:
+        return cls()
+
+    def sample(self) -> Mapping[str, float]:
+        self.calls += 1
+        if self.calls == 3:
+            raise ConnectionError("toy: no answer")
+        return {"draw W": float(self.calls)}
+
+
+def toy_probe(topology: Topology) -> str:
+    return "ToyPDU answers"
+
+
+WITH_PARTS = replace(PLATFORM, cluster_part="tests.unit.faults.toy_platform:ToyPart",
+                     observers=("tests.unit.faults.toy_platform:ToyObserver",),
+                     probes=("tests.unit.faults.toy_platform:toy_probe",))
