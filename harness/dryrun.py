@@ -93,6 +93,8 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
         lines.append(options.render())
     planned = 0
     for item in items:
+        if inapplicable(item, harness.topology):
+            continue  # skipped with its reason: its other faults would never run here either
         for spec in planned_specs(item, harness.topology, options):
             lines.append(f"[{item.nodeid}]")
             try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -65,7 +66,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     """One fresh virtualenv with the harness's wheel and the example plug-in's, as a user would install them."""
     here = tmp_path_factory.mktemp("installed")
     dist = here / "dist"
-    for source in (ROOT, PLUGIN):
+    plugin = shutil.copytree(PLUGIN, here / PLUGIN.name, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    for source in (ROOT, plugin):  # the plug-in is built from a copy: a build writes beside its sources
         built = run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(source)], cwd=here)
         assert built.returncode == 0, built.stderr
     wheels = (next(dist.glob("resilience_harness-*.whl")), next(dist.glob("harness_pdu-*.whl")))

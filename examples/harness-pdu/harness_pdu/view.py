@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Self
 
 from faults.sections import section
 from harness_kernel.errors import HarnessError
@@ -17,14 +18,18 @@ def _pdu(topology: Topology) -> RackPdu:
 
 
 @dataclass
-class PduView:
-    """The cluster part: every outlet feeding a listed host is On before an experiment starts."""
+class _Reads:
+    """Built from the topology alone (nothing contacted until asked)."""
 
     pdu: RackPdu
 
     @classmethod
-    def from_topology(cls, topology: Topology) -> PduView:
+    def from_topology(cls, topology: Topology) -> Self:
         return cls(_pdu(topology))
+
+
+class PduView(_Reads):
+    """The cluster part: every outlet feeding a listed host is On before an experiment starts."""
 
     def preflight(self) -> None:
         for host, outlet in sorted(self.pdu.section.outlets.items()):
@@ -46,15 +51,8 @@ def probe(topology: Topology) -> str:
     return f"{info.get('Model', '?')}: outlets " + ", ".join(f"{o} {s}" for o, s in states.items())
 
 
-@dataclass
-class OutletPower:
+class OutletPower(_Reads):
     """The observer: each listed outlet's power draw (`PowerWatts.Reading`), every second of an experiment."""
-
-    pdu: RackPdu
-
-    @classmethod
-    def from_topology(cls, topology: Topology) -> OutletPower:
-        return cls(_pdu(topology))
 
     def sample(self) -> Mapping[str, float]:
         figures: dict[str, float] = {}
