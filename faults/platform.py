@@ -107,5 +107,6 @@ PATH_OF_THE_LAB = Condition(
     "the embedded lab, or a topology bound to it (its inter-site path is the lab's)",
     lambda target, topology: topology.kind == "lab" or topology.lab is not None)
 REAL_CLUSTER = Condition("a real cluster (not the embedded lab)", lambda target, topology: topology.kind != "lab")
+VCENTER = Condition("management.vcenter is set", lambda target, topology: topology.management.vcenter is not None)
 HOST_HAS_BMC = Condition("the host has a BMC", _host_has_bmc)
 SITE_HAS_BMCS = Condition("every host of the site has a BMC", _every_host_of_site_has_bmc)

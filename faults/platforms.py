@@ -16,6 +16,7 @@ from faults.platform import (
     PATH_OF_THE_LAB,
     REAL_CLUSTER,
     SITE_HAS_BMCS,
+    VCENTER,
     Backend,
     Platform,
     database_kind,
@@ -72,14 +73,14 @@ REDFISH = Platform("redfish", (
 
 VSPHERE = Platform("vsphere", (
     # a graceful shutdown, refused unless the topology opts in: only when no BMC can cut the power
-    Backend("host-power-off", f"{_VSPHERE}:HostShutdown", REAL_CLUSTER, fallback=True),
-    Backend("host-maintenance", f"{_VSPHERE}:HostMaintenance", REAL_CLUSTER),
-    Backend("vm-migrate", f"{_VSPHERE}:VmMigrate", REAL_CLUSTER),
+    Backend("host-power-off", f"{_VSPHERE}:HostShutdown", VCENTER, fallback=True),
+    Backend("host-maintenance", f"{_VSPHERE}:HostMaintenance", VCENTER),
+    Backend("vm-migrate", f"{_VSPHERE}:VmMigrate", VCENTER),
 ), extra="vsphere", summary="vCenter (pyVmomi)")
 
 VSAN = Platform("vsan", (
-    Backend("disk-failure", "faults.backends.vsan.faults:DiskFailure", REAL_CLUSTER),
-    Backend("disk-group-failure", "faults.backends.vsan.faults:DiskGroupFailure", REAL_CLUSTER),
+    Backend("disk-failure", "faults.backends.vsan.faults:DiskFailure", VCENTER),
+    Backend("disk-group-failure", "faults.backends.vsan.faults:DiskGroupFailure", VCENTER),
 ), extra="vsphere", summary="vSAN (its management API and the hosts' fault-injection script)")
 
 IN_TREE: tuple[Platform, ...] = (LAB, PROCESS, ROUTER, POSTGRES, SQLSERVER, WSFC, REDFISH, VSPHERE, VSAN)

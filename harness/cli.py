@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from faults import registry
 from faults.base import FaultSpec
 from harness.demo import add_demo_parser
+from harness.doctor import SCHEMA, examine
 from harness.safety.journal import Journal
 from harness.safety.recover import EXIT_BAD_INPUT, EXIT_REVERT_FAILED, recover
 from harness.safety.run import HarnessRun
@@ -53,6 +54,14 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    """Exit 0: nothing FAILed; 4: the input is wrong (a credential, a field); 10: the cluster is not ready."""
+    topology = load_source(args.topology, widest_site_prefix=args.widest_site_subnet)
+    findings = examine(topology)
+    print(findings.dumps() if args.json else findings.render())
+    return findings.exit_code
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m harness",
                                      description="Resilience harness: inject infrastructure faults under load and measure.")
@@ -69,6 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--widest-site-subnet", type=int, default=WIDEST_SITE_PREFIX, metavar="PREFIX",
                       choices=range(1, 33), help="accept site subnets as wide as /PREFIX")
     plan.set_defaults(func=_cmd_plan)
+    doctor = sub.add_parser("doctor", help="run every check a run makes before its first fault, changing nothing")
+    doctor.add_argument("--topology", required=True)
+    doctor.add_argument("--json", action="store_true", help=f"one JSON document (schema {SCHEMA}) for CI")
+    doctor.add_argument("--widest-site-subnet", type=int, default=WIDEST_SITE_PREFIX, metavar="PREFIX",
+                        choices=range(1, 33), help="accept site subnets as wide as /PREFIX")
+    doctor.set_defaults(func=_cmd_doctor)
     add_lab_parser(sub)
     add_report_parser(sub)
     add_demo_parser(sub)

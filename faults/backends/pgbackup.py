@@ -120,9 +120,9 @@ class PgBaseBackup:
             raise ConfigError("backup: pg_basebackup is not installed on this machine (postgresql-client)")
         if self.directory.exists():
             raise ControlPlaneError(f"backup: {self.directory} exists already; nothing is written over")
-        self.destination.mkdir(parents=True, exist_ok=True)
-        if not os.access(self.destination, os.W_OK):
-            raise ConfigError(f"backup: params.destination: {self.destination} is not writable")
+        existing = next(p for p in (self.destination, *self.destination.parents) if p.exists())  # read-only:
+        if not os.access(existing, os.W_OK):  # the inject creates the destination, a preflight never writes
+            raise ConfigError(f"backup: params.destination: {self.destination} is not writable ({existing} is not)")
 
     def inject(self) -> None:
         self.destination.mkdir(parents=True, exist_ok=True)

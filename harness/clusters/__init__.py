@@ -8,8 +8,9 @@ topology is a string map, imported on use, like the fault registry.
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -176,6 +177,12 @@ def observers(topology: Topology) -> dict[str, Observer]:
     return {f"{p.name}: {path}": _named(path).from_topology(topology) for p in _present(topology) for path in p.observers}
 
 
+def probes(topology: Topology) -> dict[str, Callable[[], str]]:
+    """Each present platform's read-only probes, by "platform probe module:function", ready to run."""
+    return {f"{p.name} probe {path}": functools.partial(_named(path), topology)
+            for p in _present(topology) for path in p.probes}
+
+
 def probe(topology: Topology) -> dict[str, str]:
-    """Each present platform's read-only probes, run now: what each saw (a probe that fails raises, naming it)."""
-    return {f"{p.name} probe {path}": str(_named(path)(topology)) for p in _present(topology) for path in p.probes}
+    """Each present platform's probes, run now: what each saw (a probe that fails raises, naming it)."""
+    return {name: str(run()) for name, run in probes(topology).items()}

@@ -7,12 +7,14 @@ from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from faults.kinds import FaultKind, NoParams
+from faults import sections
+from faults.base import FaultPlan, FaultSpec, FaultState
+from faults.kinds import FaultKind, NoParams, Params
 from faults.platform import HOST_HAS_BMC, Backend, Condition, Platform
-from harness_kernel.errors import HarnessError
-from harness_kernel.topology.credentials import CredentialRef
+from harness_kernel.errors import ControlPlaneError, CredentialRejectedError, HarnessError
+from harness_kernel.topology.credentials import CredentialRef, resolve_secret
 from harness_kernel.topology.models import Topology
-from harness_kernel.topology.targets import TargetKind
+from harness_kernel.topology.targets import Target, TargetKind
 
 
 class ToySection(BaseModel):
@@ -81,3 +83,43 @@ def toy_probe(topology: Topology) -> str:
 WITH_PARTS = replace(PLATFORM, cluster_part="tests.unit.faults.toy_platform:ToyPart",
                      observers=("tests.unit.faults.toy_platform:ToyObserver",),
                      probes=("tests.unit.faults.toy_platform:toy_probe",))
+
+
+class ToyOutlet:
+    """outlet-cycle on a host, whose preflight answers from the section as a PDU would (nothing is contacted)."""
+
+    def __init__(self, spec: FaultSpec, section: ToySection) -> None:
+        self.spec = spec
+        self.section = section
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> ToyOutlet:
+        return cls(spec, sections.section(topology, "toy", ToySection))
+
+    def plan(self) -> FaultPlan:
+        return FaultPlan(self.spec, f"toy {self.section.address}", ("outlet off",), ("outlet on",),
+                         ("management.platforms.toy.credential.password",))
+
+    def preflight(self) -> None:
+        password = resolve_secret(self.section.credential.password, "management.platforms.toy.credential.password")
+        if password.reveal().startswith("refused-"):
+            raise CredentialRejectedError(f"toy {self.section.address}: the login was refused (HTTP 401)")
+        if not self.section.healthy:
+            raise ControlPlaneError(f"toy {self.section.address}: the outlet is Off, nothing to switch off")
+
+    def inject(self) -> None:
+        raise ControlPlaneError("the toy outlet is never switched: it exists for doctor's specs")
+
+    def check(self) -> FaultState:
+        return FaultState.CLEARED
+
+    def revert(self) -> None:
+        return None
+
+
+def failing_probe(topology: Topology) -> str:
+    raise ControlPlaneError("toy 192.0.2.90: unreachable (connection refused)")
+
+
+DOCTOR = Platform("toy", (Backend("outlet-cycle", "tests.unit.faults.toy_platform:ToyOutlet", ANY_HOST),),
+                  kinds=PLATFORM.kinds, section=ToySection, probes=("tests.unit.faults.toy_platform:toy_probe",))
