@@ -238,6 +238,13 @@ def test_a_platform_from_another_package_is_planned_injected_reverted_and_recove
     assert views["describe"] == {"rack_pdu": "Stand-in RackPDU-8, firmware 1.0.0 (1 outlets listed)"}
     assert views["probe"] == {"pdu probe harness_pdu.view:probe": "RackPDU-8: outlets A3 On"}
     assert views["sample"] == {"pdu: harness_pdu.view:OutletPower": {"esx-b1 outlet W": 180.0}}
+    checked = run([python, "-m", "harness", "doctor", "--topology", str(only), "--json"], cwd=project, timeout=60,
+                  PDU_PASSWORD=PASSWORD)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    rows = {(r["where"], r["check"]): r["status"] for r in json.loads(checked.stdout)["rows"]}
+    assert rows[("pdu", "host-power-off on host:esx-b1: ready")] == "PASS", rows
+    assert rows[("pdu", "probe harness_pdu.view:probe")] == "PASS", rows
+    assert rows[("credentials", "management.platforms.pdu.credential.password")] == "PASS", rows
     state = tmp_path / "state"
     argv = [python, "-m", "pytest", "-p", "no:cacheprovider", "-s", "--topology", str(only), "--allow-destructive",
             "--state-dir", str(state), str(project / "test_outlet.py")]
