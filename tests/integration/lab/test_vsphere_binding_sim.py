@@ -115,6 +115,51 @@ def _until(predicate: Any, timeout_s: float) -> float:
     return time.monotonic() - started
 
 
+def _doctor(bound: Bound, topology: Path, **env: str) -> tuple[int, dict[str, Any], float]:
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "harness", "doctor", "--topology", str(topology), "--json"],
+                          capture_output=True, text=True, timeout=180, check=False,
+                          env={**os.environ, "PYTHONPATH": str(CODE_ROOT), **env})
+    assert done.stdout.startswith("{"), done.stdout + done.stderr
+    return done.returncode, json.loads(done.stdout), time.monotonic() - started
+
+
+def _network(bound: Bound) -> str:
+    """The lab router's nft tables and qdiscs: what a fault would leave behind."""
+    netns = bound.lab.layout.router_netns
+    return subprocess.run(["ip", "netns", "exec", netns, "sh", "-c", "nft list ruleset; tc qdisc show"],
+                          capture_output=True, text=True, timeout=30, check=True).stdout
+
+
+def test_doctor_passes_every_check_on_the_bound_lab_and_changes_nothing(bound: Bound) -> None:
+    """First in the module: on the lab as it came up. After a disk fault vSAN resyncs for minutes, and doctor
+    rightly says the disk faults are not ready then."""
+    bound.lab.wait_healthy(90)
+    _until(lambda: bound.state()["resync"]["objects"] == 0, 300)
+    state, network = bound.state(), _network(bound)
+    code, report, took = _doctor(bound, bound.topology_file)
+    failed = [r for r in report["rows"] if r["status"] == "FAIL"]
+    counts: dict[str, int] = {}
+    for row in report["rows"]:
+        counts[row["where"].split(" ")[0]] = counts.get(row["where"].split(" ")[0], 0) + 1
+    print(f"\ndoctor on the bound lab: {len(report['rows'])} checks in {took:.1f} s, by where: {counts}")
+    assert (code, failed) == (0, []), failed
+    assert bound.state() == state and _network(bound) == network, "doctor changed the lab"
+
+
+def test_doctor_names_a_refused_vcenter_login_and_the_faults_it_blocks_exit_4(bound: Bound) -> None:
+    vcenter = bound.topology.management.vcenter
+    assert vcenter is not None and vcenter.credential.password.env
+    code, report, _ = _doctor(bound, bound.topology_file, **{vcenter.credential.password.env: "not-the-password"})
+    failed = [r for r in report["rows"] if r["status"] == "FAIL"]
+    assert code == 4, failed
+    assert failed and all(r["bad_input"] for r in failed)
+    assert any("vcenter" in r["where"].lower() or "vcenter" in r["seen"].lower() for r in failed), failed
+    blocked = {kind for r in failed for kind in r["blocks"]}
+    assert {"host-maintenance", "vm-migrate"} <= blocked, blocked
+    assert "not-the-password" not in json.dumps(report)
+
+
 def test_host_power_off_by_bmc_kills_the_node_and_ha_restarts_it_in_its_site(bound: Bound) -> None:
     lab = bound.lab
     lab.wait_healthy(60)
@@ -264,46 +309,3 @@ def test_disk_group_fault_over_esxi_ssh_pauses_io_without_failover_and_resync_wr
     finally:
         shell.check(commands.clear.replace("@DEVICE@", cache))
         shell.close()
-
-
-
-def _doctor(bound: Bound, topology: Path, **env: str) -> tuple[int, dict[str, Any], float]:
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "harness", "doctor", "--topology", str(topology), "--json"],
-                          capture_output=True, text=True, timeout=180, check=False,
-                          env={**os.environ, "PYTHONPATH": str(CODE_ROOT), **env})
-    assert done.stdout.startswith("{"), done.stdout + done.stderr
-    return done.returncode, json.loads(done.stdout), time.monotonic() - started
-
-
-def _network(bound: Bound) -> str:
-    """The lab router's nft tables and qdiscs: what a fault would leave behind."""
-    netns = bound.lab.layout.router_netns
-    return subprocess.run(["ip", "netns", "exec", netns, "sh", "-c", "nft list ruleset; tc qdisc show"],
-                          capture_output=True, text=True, timeout=30, check=True).stdout
-
-
-def test_doctor_passes_every_check_on_the_bound_lab_and_changes_nothing(bound: Bound) -> None:
-    bound.lab.wait_healthy(90)
-    state, network = bound.state(), _network(bound)
-    code, report, took = _doctor(bound, bound.topology_file)
-    failed = [r for r in report["rows"] if r["status"] == "FAIL"]
-    counts: dict[str, int] = {}
-    for row in report["rows"]:
-        counts[row["where"].split(" ")[0]] = counts.get(row["where"].split(" ")[0], 0) + 1
-    print(f"\ndoctor on the bound lab: {len(report['rows'])} checks in {took:.1f} s, by where: {counts}")
-    assert (code, failed) == (0, []), failed
-    assert bound.state() == state and _network(bound) == network, "doctor changed the lab"
-
-
-def test_doctor_names_a_refused_vcenter_login_and_the_faults_it_blocks_exit_4(bound: Bound) -> None:
-    vcenter = bound.topology.management.vcenter
-    assert vcenter is not None and vcenter.credential.password.env
-    code, report, _ = _doctor(bound, bound.topology_file, **{vcenter.credential.password.env: "not-the-password"})
-    failed = [r for r in report["rows"] if r["status"] == "FAIL"]
-    assert code == 4, failed
-    assert failed and all(r["bad_input"] for r in failed)
-    assert any("vcenter" in r["where"].lower() or "vcenter" in r["seen"].lower() for r in failed), failed
-    blocked = {kind for r in failed for kind in r["blocks"]}
-    assert {"host-maintenance", "vm-migrate"} <= blocked, blocked
-    assert "not-the-password" not in json.dumps(report)

@@ -8,6 +8,7 @@ with the pinned Allure 3 CLI into one output directory, as two nights would be.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,22 @@ def _open_test_case(page: Any, url: str, test_id: str) -> None:
 def _assert_evidence_shown(page: Any) -> None:
     widths = page.evaluate("Array.from(document.images).map(i => i.naturalWidth)")
     assert any(w >= 1000 for w in widths), f"no decoded plot image: {widths}"
-    table_frames = [f for f in page.frames if f != page.main_frame and "scenario-table" in f.content()]
+    table_frames: list[Any] = []
+    deadline = time.monotonic() + 15  # the attachment's frame loads after the plot has decoded
+    while not table_frames and time.monotonic() < deadline:
+        table_frames = [f for f in page.frames if f != page.main_frame and "scenario-table" in _content(f)]
+        if not table_frames:
+            page.wait_for_timeout(100)
     assert table_frames, "the scenario table attachment is not rendered"
     assert "ledger lock" in table_frames[0].inner_text("table.scenario-table", timeout=5_000)
+
+
+def _content(frame: Any) -> str:
+    """A frame's document, or nothing while it is still being replaced (navigating frames cannot be read)."""
+    try:
+        return str(frame.content())
+    except Exception:
+        return ""
 
 
 def _screenshot(page: Any, tmp_path: Path, artifacts: list[Path], name: str) -> None:
