@@ -23,9 +23,11 @@ from pathlib import Path
 from typing import Any
 
 PROVENANCE = {
-    "paths": ("Redfish PowerEquipment / PowerDistribution schemas (gofish redfish/powerequipment.go, "
-              "powerdistribution.go, 2021.4)", "RackPDUs: 'a link to a collection of rack-level power distribution "
-              "units'; Outlets: 'a link to a collection of all outlets for this power distribution unit'"),
+    "paths": ("Redfish PowerEquipment.v1_2_3 / PowerDistribution schemas (gofish redfish/powerequipment.go, "
+              "powerdistribution.go)", "RackPDUs shall contain a link to a resource collection of type "
+              "'PowerDistributionCollection' that contains a set of rack-level power distribution units; Outlets "
+              "shall contain a link to a resource collection of type 'OutletCollection' that contains the outlets "
+              "for this equipment"),
     "PowerState": ("Outlet.v1_4_4 (gofish redfish/outlet.go)", "PowerState shall contain the power state of the outlet"),
     "PowerControl": ("Outlet.v1_4_4, #Outlet.PowerControl", "powerState - This parameter shall contain the desired "
                      "power state of the outlet"),
