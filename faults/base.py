@@ -165,6 +165,17 @@ class Preflight(Protocol):
 
 
 @runtime_checkable
+class Privileged(Protocol):
+    """A fault whose control plane can say, before anything changes, whether the harness's account may make its calls.
+
+    `privileges` returns what was seen (the account and what it holds) and raises if a privilege
+    is missing, naming it; `preflight` runs it too, so a run stops before the first fault.
+    """
+
+    def privileges(self) -> str: ...
+
+
+@runtime_checkable
 class DeadMansSwitch(Protocol):
     """A fault that can schedule its own revert on the target, for when the harness is cut off.
 

@@ -6,8 +6,9 @@ it. The rows are the run's own checks, not a second implementation of them:
 
 - each secret the topology references (the core's and plug-in sections'), looked up;
 - each fault the allow-list enables (every kind a platform here serves on an allowed target):
-  it builds and plans, its backend's preflight passes (reachable, trusted, credentials
-  accepted, privileges, the target ready), and each assumption its backend names holds;
+  it builds and plans, the account may make its calls (asked of the control plane, for
+  backends that can say), its backend's preflight passes (reachable, trusted, credentials
+  accepted, the target ready), and each assumption its backend names holds;
 - the cluster's own preflight and its plug-in parts' (healthy enough to start);
 - the probes of plug-in platforms present in the topology.
 
@@ -28,10 +29,10 @@ from typing import Any, Literal
 
 from faults import registry, sections
 from faults.assumptions import Assumes, ProbeResult
-from faults.base import Fault, FaultSpec, Preflight
+from faults.base import Fault, FaultSpec, Preflight, Privileged
 from faults.catalogue import installed
 from harness.clusters import cluster_for, cluster_parts, probes
-from harness_kernel.errors import ConfigError
+from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.text import escaped
 from harness_kernel.topology.credentials import missing_secrets
 from harness_kernel.topology.models import Topology
@@ -148,12 +149,18 @@ def _ready(fault: Fault, topology: Topology) -> list[Row]:
     not_allowed = registry.not_allowed(plan, topology)
     if not_allowed:
         return [Row(plan.backend, what, "WARN", f"not allowed: {not_allowed}", (kind,), "extend allow_list")]
+    rows: list[Row] = []
+    if isinstance(fault, Privileged):
+        rows.append(_row(plan.backend, f"{what}: privileges", fault.privileges, blocks=(kind,),
+                         fix="grant the account a role holding what it names, on those objects or an ancestor"))
+        if rows[-1].status == "FAIL":
+            return rows  # its preflight asks the same question: one row says it
     if not isinstance(fault, Preflight):
-        rows = [Row(plan.backend, what, "PASS", "builds and plans; its backend checks nothing before inject")]
+        rows.append(Row(plan.backend, what, "PASS", "builds and plans; its backend checks nothing before inject"))
     else:
-        rows = [_row(plan.backend, f"{what}: ready", fault.preflight, blocks=(kind,),
-                     fix="see what it names; a run refuses this fault until it passes")]
-        if rows[0].status == "FAIL":
+        rows.append(_row(plan.backend, f"{what}: ready", fault.preflight, blocks=(kind,),
+                         fix="see what it names; a run refuses this fault until it passes"))
+        if rows[-1].status == "FAIL":
             return rows  # a run stops there: its assumptions are not asked (their probes would say why not again)
     if isinstance(fault, Assumes):
         fix = "see the README's Assumptions table; override the configured commands if they differ"
@@ -196,4 +203,6 @@ def _failed(where: str, check: str, exc: Exception, blocks: tuple[str, ...], fix
     """A FAIL row; the input's fault (a credential refused or missing, a field that does not fit) is exit 4."""
     if isinstance(exc, ConfigError):
         return Row(where, check, "FAIL", str(exc), blocks, fix, bad_input=True)
+    if isinstance(exc, HarnessError):  # the harness's own errors say what and where
+        return Row(where, check, "FAIL", str(exc), blocks, fix)
     return Row(where, check, "FAIL", f"{type(exc).__name__}: {exc}", blocks, fix)

@@ -61,6 +61,11 @@ BMC_USER = "harness"
 SSH_USER = "root"
 SIM_SERVICE = "vsim"
 SIM_PASSWORD_ENV = "HARNESS_VSIM_PASSWORD"
+# A second vCenter account whose role may read and nothing else: what `doctor` says of an account
+# that lacks the privileges the faults need (and what the simulator refuses it).
+READONLY_USER = "harness-readonly@vsphere.local"
+READONLY_PRIVILEGES = ("System.Anonymous", "System.View", "System.Read")
+SIM_READONLY_PASSWORD_ENV = "HARNESS_VSIM_READONLY_PASSWORD"
 READY_TIMEOUT_S = 30.0
 
 
@@ -78,7 +83,7 @@ def env_names(prefix: str) -> dict[str, str]:
     """The environment variables the topology references, one set per lab."""
     p = prefix.upper()
     return {"vcenter": f"HARNESS_LAB_{p}_VCENTER_PASSWORD", "bmc": f"HARNESS_LAB_{p}_BMC_PASSWORD",
-            "ssh_key": f"HARNESS_LAB_{p}_SSH_KEY"}
+            "ssh_key": f"HARNESS_LAB_{p}_SSH_KEY", "vcenter_readonly": f"HARNESS_LAB_{p}_VCENTER_READONLY_PASSWORD"}
 
 
 def simulator_binary() -> Path:
@@ -123,6 +128,8 @@ def simulator_config(prefix: str, *, hook: list[str], cert_file: Path, key_file:
         "listen": "127.0.0.1:0", "control_listen": "127.0.0.1:0",
         "tls": {"cert": str(cert_file), "key": str(key_file)},
         "username": VCENTER_USER, "password_env": SIM_PASSWORD_ENV,
+        "accounts": [{"username": READONLY_USER, "password_env": SIM_READONLY_PASSWORD_ENV,
+                      "privileges": list(READONLY_PRIVILEGES)}],
         "ready_file": str(ready_file),
     }
 
@@ -200,19 +207,23 @@ def topology_document(layout: LabLayout, endpoints: Endpoints) -> dict[str, Any]
 class LabCredentials:
     vcenter_password: str
     bmc_password: str
+    vcenter_readonly_password: str
 
     @classmethod
     def of_lab(cls, directory: Path) -> LabCredentials:
         """This lab's credentials, generated once and kept (0600) so exported variables stay valid."""
         path = directory / "credentials.json"
-        if path.exists():
-            raw = json.loads(path.read_text())
-            return cls(raw["vcenter_password"], raw["bmc_password"])
-        made = cls(secrets.token_urlsafe(18), secrets.token_urlsafe(18))
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as out:
-            json.dump({"vcenter_password": made.vcenter_password, "bmc_password": made.bmc_password}, out)
+        raw = json.loads(path.read_text()) if path.exists() else {}
+        made = cls(*(raw.get(name) or secrets.token_urlsafe(18) for name in _CREDENTIALS))
+        if [raw.get(name) for name in _CREDENTIALS] != [getattr(made, name) for name in _CREDENTIALS]:
+            fd = os.open(path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as out:
+                json.dump({name: getattr(made, name) for name in _CREDENTIALS}, out)
+            path.with_suffix(".tmp").replace(path)
         return made
+
+
+_CREDENTIALS = ("vcenter_password", "bmc_password", "vcenter_readonly_password")
 
 
 @dataclass(frozen=True)
@@ -281,7 +292,8 @@ class VsphereBinding:
         self.topology_file.write_text(yaml.safe_dump(document, sort_keys=False))
         env = env_names(self.lab.layout.prefix)
         exports = {env["vcenter"]: credentials.vcenter_password, env["bmc"]: credentials.bmc_password,
-                   env["ssh_key"]: str(self.lab.ssh_key_file)}
+                   env["ssh_key"]: str(self.lab.ssh_key_file),
+                   env["vcenter_readonly"]: credentials.vcenter_readonly_password}
         if self.lab.layout.state_dir != default_state_dir(self.lab.layout.prefix):
             # the topology names the lab by its prefix alone: say where this one keeps its state
             exports["HARNESS_LAB_DIR"] = str(self.lab.layout.state_dir)
@@ -297,7 +309,9 @@ class VsphereBinding:
                                                       cert_file=self.ca.cert_file, key_file=self.ca.key_file,
                                                       ready_file=ready, model=self.model), indent=1))
         services.start(SIM_SERVICE, [str(binary), "-config", str(config)], cwd=self.directory,
-                       env={SIM_PASSWORD_ENV: credentials.vcenter_password, "PYTHONPATH": str(CODE_ROOT)})
+                       env={SIM_PASSWORD_ENV: credentials.vcenter_password,
+                            SIM_READONLY_PASSWORD_ENV: credentials.vcenter_readonly_password,
+                            "PYTHONPATH": str(CODE_ROOT)})
         deadline = time.monotonic() + READY_TIMEOUT_S
         while not ready.exists():
             if not services.alive(SIM_SERVICE) or time.monotonic() > deadline:

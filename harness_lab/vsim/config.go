@@ -28,7 +28,9 @@ type Config struct {
 	TLS               *TLSConfig `json:"tls"`
 	Username          string     `json:"username"`
 	PasswordEnv       string     `json:"password_env"`
-	ReadyFile         string     `json:"ready_file"`
+	// Accounts are users besides the administrator, each with a role (accounts.go).
+	Accounts  []Account `json:"accounts"`
+	ReadyFile string    `json:"ready_file"`
 }
 
 // Site is a vSAN fault domain of the stretched cluster.
@@ -228,6 +230,12 @@ func (c *Config) Validate() error {
 	}
 	if c.ReadyFile == "" {
 		return fmt.Errorf("ready_file is required")
+	}
+	for _, a := range c.Accounts {
+		if a.Username == "" || a.Username == c.Username || a.PasswordEnv == "" || len(a.Privileges) == 0 {
+			return fmt.Errorf("account %q: a username other than the administrator's, password_env and privileges "+
+				"are required", a.Username)
+		}
 	}
 	return nil
 }

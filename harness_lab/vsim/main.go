@@ -71,6 +71,9 @@ func run(configPath string, logger *log.Logger) error {
 	svc := sim.svc
 	svc.Listen = &url.URL{Host: cfg.Listen, User: url.UserPassword(cfg.Username, password)}
 	svc.TLS = tlsConfig
+	if sim.reg.SessionManager().ValidLogin, err = accountsLogin(cfg, password); err != nil {
+		return err
+	}
 	svc.RegisterSDK(sim.vsanRegistry())
 	// More specific than the simulator's own "/vsanHealth" pattern, so it runs first.
 	svc.ServeMux.HandleFunc("POST "+vsan.Path, guardVsanEndpoint(svc.ServeSDK))

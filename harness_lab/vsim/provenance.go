@@ -28,6 +28,8 @@ const (
 	healthScript          = "a public vSAN health inventory script (Perl; its switch over the summary's groupId), read as the ids a vCenter returned to it"
 	webServicesGuide      = "VMware vSphere 8.0 Web Services programming guide (vimServiceVersions.xml, the same shape)"
 	vsanapiutils          = "vmware/pyvmomi vsanapiutils.py GetLatestVmodlVersion (what the vSAN SDK reads from /sdk/vsanServiceVersions.xml)"
+	pyVmomiVimTypeinfo    = "vmware/pyvmomi pyVmomi/_typeinfo_vim.py (each method's required privilege)"
+	relocateReference     = "developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/sdk/vim25/release/VirtualMachine/moId/RelocateVM_Task/post"
 	// The version ids are pyVmomi's; which vCenter release offers which is not published: the document
 	// served is that of a vCenter offering 8.0.0.3 and older ids, shaped as the vim document is.
 	pyVmomiVersions = "vmware/pyvmomi pyVmomi/_typeinfo_vsanhealth.py (the vSAN API version ids)"
@@ -87,6 +89,26 @@ var facts = []Fact{
 		"If the existing cluster configuration violates the rule, the Server attempts to correct the situation."},
 	{"esa.disk_management_system", "vsan-disk-management-system", "documented", vsanapiutils,
 		`'vsan-disk-management-system' : vim.cluster.VsanVcDiskManagementSystem(`},
+	{"privilege.ShutdownHost_Task", "Host.Config.Maintenance", "documented", pyVmomiVimTypeinfo,
+		`"ShutdownHost_Task", ... (0, "vim.Task", "void"), "Host.Config.Maintenance"`},
+	{"privilege.RebootHost_Task", "Host.Config.Maintenance", "documented", pyVmomiVimTypeinfo,
+		`"RebootHost_Task", ... (0, "vim.Task", "void"), "Host.Config.Maintenance"`},
+	{"privilege.EnterMaintenanceMode_Task", "Host.Config.Maintenance", "documented", pyVmomiVimTypeinfo,
+		`"EnterMaintenanceMode_Task", ... (0, "vim.Task", "void"), "Host.Config.Maintenance"`},
+	{"privilege.ExitMaintenanceMode_Task", "Host.Config.Maintenance", "documented", pyVmomiVimTypeinfo,
+		`"ExitMaintenanceMode_Task", ... (0, "vim.Task", "void"), "Host.Config.Maintenance"`},
+	{"privilege.ReconnectHost_Task", "Host.Config.Connection", "documented", pyVmomiVimTypeinfo,
+		`"ReconnectHost_Task", ... (0, "vim.Task", "void"), "Host.Config.Connection"`},
+	{"privilege.RelocateVM_Task", "Resource.ColdMigrate", "documented", pyVmomiVimTypeinfo,
+		`"RelocateVM_Task", ... (0, "vim.Task", "void"), "Resource.ColdMigrate"`},
+	{"privilege.PowerOnVM_Task", "VirtualMachine.Interact.PowerOn", "documented", pyVmomiVimTypeinfo,
+		`"PowerOnVM_Task", ... (0, "vim.Task", "void"), "VirtualMachine.Interact.PowerOn"`},
+	{"privilege.PowerOffVM_Task", "VirtualMachine.Interact.PowerOff", "documented", pyVmomiVimTypeinfo,
+		`"PowerOffVM_Task", ... (0, "vim.Task", "void"), "VirtualMachine.Interact.PowerOff"`},
+	{"privilege.RelocateVM_Task.powered_on", "Resource.HotMigrate", "documented", relocateReference,
+		"Requires the following additional permissions: - Resource.HotMigrate if the virtual machine is powered on."},
+	{"privilege.session_unknown", "InvalidArgument", "stricter",
+		"no source says what HasPrivilegeOnEntities answers for a sessionId that is not a session; refused so that a client asking about the wrong session fails a test", ""},
 	{"vsan_endpoint.property_collector", "NotSupported", "stricter",
 		"whether /vsanHealth serves PropertyCollector calls is not documented; refused so that the backend reads properties on /sdk", ""},
 }

@@ -33,14 +33,15 @@ type vmState struct {
 
 // Sim is the vSAN-aware vCenter: the govmomi simulator plus the models it lacks.
 type Sim struct {
-	cfg   *Config
-	model *simulator.Model
-	svc   *simulator.Service
-	reg   *simulator.Registry
-	inv   *Inventory
-	hook  *Hook
-	log   *log.Logger
-	now   func() time.Time
+	cfg      *Config
+	model    *simulator.Model
+	svc      *simulator.Service
+	reg      *simulator.Registry
+	sessions sessions
+	inv      *Inventory
+	hook     *Hook
+	log      *log.Logger
+	now      func() time.Time
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -69,7 +70,11 @@ func NewSim(cfg *Config, logger *log.Logger) (*Sim, error) {
 		ctx: ctx, cancel: cancel,
 		hosts: map[string]*hostState{}, vms: map[string]*vmState{}, loadUntil: map[string]time.Time{},
 	}
-	s.hook = NewHook(ctx, cfg.Hook, logger, cfg.PasswordEnv) // the hook never sees the vCenter password
+	secrets := []string{cfg.PasswordEnv}
+	for _, a := range cfg.Accounts {
+		secrets = append(secrets, a.PasswordEnv)
+	}
+	s.hook = NewHook(ctx, cfg.Hook, logger, secrets...) // the hook never sees a vCenter password
 	client, err := vim25.NewClient(ctx, model.Service)
 	if err != nil {
 		return nil, err

@@ -13,7 +13,13 @@ import (
 // intercept routes the vim methods the stock simulator lacks or models too
 // thinly (host shutdown, maintenance, relocation, VM power) to this model.
 func (s *Sim) intercept(ctx *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
-	var h mo.Reference
+	if ctx.Session != nil {
+		s.sessions.note(ctx.Session.Key, ctx.Session.UserName)
+	}
+	if fault := s.refusal(ctx, m); fault != nil {
+		return nil, fault
+	}
+	h := s.authzFor(m)
 	switch m.Name {
 	case "ShutdownHost_Task", "RebootHost_Task", "EnterMaintenanceMode_Task", "ExitMaintenanceMode_Task",
 		"ReconnectHost_Task":

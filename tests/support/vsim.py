@@ -37,6 +37,7 @@ from harness_lab.ca import LabCa
 REQUIRE_ENV = "HARNESS_REQUIRE_VSIM"
 PASSWORD_ENV = lab.SIM_PASSWORD_ENV
 USERNAME = lab.VCENTER_USER
+READONLY_PASSWORD_ENV, READONLY_USER = lab.SIM_READONLY_PASSWORD_ENV, lab.READONLY_USER
 DATACENTER, CLUSTER, WITNESS = lab.DATACENTER, lab.CLUSTER, lab.WITNESS
 SITES = {site: list(hosts) for site, hosts in lab.SITES.items()}
 VMS = {vm: (host, node) for node, (vm, host) in lab.VMS.items()}  # VM -> (first host, lab node)
@@ -44,7 +45,7 @@ READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 
 HOOK_SCRIPT = (
-    f"import os, sys; assert {PASSWORD_ENV!r} not in os.environ; "
+    f"import os, sys; assert {PASSWORD_ENV!r} not in os.environ and {lab.SIM_READONLY_PASSWORD_ENV!r} not in os.environ; "
     "open(sys.argv[1], 'a').write(' '.join(sys.argv[2:]) + '\\n')"
 )
 
@@ -98,6 +99,7 @@ class Simulator:
     directory: Path
     username: str
     password: str
+    readonly_password: str  # of lab.READONLY_USER, whose role may only read
     model: dict[str, float]
     esa_hosts: tuple[str, ...] = ()  # vSAN ESA hosts: one storage pool, no cache device
 
@@ -211,11 +213,13 @@ def running(directory: Path, model: Mapping[str, float], *, password: str | None
     require()
     directory.mkdir(parents=True, exist_ok=True)
     password = password or secrets.token_urlsafe(16)
+    readonly_password = secrets.token_urlsafe(16)
     config_file, ca = write_config(directory, model, username, ha_host_failed_event, esa_hosts)
     ready_file, log_file = directory / "ready.json", directory / "vsim.log"
     with log_file.open("wb") as log:
         process = subprocess.Popen([str(simulator_binary()), "-config", str(config_file)], stdout=log,
-                                   stderr=subprocess.STDOUT, env={**os.environ, PASSWORD_ENV: password},
+                                   stderr=subprocess.STDOUT, env={**os.environ, PASSWORD_ENV: password,
+                                                                          READONLY_PASSWORD_ENV: readonly_password},
                                    start_new_session=True)
     try:
         deadline = time.monotonic() + READY_TIMEOUT_S
@@ -228,7 +232,7 @@ def running(directory: Path, model: Mapping[str, float], *, password: str | None
         ready = json.loads(ready_file.read_text())
         yield Simulator(sdk_url=str(ready["sdk"]), control_url=str(ready["control"]).rstrip("/"), ca_file=ca.ca_file,
                         hook_log=directory / "hook.log", directory=directory, username=username, password=password,
-                        model=dict(model), esa_hosts=esa_hosts)
+                        readonly_password=readonly_password, model=dict(model), esa_hosts=esa_hosts)
     finally:
         if process.poll() is None:
             process.terminate()
@@ -237,8 +241,9 @@ def running(directory: Path, model: Mapping[str, float], *, password: str | None
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=STOP_TIMEOUT_S)
-        if password in log_file.read_text(errors="replace"):
-            raise AssertionError("the simulator logged its password")
+        logged = log_file.read_text(errors="replace")
+        if password in logged or readonly_password in logged:
+            raise AssertionError("the simulator logged a password")
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:

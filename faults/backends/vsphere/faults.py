@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from faults.backends.vsphere import privileges
+from faults.backends.vsphere.privileges import Need, needs_of
 from faults.backends.vsphere.probes import HOST_PATHS, Discovery, discover, node_vm, verify
 from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
 from faults.kinds import MaintenanceParams, MigrationParams, Params
@@ -49,11 +51,21 @@ class _VsphereFault:
                          ("management.vcenter.credential",))
 
     def preflight(self) -> None:
-        """vCenter reachable and trusted, its cluster as the topology describes it, the target ready for the fault."""
-        self._ready(verify(self.topology, self.session))
+        """vCenter reachable and trusted, its cluster as the topology describes it, the target ready for the fault,
+        and the account allowed every call the fault and its revert make."""
+        seen = verify(self.topology, self.session)
+        self._ready(seen)
+        privileges.check(self.session, self._needs(seen))
+
+    def privileges(self) -> str:
+        return privileges.check(self.session, self._needs(discover(self.session, self.topology)))
 
     def _ready(self, seen: Discovery) -> None:
         """Raise ControlPlaneError if the target is not in the state the fault starts from."""
+
+    def _needs(self, seen: Discovery) -> list[Need]:
+        """The privileges the calls of inject and revert need, on the entities they act on."""
+        raise NotImplementedError
 
     def _host_ready(self, seen: Discovery, name: str) -> None:
         host = seen.hosts[name]
@@ -122,6 +134,10 @@ class HostShutdown(_VsphereFault):
     def _ready(self, seen: Discovery) -> None:
         self._host_ready(seen, self.host)
 
+    def _needs(self, seen: Discovery) -> list[Need]:
+        return [*needs_of("HostSystem", self.host, "ShutdownHost_Task"),
+                *needs_of("HostSystem", self.host, "ReconnectHost_Task")]
+
     def inject(self) -> None:
         self._refuse()
         host = self._host(self.host)
@@ -182,6 +198,10 @@ class HostMaintenance(_VsphereFault):
 
     def _ready(self, seen: Discovery) -> None:
         self._host_ready(seen, self.host)
+
+    def _needs(self, seen: Discovery) -> list[Need]:
+        return [*needs_of("HostSystem", self.host, "EnterMaintenanceMode_Task"),
+                *needs_of("HostSystem", self.host, "ExitMaintenanceMode_Task")]
 
     def inject(self) -> None:
         s, host = sdk(), self._host(self.host)
@@ -245,6 +265,11 @@ class VmMigrate(_VsphereFault):
         if to == vm.host:
             raise ConfigError(f"vm-migrate: VM {self.vm} already runs on {to}")
         self._host_ready(seen, to)
+
+    def _needs(self, seen: Discovery) -> list[Need]:
+        vm = seen.vms.get(self.vm)
+        running = vm is not None and vm.power == "poweredOn"  # vMotion: the reference's condition (privileges.py)
+        return needs_of("VirtualMachine", self.vm, "RelocateVM_Task", *([privileges.HOT_MIGRATE] if running else []))
 
     def _vm_host(self) -> str | None:
         seen = self.session.read(self.session.find("VirtualMachine", self.vm), ["runtime.host"], f"reading VM {self.vm}")
