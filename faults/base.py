@@ -10,11 +10,11 @@ import enum
 import logging
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from harness_kernel.errors import ConfigError
+from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.text import escaped
 
 _INSTANCE = re.compile(r"[0-9a-f]{12}")
@@ -164,15 +164,36 @@ class Preflight(Protocol):
     def preflight(self) -> None: ...
 
 
-@runtime_checkable
-class Privileged(Protocol):
-    """A fault whose control plane can say, before anything changes, whether the harness's account may make its calls.
+class Uncertain(HarnessError):
+    """A check that cannot settle its question either way: `doctor` shows WARN, a run goes on and logs it."""
 
-    `privileges` returns what was seen (the account and what it holds) and raises if a privilege
-    is missing, naming it; `preflight` runs it too, so a run stops before the first fault.
+
+@dataclass(frozen=True)
+class Check:
+    """One read-only question a fault's preflight asks, worth its own row in `doctor`.
+
+    `run` returns what it saw; it raises naming what is wrong (`Uncertain` when it cannot tell).
     """
 
-    def privileges(self) -> str: ...
+    name: str
+    run: Callable[[], str]
+    fix: str
+
+
+@runtime_checkable
+class Checked(Protocol):
+    """A fault whose preflight includes checks `doctor` shows one row each (privileges, a BMC's identity)."""
+
+    def checks(self) -> Sequence[Check]: ...
+
+
+def run_checks(checks: Sequence[Check]) -> None:
+    """What a preflight does with its checks: any failure stops it; an uncertain one is logged, not fatal."""
+    for check in checks:
+        try:
+            check.run()
+        except Uncertain as exc:
+            log.warning("%s: not settled: %s", check.name, exc)
 
 
 @runtime_checkable

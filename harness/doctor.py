@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from faults import registry, sections
 from faults.assumptions import Assumes, ProbeResult
-from faults.base import Fault, FaultSpec, Preflight, Privileged
+from faults.base import Checked, Fault, FaultSpec, Preflight, Uncertain
 from faults.catalogue import installed
 from harness.clusters import cluster_for, cluster_parts, probes
 from harness_kernel.errors import ConfigError, HarnessError
@@ -150,11 +150,11 @@ def _ready(fault: Fault, topology: Topology) -> list[Row]:
     if not_allowed:
         return [Row(plan.backend, what, "WARN", f"not allowed: {not_allowed}", (kind,), "extend allow_list")]
     rows: list[Row] = []
-    if isinstance(fault, Privileged):
-        rows.append(_row(plan.backend, f"{what}: privileges", fault.privileges, blocks=(kind,),
-                         fix="grant the account a role holding what it names, on those objects or an ancestor"))
-        if rows[-1].status == "FAIL":
-            return rows  # its preflight asks the same question: one row says it
+    if isinstance(fault, Checked):
+        rows += [_row(plan.backend, f"{what}: {check.name}", check.run, blocks=(kind,), fix=check.fix)
+                 for check in fault.checks()]
+        if any(r.status == "FAIL" for r in rows):
+            return rows  # its preflight asks the same questions: one row says it
     if not isinstance(fault, Preflight):
         rows.append(Row(plan.backend, what, "PASS", "builds and plans; its backend checks nothing before inject"))
     else:
@@ -194,6 +194,8 @@ def _row(where: str, check: str, call: Callable[[], object], *, blocks: tuple[st
     """Run one read-only check: PASS with what it returned, or FAIL with what it raised."""
     try:
         seen = call()
+    except Uncertain as exc:
+        return Row(where, check, "WARN", str(exc), blocks, fix)
     except Exception as exc:
         return _failed(where, check, exc, blocks, fix)
     return Row(where, check, "PASS", "ok" if seen is None else str(seen))

@@ -120,7 +120,8 @@ def simulator_config(prefix: str, *, hook: list[str], cert_file: Path, key_file:
     return {
         "datacenter": DATACENTER, "cluster": CLUSTER,
         "sites": [{"name": site, "preferred": site == PREFERRED,
-                   "hosts": [{"name": h, "disk_groups": [disk_group(h)]} for h in names]} for site, names in SITES.items()],
+                   "hosts": [{"name": h, "disk_groups": [disk_group(h)], "uuid": system_id(prefix, h)} for h in names]}
+                  for site, names in SITES.items()],
         "witness": {"name": WITNESS, "site": WITNESS_SITE},
         "vms": [{"name": vm, "host": host, "node": node, "disk_gb": VM_DISK_GB} for node, (vm, host) in VMS.items()],
         "model": dict(model if model is not None else MODEL),

@@ -12,11 +12,15 @@ to vCenter (connected, out of maintenance, resync done) is the recovery check's 
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
+from faults.backends.vsphere.probes import host_identity
+from faults.base import Check, FaultPlan, FaultSpec, FaultState, Uncertain, UnknownState, run_checks
 from faults.kinds import Params
 from faults.transports.redfish import RedfishClient, endpoint_named
+from faults.transports.vcenter import session_for
 from harness_kernel.errors import ConfigError, ControlPlaneError, RevertFailedError
 from harness_kernel.topology.models import Host, Topology
 from harness_kernel.topology.targets import Target
@@ -45,6 +49,39 @@ class Bmc:
         return f"{self.client.where} {where}"
 
 
+Identity = tuple[str | None, str | None]  # a server's SMBIOS UUID and serial number, None where unknown
+
+
+def same_server(bmc: Identity, host: Identity) -> str | None:
+    """How the BMC's system and the host are one server (what matched), or None if they are not.
+
+    UUIDs match as written or with their first three fields byte-swapped: SMBIOS 2.6 keeps those
+    little-endian ("the PC industry ... has consistently used little-endian byte encoding for the
+    first three fields", SMBIOS 2.6 as quoted in qemu commit caad057), and BMCs and hypervisors
+    differ in which order they print. Serial numbers decide only where a UUID is missing.
+    """
+    (bmc_uuid, bmc_serial), (host_uuid, host_serial) = bmc, host
+    if bmc_uuid and host_uuid:
+        ours, theirs = _uuid(bmc_uuid), _uuid(host_uuid)
+        if ours is not None and theirs is not None:
+            if ours == theirs:
+                return f"UUID {host_uuid}"
+            if ours.bytes == theirs.bytes_le:
+                return f"UUID {host_uuid} (the BMC prints its first three fields byte-swapped, as SMBIOS 2.6 stores them)"
+            return None
+    if bmc_serial and host_serial:
+        return f"serial number {host_serial}" if bmc_serial.strip().lower() == host_serial.strip().lower() else None
+    raise Uncertain("neither a UUID nor a serial number is reported on both sides "
+                    f"(BMC: {bmc_uuid or '-'} / {bmc_serial or '-'}; host: {host_uuid or '-'} / {host_serial or '-'})")
+
+
+def _uuid(text: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(text.strip().strip("{}"))
+    except ValueError:
+        return None
+
+
 def bmc_of(topology: Topology, host: Host) -> Bmc:
     if host.bmc is None:
         raise ConfigError(f"host {host.name}: no BMC (sites[].hosts[].bmc names a management.redfish endpoint)")
@@ -58,6 +95,7 @@ class _PowerOff:
 
     spec: FaultSpec
     bmcs: tuple[Bmc, ...]
+    host_identity: Callable[[str], Identity] | None = None  # the cluster manager's word on a host (None: no manager)
     power_on_timeout_s: float = POWER_ON_TIMEOUT_S
     power_off_timeout_s: float = POWER_OFF_TIMEOUT_S
     _unknown: UnknownState = field(default_factory=UnknownState, init=False, repr=False)
@@ -77,14 +115,47 @@ class _PowerOff:
             effects=frozenset(f"host:{b.host}" for b in self.bmcs),
         )
 
-    def preflight(self) -> None:
-        """Each BMC answers, its system is found and it can do both resets, before anything is journaled."""
+    def checks(self) -> list[Check]:
+        """Per BMC: it allows both resets, and it powers the host the topology says (not another server)."""
+        found: list[Check] = []
         for bmc in self.bmcs:
+            found.append(Check(f"BMC of {bmc.host} allows ResetType {FORCE_OFF} and {ON}", self._resets(bmc),
+                               "use a BMC account (or firmware) that may reset the system"))
+            found.append(Check(f"BMC of {bmc.host} powers host {bmc.host}", self._belongs(bmc),
+                               f"give host {bmc.host} the address (and system_id) of its own BMC: this one would "
+                               "power off another server"))
+        return found
+
+    def _resets(self, bmc: Bmc) -> Callable[[], str]:
+        def check() -> str:
             allowed = bmc.client.allowed_resets()
-            missing = [t for t in (FORCE_OFF, ON) if allowed and t not in allowed]
+            if allowed is None:
+                raise Uncertain(f"{bmc.client.where}: the system publishes no allowable ResetType values (neither "
+                                "AllowableValues nor ActionInfo): a reset it refuses is found at inject")
+            missing = [t for t in (FORCE_OFF, ON) if t not in allowed]
             if missing:
                 raise ControlPlaneError(f"{bmc.client.where}: host {bmc.host} does not allow ResetType "
-                                        f"{', '.join(missing)} (allowed: {', '.join(allowed)})")
+                                        f"{', '.join(missing)} (allowed: {', '.join(allowed) or 'none'})")
+            return f"allowed: {', '.join(allowed)}"
+        return check
+
+    def _belongs(self, bmc: Bmc) -> Callable[[], str]:
+        def check() -> str:
+            if self.host_identity is None:
+                raise Uncertain(f"host {bmc.host}: no cluster manager in the topology to compare the BMC's system with")
+            ours, theirs = bmc.client.identity(), self.host_identity(bmc.host)
+            matched = same_server(ours, theirs)
+            if matched is None:
+                raise ControlPlaneError(
+                    f"{bmc.client.where} powers a server with UUID {ours[0] or '-'} (serial {ours[1] or '-'}), but "
+                    f"host {bmc.host} is UUID {theirs[0] or '-'} (serial {theirs[1] or '-'}) in vCenter: another server")
+            return f"the BMC's system and host {bmc.host} share {matched}"
+        return check
+
+    def preflight(self) -> None:
+        """Each BMC answers, may reset its system and powers its own host, before anything is journaled."""
+        run_checks(self.checks())
+        for bmc in self.bmcs:
             state = bmc.client.power_state()
             if state != ON:
                 raise ControlPlaneError(f"{bmc.client.where}: host {bmc.host} is {state}, not On: nothing to power off")
@@ -134,7 +205,7 @@ class HostPowerOff(_PowerOff):
             host = topology.host(target.name)
         except KeyError:
             raise ConfigError(f"{spec.kind}: no host named {target.name!r}") from None
-        return cls(spec, (bmc_of(topology, host),))
+        return cls(spec, (bmc_of(topology, host),), _identities(topology))
 
 
 class SitePowerOff(_PowerOff):
@@ -149,4 +220,11 @@ class SitePowerOff(_PowerOff):
         if lacking:
             raise ConfigError(f"{spec.kind} on {spec.target}: hosts without a BMC: {', '.join(lacking)}; a site loses "
                               "power only if every host does (give each a bmc in sites[].hosts[])")
-        return cls(spec, tuple(bmc_of(topology, h) for h in site.hosts))
+        return cls(spec, tuple(bmc_of(topology, h) for h in site.hosts), _identities(topology))
+
+
+def _identities(topology: Topology) -> Callable[[str], Identity] | None:
+    """How a host's identity is read: from vCenter when the topology names one (the only manager here today)."""
+    if topology.management.vcenter is None:
+        return None
+    return lambda host: host_identity(session_for(topology), host)

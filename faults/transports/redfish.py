@@ -1,9 +1,12 @@
 """A small Redfish client for a host's BMC: reset a system and read its power state.
 
 DMTF Redfish (DSP0266): `POST /redfish/v1/Systems/<id>/Actions/ComputerSystem.Reset` with a
-`ResetType` the system lists in `ResetType@Redfish.AllowableValues`; `PowerState` of the
-system resource. The system id is the topology's `system_id`, else the only member of
-`/redfish/v1/Systems` (Dell names it `System.Embedded.1`, others `1`); several members and no
+`ResetType` the system lists in `ResetType@Redfish.AllowableValues` (or, where the action
+publishes `@Redfish.ActionInfo` instead, in that resource's `Parameters[].AllowableValues`: the
+ComputerSystem schema says services "should include the @Redfish.AllowableValues annotation ...
+even when ActionInfo has been implemented", so some do not); `PowerState`, `UUID` and
+`SerialNumber` of the system resource. The system id is the topology's `system_id`, else the
+only member of `/redfish/v1/Systems` (Dell names it `System.Embedded.1`, others `1`); several members and no
 id is a configuration error, since guessing would power off the wrong machine.
 
 TLS is verified by default (against `tls.ca_file` when given). Every request has a connect and
@@ -152,18 +155,35 @@ class RedfishClient:
             raise ControlPlaneError(f"{self.where}: {self.system_path()} reports no PowerState")
         return state
 
-    def _reset_action(self) -> tuple[str, list[str]]:
+    def _reset_action(self) -> tuple[str, list[str] | None]:
         action = self.system().get("Actions", {}).get("#ComputerSystem.Reset", {})
         target = action.get("target") or f"{self.system_path()}/Actions/ComputerSystem.Reset"
-        return str(target), [str(v) for v in action.get("ResetType@Redfish.AllowableValues", [])]
+        if "ResetType@Redfish.AllowableValues" in action:
+            return str(target), [str(v) for v in action["ResetType@Redfish.AllowableValues"]]
+        info = action.get("@Redfish.ActionInfo")
+        if not isinstance(info, str) or not info.startswith("/"):
+            return str(target), None
+        parameters = (self._request("GET", info) or {}).get("Parameters", [])
+        for parameter in parameters if isinstance(parameters, list) else []:
+            if isinstance(parameter, dict) and parameter.get("Name") == "ResetType" and "AllowableValues" in parameter:
+                return str(target), [str(v) for v in parameter["AllowableValues"]]
+        return str(target), None
 
-    def allowed_resets(self) -> list[str]:
+    def allowed_resets(self) -> list[str] | None:
+        """The ResetType values the system allows: the action's `ResetType@Redfish.AllowableValues`, else the
+        `AllowableValues` of its `@Redfish.ActionInfo` resource; None when it publishes neither."""
         return self._reset_action()[1]
+
+    def identity(self) -> tuple[str | None, str | None]:
+        """The system's `UUID` and `SerialNumber` (None where it reports none): which server this BMC powers."""
+        system = self.system()
+        uuid, serial = system.get("UUID"), system.get("SerialNumber")
+        return (uuid if isinstance(uuid, str) and uuid else None, serial if isinstance(serial, str) and serial else None)
 
     def reset(self, reset_type: str) -> None:
         """`ComputerSystem.Reset` with `reset_type`, refused up front if the system does not list it."""
         target, allowed = self._reset_action()
-        if allowed and reset_type not in allowed:
+        if allowed is not None and reset_type not in allowed:
             raise ControlPlaneError(f"{self.where}: ResetType {reset_type} is not allowed here "
                                     f"(allowed: {', '.join(allowed)})")
         self._request("POST", target, {"ResetType": reset_type})

@@ -47,6 +47,11 @@ type HostConfig struct {
 	// ESA makes the host a vSAN Express Storage Architecture host: one storage pool (a disk group
 	// without a cache device), vsanEsaEnabled in its config, no disk mappings.
 	ESA bool `json:"esa"`
+	// UUID is the server's SMBIOS UUID (hardware.systemInfo.uuid): the one its BMC reports, so a
+	// client can tell which BMC powers which host. Empty: the simulator's own, derived from the name.
+	UUID string `json:"uuid"`
+	// Serial is the server's serial number (hardware.systemInfo.serialNumber); empty: none.
+	Serial string `json:"serial"`
 }
 
 // DiskGroup is one vSAN disk group: a cache device and its capacity devices.

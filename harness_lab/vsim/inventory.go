@@ -209,3 +209,19 @@ func hostObject(m *simulator.Registry, ref types.ManagedObjectReference) *simula
 func vmObject(m *simulator.Registry, ref types.ManagedObjectReference) *simulator.VirtualMachine {
 	return m.Get(ref).(*simulator.VirtualMachine)
 }
+
+// attachHardwareIdentity gives each cluster host the SMBIOS UUID and serial number the
+// configuration names (those its BMC reports), as hardware.systemInfo and summary.hardware show them.
+func (s *Sim) attachHardwareIdentity() {
+	for _, site := range s.cfg.Sites {
+		for _, hc := range site.Hosts {
+			h := hostObject(s.reg, s.inv.Hosts[hc.Name])
+			if hc.UUID != "" {
+				h.Hardware.SystemInfo.Uuid, h.Summary.Hardware.Uuid = hc.UUID, hc.UUID
+			}
+			if hc.Serial != "" {
+				h.Hardware.SystemInfo.SerialNumber = hc.Serial
+			}
+		}
+	}
+}

@@ -94,6 +94,7 @@ func NewSim(cfg *Config, logger *log.Logger) (*Sim, error) {
 		s.vms[vm.Name] = &vmState{name: vm.Name, node: vm.Node, site: cfg.SiteOf(vm.Host), host: vm.Host, on: true}
 	}
 	s.attachVsanConfig()
+	s.attachHardwareIdentity()
 	s.update(s.inv.Datastore, types.PropertyChange{Name: "summary.type", Val: "vsan"})
 	s.reg.Handler = s.intercept
 	return s, nil

@@ -22,7 +22,7 @@ from typing import Any
 from faults.backends.vsphere import privileges
 from faults.backends.vsphere.privileges import Need, needs_of
 from faults.backends.vsphere.probes import HOST_PATHS, Discovery, discover, node_vm, verify
-from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
+from faults.base import Check, FaultPlan, FaultSpec, FaultState, UnknownState
 from faults.kinds import MaintenanceParams, MigrationParams, Params
 from faults.transports.vcenter import VCenterSession, sdk, session_for
 from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
@@ -56,6 +56,10 @@ class _VsphereFault:
         seen = verify(self.topology, self.session)
         self._ready(seen)
         privileges.check(self.session, self._needs(seen))
+
+    def checks(self) -> list[Check]:
+        return [Check("privileges", self.privileges,
+                      "grant the account a role holding what it names, on those objects or an ancestor")]
 
     def privileges(self) -> str:
         return privileges.check(self.session, self._needs(discover(self.session, self.topology)))

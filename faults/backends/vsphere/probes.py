@@ -174,6 +174,14 @@ def rules_seen(config: Any, host_names: dict[str, str]) -> tuple[RuleSeen, ...]:
     return tuple(found)
 
 
+def host_identity(session: VCenterSession, name: str) -> tuple[str | None, str | None]:
+    """The host's SMBIOS UUID and serial number as vCenter reports them (`hardware.systemInfo`; None where empty)."""
+    seen = session.read(session.find("HostSystem", name), ["hardware.systemInfo.uuid", "hardware.systemInfo.serialNumber"],
+                        f"reading host {name}'s hardware identity")
+    uuid, serial = seen["hardware.systemInfo.uuid"], seen["hardware.systemInfo.serialNumber"]
+    return (str(uuid) if uuid else None, str(serial) if serial else None)
+
+
 def node_vm(node: DatabaseNode) -> str:
     """The VM a database node runs in: `vm`, or the node's own name when the topology gives none."""
     return node.vm or node.name

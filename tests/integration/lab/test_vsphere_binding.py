@@ -13,6 +13,7 @@ This module brings up a lab of its own (prefix `hvsb1`, or HARNESS_TEST_VSPHERE_
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -111,8 +112,10 @@ def topology(bound: Bound, monkeypatch: pytest.MonkeyPatch) -> Topology:
 
 
 def build(cls: type[HostPowerOff] | type[SitePowerOff], spec: FaultSpec, topology: Topology) -> Fault:
+    """The fault, with no manager to ask which server a BMC powers: no vCenter runs in this module (its
+    address is a closed port); the BMC-to-host binding is the simulator module's to test."""
     resolved = registry.resolve(spec, topology)
-    fault: Fault = cls.from_spec(spec, resolved.params, resolved.target, topology)
+    fault: Fault = dataclasses.replace(cls.from_spec(spec, resolved.params, resolved.target, topology), host_identity=None)
     return fault
 
 

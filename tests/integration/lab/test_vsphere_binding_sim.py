@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from faults import registry
 from faults.backends.redfish import HostPowerOff
@@ -40,6 +41,7 @@ from harness_kernel.topology.loader import load_topology, parse_topology
 from harness_kernel.topology.models import LabSettings, Topology
 from harness_lab.controller import CODE_ROOT, PRIMARY_STATES, Lab
 from harness_lab.layout import LabLayout
+from harness_lab.vsphere_binding import READONLY_USER
 from tests.integration.lab.lab_support import make_state_dir
 from tests.support.vsim import require
 
@@ -145,6 +147,56 @@ def test_doctor_passes_every_check_on_the_bound_lab_and_changes_nothing(bound: B
     print(f"\ndoctor on the bound lab: {len(report['rows'])} checks in {took:.1f} s, by where: {counts}")
     assert (code, failed) == (0, []), failed
     assert bound.state() == state and _network(bound) == network, "doctor changed the lab"
+    rows = {r["check"]: r for r in report["rows"]}
+    for host in ("esx-a1", "esx-a2", "esx-b1", "esx-b2"):
+        belongs = rows[f"host-power-off on host:{host}: BMC of {host} powers host {host}"]
+        assert belongs["status"] == "PASS" and f"host {host} share UUID " in belongs["seen"], belongs
+    privileges = rows["host-maintenance on host:esx-a1: privileges"]
+    assert privileges["status"] == "PASS" and "holds Host.Config.Maintenance on HostSystem esx-a1" in privileges["seen"]
+
+
+def _variant(bound: Bound, tmp_path: Path, change: Any) -> Path:
+    """The bound lab's topology file with one thing broken by `change(document)`."""
+    document = yaml.safe_load(bound.topology_file.read_text())
+    change(document)
+    path = tmp_path / "topology.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path
+
+
+def test_doctor_fails_bmcs_that_power_other_hosts_naming_both_servers_exit_10(bound: Bound, tmp_path: Path) -> None:
+    """Two BMC entries swapped (addresses copied into the wrong rows): each would power off the other's server.
+
+    The lab's BMCs are one emulator with one system each, so the swap is of the system ids; on separate
+    BMCs it is the addresses. (One address given twice the loader already refuses.)"""
+    def swap(document: dict[str, Any]) -> None:
+        entries = {e["name"]: e for e in document["management"]["redfish"]}
+        a1, a2 = entries["bmc-esx-a1"], entries["bmc-esx-a2"]
+        a1["system_id"], a2["system_id"] = a2["system_id"], a1["system_id"]
+    state = bound.state()
+    code, report, _ = _doctor(bound, _variant(bound, tmp_path, swap))
+    failed = {r["check"]: r for r in report["rows"] if r["status"] == "FAIL"}
+    assert set(failed) == {f"{kind}: BMC of {h} powers host {h}" for h in ("esx-a1", "esx-a2")
+                           for kind in (f"host-power-off on host:{h}", "site-power-off on site:site-a")}, failed
+    assert code == 10
+    row = failed["host-power-off on host:esx-a1: BMC of esx-a1 powers host esx-a1"]
+    assert row["blocks"] == ["host-power-off"] and "its own BMC" in row["fix"]
+    assert "powers a server with UUID " in row["seen"] and "but host esx-a1 is UUID " in row["seen"], row
+    assert "another server" in row["seen"] and bound.state() == state
+
+
+def test_doctor_fails_the_privilege_rows_of_a_read_only_vcenter_account_exit_10(bound: Bound, tmp_path: Path) -> None:
+    def read_only(document: dict[str, Any]) -> None:
+        env = next(k for k in bound.exports if k.endswith("_VCENTER_READONLY_PASSWORD"))
+        document["management"]["vcenter"]["credential"] = {"username": READONLY_USER, "password": {"env": env}}
+    code, report, _ = _doctor(bound, _variant(bound, tmp_path, read_only))
+    failed = {r["check"]: r for r in report["rows"] if r["status"] == "FAIL"}
+    assert code == 10 and all(k.endswith(": privileges") for k in failed), failed
+    assert {f"host-maintenance on host:{h}: privileges" for h in ("esx-a1", "esx-a2", "esx-b1", "esx-b2")} <= set(failed)
+    maintenance = failed["host-maintenance on host:esx-a1: privileges"]
+    assert maintenance["blocks"] == ["host-maintenance"]
+    assert f"vCenter user '{READONLY_USER}' lacks Host.Config.Maintenance on HostSystem esx-a1" in maintenance["seen"]
+    assert not any(v in json.dumps(report) for v in bound.exports.values() if len(v) > 12 and "/" not in v)
 
 
 def test_doctor_names_a_refused_vcenter_login_and_the_faults_it_blocks_exit_4(bound: Bound) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from faults import registry
 from faults.backends.vsphere.privileges import PrivilegeMissing, required
-from faults.base import FaultSpec, Preflight, Privileged
+from faults.base import Checked, FaultSpec, Preflight
 from faults.transports.vcenter import sdk, session_for
 from harness import doctor
 from harness_kernel.topology.models import Topology
@@ -35,7 +35,8 @@ def readonly(sim: Simulator, monkeypatch: pytest.MonkeyPatch) -> Topology:
 
 def maintenance(topology: Topology) -> Any:
     fault = registry.build(FaultSpec("host-maintenance", "host:esx-a2"), topology)
-    assert isinstance(fault, Privileged) and isinstance(fault, Preflight)
+    assert isinstance(fault, Checked) and isinstance(fault, Preflight)
+    assert [c.name for c in fault.checks()] == ["privileges"]
     return fault
 
 
@@ -52,9 +53,9 @@ def test_the_administrator_holds_what_maintenance_and_vmotion_need(sim: Simulato
     seen = maintenance(topology).privileges()
     assert seen == "vCenter user 'harness' holds Host.Config.Maintenance on HostSystem esx-a2"
     migrate = registry.build(FaultSpec("vm-migrate", "node:bench/node-a"), topology)
-    assert isinstance(migrate, Privileged)
-    assert migrate.privileges() == ("vCenter user 'harness' holds Resource.ColdMigrate on VirtualMachine pg-node-a, "
-                                    "Resource.HotMigrate on VirtualMachine pg-node-a")
+    assert [c.run() for c in migrate.checks()] == [  # type: ignore[attr-defined]
+        "vCenter user 'harness' holds Resource.ColdMigrate on VirtualMachine pg-node-a, "
+        "Resource.HotMigrate on VirtualMachine pg-node-a"]
 
 
 def test_a_read_only_account_is_refused_before_anything_changes_naming_privilege_entity_and_call(

@@ -71,6 +71,7 @@ def test_no_secret_is_in_the_topology(layout: LabLayout, tmp_path: Path) -> None
     credentials = LabCredentials.of_lab(tmp_path)
     text = yaml.safe_dump(topology_document(layout, endpoints(tmp_path)))
     assert credentials.vcenter_password not in text and credentials.bmc_password not in text
+    assert credentials.vcenter_readonly_password not in text
     assert stat.S_IMODE((tmp_path / "credentials.json").stat().st_mode) == 0o600
     assert LabCredentials.of_lab(tmp_path) == credentials  # kept: exported variables stay valid
 
@@ -80,10 +81,14 @@ def test_the_simulator_config_follows_the_contract(tmp_path: Path) -> None:
                               cert_file=tmp_path / "s.pem", key_file=tmp_path / "s.key", ready_file=tmp_path / "r.json")
     json.dumps(config)
     assert [s["name"] for s in config["sites"]] == ["site-a", "site-b"] and config["sites"][0]["preferred"]
-    assert config["sites"][1]["hosts"][0] == {"name": "esx-b1", "disk_groups": [disk_group("esx-b1")]}
+    assert config["sites"][1]["hosts"][0] == {"name": "esx-b1", "disk_groups": [disk_group("esx-b1")],
+                                              "uuid": system_id("hvst", "esx-b1")}  # what its BMC reports
     assert config["vms"][0] == {"name": "pg-node-a", "host": "esx-a1", "node": "node-a", "disk_gb": 8}
     assert config["model"]["io_pause_s"] < 4  # under the HA manager's detection time
     assert "password" not in config and config["password_env"] == "HARNESS_VSIM_PASSWORD"
+    assert config["accounts"] == [{"username": "harness-readonly@vsphere.local",
+                                   "password_env": "HARNESS_VSIM_READONLY_PASSWORD",
+                                   "privileges": ["System.Anonymous", "System.View", "System.Read"]}]
     assert config["listen"].startswith("127.0.0.1:") and config["control_listen"].startswith("127.0.0.1:")
 
 
