@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from faults import registry
 from faults.base import FaultSpec
 from harness.demo import add_demo_parser
+from harness.discover import Request, draft
 from harness.doctor import SCHEMA, examine
 from harness.safety.journal import Journal
 from harness.safety.recover import EXIT_BAD_INPUT, EXIT_REVERT_FAILED, recover
@@ -62,6 +63,13 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return findings.exit_code
 
 
+def _cmd_discover(args: argparse.Namespace) -> int:
+    """Exit 0: the draft is printed; 4: no trust given (the thumbprint is printed), a field or login refused; 10: unreachable."""
+    print(draft(Request(args.vcenter, args.port, args.user, args.password_env, args.ca, args.thumbprint,
+                        args.datacenter, args.cluster)), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m harness",
                                      description="Resilience harness: inject infrastructure faults under load and measure.")
@@ -84,6 +92,18 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--widest-site-subnet", type=int, default=WIDEST_SITE_PREFIX, metavar="PREFIX",
                         choices=range(1, 33), help="accept site subnets as wide as /PREFIX")
     doctor.set_defaults(func=_cmd_doctor)
+    find = sub.add_parser("discover", help="print a draft topology from what vCenter says the cluster is, changing "
+                                           "nothing")
+    find.add_argument("--vcenter", required=True, metavar="HOST")
+    find.add_argument("--port", type=int, default=443)
+    find.add_argument("--user", required=True)
+    find.add_argument("--password-env", required=True, metavar="VAR", help="the environment variable holding the password")
+    trust = find.add_mutually_exclusive_group()
+    trust.add_argument("--ca", metavar="FILE", help="the CA that signed vCenter's certificate")
+    trust.add_argument("--thumbprint", metavar="SHA256", help="vCenter's certificate, pinned by its SHA-256 thumbprint")
+    find.add_argument("--datacenter", help="needed when vCenter has more than one")
+    find.add_argument("--cluster", help="needed when vCenter has more than one")
+    find.set_defaults(func=_cmd_discover)
     add_lab_parser(sub)
     add_report_parser(sub)
     add_demo_parser(sub)

@@ -23,6 +23,7 @@ assumption not holding, not healthy).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -31,6 +32,9 @@ from faults import registry, sections
 from faults.assumptions import Assumes, ProbeResult
 from faults.base import Checked, Fault, FaultSpec, Preflight, Uncertain
 from faults.catalogue import installed
+from faults.transports import wire
+from faults.transports.vcenter import close_all
+from faults.transports.wire import WireCall
 from harness.clusters import cluster_for, cluster_parts, probes
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.text import escaped
@@ -57,6 +61,7 @@ class Row:
 @dataclass
 class Findings:
     rows: list[Row] = field(default_factory=list)
+    calls: list[WireCall] = field(default_factory=list)  # everything doctor sent, as the transports saw it
 
     @property
     def exit_code(self) -> int:
@@ -83,23 +88,47 @@ class Findings:
         return "\n".join(escaped(line) for line in lines)
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": SCHEMA, "exit_code": self.exit_code, "rows": [asdict(r) for r in self.rows]}
+        sent = Counter(self.calls)  # each distinct call once, with how often it went out, in the order first sent
+        return {"schema": SCHEMA, "exit_code": self.exit_code, "rows": [asdict(r) for r in self.rows],
+                "calls": [{**asdict(c), "count": n} for c, n in sent.items()]}
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=1)
 
 
 def examine(topology: Topology, *, open_keyring: bool = True) -> Findings:
-    """Every check, in the order a run meets them; each failure is a row, never an exception."""
+    """Every check, in the order a run meets them; each failure is a row, never an exception.
+
+    Read-only at the wire: the transports refuse any call that is not a read while doctor runs
+    (`faults.transports.wire`), its vCenter sessions are logged out before it returns, and the last
+    row says what was sent."""
     findings = Findings()
-    faults = list(_allowed_faults(topology, findings))
-    findings.rows += _credentials(topology, faults, open_keyring)
-    for fault in faults:
-        findings.rows += _ready(fault, topology)
-    findings.rows += _cluster(topology)
-    for name, probe in probes(topology).items():
-        findings.rows.append(_row(name.partition(" probe ")[0], f"probe {name.partition(' probe ')[2]}", probe))
+    with wire.watching(read_only=True) as sent:
+        try:
+            faults = list(_allowed_faults(topology, findings))
+            findings.rows += _credentials(topology, faults, open_keyring)
+            for fault in faults:
+                findings.rows += _ready(fault, topology)
+            findings.rows += _cluster(topology)
+            for name, probe in probes(topology).items():
+                findings.rows.append(_row(name.partition(" probe ")[0], f"probe {name.partition(' probe ')[2]}", probe))
+        finally:
+            close_all()  # logout: within the watch, so it is recorded too
+    findings.calls = list(sent.calls)
+    findings.rows.append(_read_only(sent))
     return findings
+
+
+def _read_only(sent: wire.Wire) -> Row:
+    """The row doctor writes about itself: what it sent, every call a read, every session object destroyed."""
+    counts = Counter(c.transport for c in sent.calls)
+    seen = f"{len(sent.calls)} calls ({', '.join(f'{n} {t}' for t, n in sorted(counts.items())) or 'none'})"
+    problems = [f"refused: {c.endpoint}: {c.operation}" for c in sent.writes()]
+    problems += [f"left open: {what}" for what in sent.left_open()]
+    if problems:
+        return Row("doctor", "sent only reads", "FAIL", f"{seen}; " + "; ".join(problems),
+                   fix="a check tried to change something: report it, it is the harness's bug")
+    return Row("doctor", "sent only reads", "PASS", f"{seen}, every one a read; every session object destroyed")
 
 
 def _allowed_faults(topology: Topology, findings: Findings) -> Iterator[Fault]:

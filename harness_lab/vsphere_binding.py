@@ -115,14 +115,14 @@ def running_model(layout: LabLayout) -> dict[str, float] | None:
 
 
 def simulator_config(prefix: str, *, hook: list[str], cert_file: Path, key_file: Path, ready_file: Path,
-                     model: Mapping[str, float] | None = None) -> dict[str, Any]:
+                     model: Mapping[str, float] | None = None, witness_address: str | None = None) -> dict[str, Any]:
     """The simulator's config file (the shared contract's format); the password comes from its environment."""
     return {
         "datacenter": DATACENTER, "cluster": CLUSTER,
         "sites": [{"name": site, "preferred": site == PREFERRED,
                    "hosts": [{"name": h, "disk_groups": [disk_group(h)], "uuid": system_id(prefix, h)} for h in names]}
                   for site, names in SITES.items()],
-        "witness": {"name": WITNESS, "site": WITNESS_SITE},
+        "witness": {"name": WITNESS, "site": WITNESS_SITE, **({"address": witness_address} if witness_address else {})},
         "vms": [{"name": vm, "host": host, "node": node, "disk_gb": VM_DISK_GB} for node, (vm, host) in VMS.items()],
         "model": dict(model if model is not None else MODEL),
         "hook": hook,
@@ -308,7 +308,8 @@ class VsphereBinding:
         config = self.directory / "vsim.json"
         config.write_text(json.dumps(simulator_config(self.lab.layout.prefix, hook=hook_command(self.lab.layout),
                                                       cert_file=self.ca.cert_file, key_file=self.ca.key_file,
-                                                      ready_file=ready, model=self.model), indent=1))
+                                                      ready_file=ready, model=self.model,
+                                                      witness_address=_witness_address_of(self.lab)), indent=1))
         services.start(SIM_SERVICE, [str(binary), "-config", str(config)], cwd=self.directory,
                        env={SIM_PASSWORD_ENV: credentials.vcenter_password,
                             SIM_READONLY_PASSWORD_ENV: credentials.vcenter_readonly_password,
@@ -321,6 +322,11 @@ class VsphereBinding:
             time.sleep(0.05)
         found = json.loads(ready.read_text())
         return str(found["sdk"]), str(found["control"])
+
+
+def _witness_address_of(lab: Lab) -> str | None:
+    witness = lab.layout.topology().witness
+    return witness.address if witness is not None else None
 
 
 def _port(url: str) -> int:

@@ -23,6 +23,7 @@ from typing import Any
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, stop_after_delay, wait_exponential
 
+from faults.transports import wire
 from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError
 from harness_kernel.topology.credentials import resolve_secret
 from harness_kernel.topology.models import RedfishEndpoint, Topology
@@ -88,6 +89,8 @@ class RedfishClient:
         """One request with bounded retries; the decoded JSON body (None for an empty one)."""
         session = self._open()
         import requests
+
+        wire.sent("https", self.where, f"{method} {path}", reads=wire.http_reads(method))
 
         def once() -> Any:
             try:

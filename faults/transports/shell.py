@@ -14,6 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Protocol
 
+from faults.transports import wire
 from harness_kernel.errors import ConfigError, ControlPlaneError
 
 _NETNS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -66,6 +67,7 @@ class LocalShell:
         return f"namespace {self.netns}" if self.netns else "this machine"
 
     def run(self, command: str, *, input_text: str | None = None, timeout_s: float | None = None) -> CommandResult:
+        wire.sent("shell", self.where, command, reads=wire.command_reads(command))
         argv = ["sh", "-c", command]
         if self.netns is not None:
             argv = ["ip", "netns", "exec", self.netns, *argv]

@@ -21,6 +21,7 @@ import time
 import paramiko
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, stop_after_delay, wait_exponential
 
+from faults.transports import wire
 from faults.transports.shell import CommandResult, checked
 from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError
 from harness_kernel.topology.credentials import resolve_secret
@@ -109,6 +110,7 @@ class SshShell:
         """Run one shell command line; the exit status is returned, not raised. Raises ControlPlaneError
         if it has not finished (exit status and both streams' EOF) within the command timeout."""
         limit = timeout_s or self.command_timeout_s
+        wire.sent("ssh", self.where, command, reads=wire.command_reads(command))
         with self._lock:
             if self._client is None or not self._alive(self._client):
                 self._client = self._open()

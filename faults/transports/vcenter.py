@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
 import http.client
 import importlib
 import logging
+import re
 import socket
 import ssl
 import threading
@@ -33,7 +35,7 @@ from typing import Any, TypeVar
 
 from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay, wait_exponential
 
-from faults.transports import vsan_versions
+from faults.transports import vsan_versions, wire
 from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError, HarnessError
 from harness_kernel.history.events import EventKind
 from harness_kernel.history.server import ServerEvent, measure_offset
@@ -83,6 +85,45 @@ def ssl_context(tls: TlsPolicy, where: str) -> ssl.SSLContext:
         raise ConfigError(f"{where}.tls.ca_file: cannot load {tls.ca_file}: {exc}") from None
 
 
+def presented_certificate(address: str, port: int, timeout_s: float = 15.0) -> tuple[str, str]:
+    """The certificate the server presents, not trusted, nothing sent but the TLS handshake: (SHA-256
+    thumbprint as colon-separated hex, PEM). What a person compares with the one their vCenter shows."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    try:
+        with socket.create_connection((address, port), timeout=timeout_s) as raw, \
+                context.wrap_socket(raw, server_hostname=address) as tls:
+            der = tls.getpeercert(binary_form=True)
+    except OSError as exc:
+        raise ControlPlaneError(f"{address}:{port}: unreachable ({exc})") from None
+    if not der:
+        raise ControlPlaneError(f"{address}:{port}: presented no certificate")
+    return thumbprint_of(der), ssl.DER_cert_to_PEM_cert(der)
+
+
+def thumbprint_of(der: bytes) -> str:
+    return ":".join(f"{b:02X}" for b in hashlib.sha256(der).digest())
+
+
+def pinned_context(address: str, port: int, thumbprint: str, timeout_s: float = 15.0) -> ssl.SSLContext:
+    """A TLS context that trusts exactly the certificate with this SHA-256 `thumbprint`, and refuses any other.
+
+    The certificate is read once and compared before anything else is sent; afterwards every
+    connection verifies against it alone (partial chain: the pinned certificate is the trust
+    anchor), so a server presenting another one is refused at the handshake."""
+    wanted = thumbprint.replace(":", "").strip().upper()
+    if not re.fullmatch(r"[0-9A-F]{64}", wanted):
+        raise ConfigError(f"--thumbprint: {thumbprint!r} is not a SHA-256 thumbprint (64 hex digits, colons allowed)")
+    seen, pem = presented_certificate(address, port, timeout_s)
+    if seen.replace(":", "") != wanted:
+        raise ConfigError(f"{address}:{port} presents a certificate with SHA-256 thumbprint {seen}, not the one given "
+                          "(--thumbprint): refused")
+    context = ssl.create_default_context(cadata=pem)
+    context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
+    context.check_hostname = False  # the pin names the server; its certificate may not name this address
+    return context
+
+
 @dataclass(frozen=True)
 class Limits:
     """Bounds on talking to vCenter: per request, and on retrying a call."""
@@ -115,8 +156,10 @@ MAX_VERSIONS_BYTES = 1 << 20  # a versions document is a few hundred bytes
 class VCenterSession:
     """A lazily connected pyVmomi session to the topology's vCenter, with the helpers both backends use."""
 
-    def __init__(self, vcenter: VCenter, vsan_version: str | None = None, limits: Limits = Limits()) -> None:
+    def __init__(self, vcenter: VCenter, vsan_version: str | None = None, limits: Limits = Limits(),
+                 pinned: ssl.SSLContext | None = None) -> None:
         self.vcenter = vcenter
+        self.pinned = pinned  # trust this context (one pinned certificate: `pinned_context`) instead of tls
         self.vsan_version = vsan_version  # the topology's override; None: negotiated on the first vSAN call
         self.vsan_spoken: str | None = vsan_version  # the version the vSAN calls use, once known
         self.limits = limits
@@ -129,12 +172,16 @@ class VCenterSession:
         return f"{FIELD} {self.vcenter.address}:{self.vcenter.port}"
 
     # -- connecting ----------------------------------------------------------------------
+    def _tls(self) -> ssl.SSLContext:
+        return self.pinned if self.pinned is not None else ssl_context(self.vcenter.tls, FIELD)
+
     def _connect(self) -> Any:
         s = sdk()
         password = resolve_secret(self.vcenter.credential.password, f"{FIELD}.credential.password")
-        context = ssl_context(self.vcenter.tls, FIELD)
+        context = self._tls()
         # pyVmomi has one timeout for connect and read; a separate, shorter bound on reaching the port first.
         socket.create_connection((self.vcenter.address, self.vcenter.port), timeout=self.limits.connect_s).close()
+        wire.sent("soap", self.where, "RetrieveServiceContent, Login", reads=True)
         try:
             si = s.connect.SmartConnect(host=self.vcenter.address, port=self.vcenter.port,
                                         user=self.vcenter.credential.username, pwd=password.reveal(),
@@ -146,6 +193,7 @@ class VCenterSession:
         except ssl.SSLCertVerificationError as exc:
             raise ConfigError(f"{self.where}: certificate not trusted ({exc.verify_message}); give the CA in "
                               f"{FIELD}.tls.ca_file") from None
+        _on_the_wire(si._stub, self.where)
         return si
 
     def si(self) -> Any:
@@ -311,10 +359,11 @@ class VCenterSession:
                 s, stub = sdk(), self.si()._stub
                 if self.vsan_spoken is None:
                     self.vsan_spoken = self.negotiate_vsan_version()
-                mos = s.vsanapiutils.GetVsanVcMos(stub, context=ssl_context(self.vcenter.tls, FIELD),
+                mos = s.vsanapiutils.GetVsanVcMos(stub, context=self._tls(),
                                                   version=self.vsan_spoken)
                 for mo in mos.values():  # vsanapiutils builds its stub without a read timeout: bound it as ours
                     mo._stub.schemeArgs["timeout"] = self.limits.read_s
+                    _on_the_wire(mo._stub, f"{self.where}/vsanHealth")
                 self._vsan = mos
             try:
                 return self._vsan[name]
@@ -326,7 +375,7 @@ class VCenterSession:
         read with this session's TLS policy and bounds (`faults.transports.vsan_versions`)."""
         def fetch() -> str:
             connection = http.client.HTTPSConnection(self.vcenter.address, self.vcenter.port, timeout=self.limits.read_s,
-                                                     context=ssl_context(self.vcenter.tls, FIELD))
+                                                     context=self._tls())
             try:
                 connection.request("GET", vsan_versions.PATH)
                 reply = connection.getresponse()
@@ -434,6 +483,27 @@ class _Sessions:
 
 
 _SESSIONS = _Sessions()
+
+
+def _on_the_wire(stub: Any, where: str) -> None:
+    """Report each method this pyVmomi stub sends to `faults.transports.wire` (and the session objects it makes)."""
+    if getattr(stub, "_harness_on_the_wire", False):
+        return
+    invoke = stub.InvokeMethod
+
+    def invoke_method(mo: Any, info: Any, args: Any, *rest: Any) -> Any:
+        name = str(info.wsdlName)
+        wire.sent("soap", where, name, reads=wire.soap_reads(name))
+        result = invoke(mo, info, args, *rest)
+        watched = wire.current()
+        if watched is not None and name in wire.SOAP_SESSION_CREATES and result is not None:
+            watched.created(where, str(result._moId), name)
+        elif watched is not None and name in wire.SOAP_SESSION_DESTROYS:
+            watched.destroyed(where, str(mo._moId))
+        return result
+
+    stub.InvokeMethod = invoke_method
+    stub._harness_on_the_wire = True
 
 
 def session_for(topology: Topology) -> VCenterSession:

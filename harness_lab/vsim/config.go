@@ -65,6 +65,9 @@ type Witness struct {
 	Name       string      `json:"name"`
 	Site       string      `json:"site"`
 	DiskGroups []DiskGroup `json:"disk_groups"`
+	// Address is the witness's management VMkernel address (config.network.vnic); empty: the
+	// simulator's default, which every host shares.
+	Address string `json:"address"`
 }
 
 // VMConfig is a virtual machine placed on a host; Node names it to the hook.

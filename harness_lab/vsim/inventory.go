@@ -211,8 +211,25 @@ func vmObject(m *simulator.Registry, ref types.ManagedObjectReference) *simulato
 }
 
 // attachHardwareIdentity gives each cluster host the SMBIOS UUID and serial number the
-// configuration names (those its BMC reports), as hardware.systemInfo and summary.hardware show them.
+// configuration names (those its BMC reports), as hardware.systemInfo and summary.hardware show them,
+// and the witness its management address.
 func (s *Sim) attachHardwareIdentity() {
+	if s.cfg.Witness.Address != "" {
+		w := hostObject(s.reg, s.inv.Hosts[s.cfg.Witness.Name])
+		vnics := append([]types.HostVirtualNic(nil), w.Config.Network.Vnic...) // the simulator shares the template's
+		for i := range vnics {
+			if vnics[i].Portgroup == "Management Network" && vnics[i].Spec.Ip != nil {
+				ip := *vnics[i].Spec.Ip
+				ip.IpAddress = s.cfg.Witness.Address
+				vnics[i].Spec.Ip = &ip
+			}
+		}
+		network := *w.Config.Network
+		network.Vnic = vnics
+		config := *w.Config
+		config.Network = &network
+		w.Config = &config
+	}
 	for _, site := range s.cfg.Sites {
 		for _, hc := range site.Hosts {
 			h := hostObject(s.reg, s.inv.Hosts[hc.Name])

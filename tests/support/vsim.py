@@ -42,6 +42,7 @@ DATACENTER, CLUSTER, WITNESS = lab.DATACENTER, lab.CLUSTER, lab.WITNESS
 SITES = {site: list(hosts) for site, hosts in lab.SITES.items()}
 VMS = {vm: (host, node) for node, (vm, host) in lab.VMS.items()}  # VM -> (first host, lab node)
 READY_TIMEOUT_S = 60.0
+WITNESS_ADDRESS = "127.0.0.9"  # its management address in the simulator and in the tests' topology
 STOP_TIMEOUT_S = 10.0
 
 HOOK_SCRIPT = (
@@ -163,7 +164,7 @@ class Simulator:
             "name": "vsim", "kind": "vsphere",
             "sites": [{"name": site, "hosts": [{"name": h, "address": "127.0.0.1", "disk_groups": [disk_group(h, self.esa_hosts)]}
                                                for h in hosts]} for site, hosts in SITES.items()],
-            "witness": {"name": WITNESS, "address": "127.0.0.9", "site": lab.WITNESS_SITE},
+            "witness": {"name": WITNESS, "address": WITNESS_ADDRESS, "site": lab.WITNESS_SITE},
             "databases": [{"name": "bench", "kind": "postgres", "endpoint": "127.0.0.1", "port": 5432,
                            "database": "bench",
                            "nodes": [{"name": node, "host": host, "vm": vm} for vm, (host, node) in VMS.items()]}],
@@ -189,7 +190,7 @@ def write_config(directory: Path, model: Mapping[str, float], username: str,
     ca.ensure("harness-vsim test")
     config = lab.simulator_config("test", hook=[sys.executable, "-c", HOOK_SCRIPT, str(directory / "hook.log")],
                                   cert_file=ca.cert_file, key_file=ca.key_file, ready_file=directory / "ready.json",
-                                  model=model)
+                                  model=model, witness_address=WITNESS_ADDRESS)
     config["username"] = username
     config["ha_host_failed_event"] = ha_host_failed_event
     for site in config["sites"]:

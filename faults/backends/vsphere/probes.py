@@ -19,7 +19,7 @@ from faults.transports.vcenter import VCenterSession, VcEvent, session_for
 from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.history.events import EventKind
 from harness_kernel.history.server import ServerEvent
-from harness_kernel.topology.models import DatabaseNode, Topology
+from harness_kernel.topology.models import DatabaseNode, Topology, VCenter
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +98,11 @@ def discover(session: VCenterSession, topology: Topology) -> Discovery:
     """What vCenter says the topology's cluster is (ConfigError if it has no such datacenter or cluster)."""
     vcenter = topology.management.vcenter
     assert vcenter is not None  # session_for refused a topology without one
+    return discover_cluster(session, vcenter)
+
+
+def discover_cluster(session: VCenterSession, vcenter: VCenter) -> Discovery:
+    """What vCenter says the cluster `vcenter` names is: hosts, fault domains, witness, VMs, HA/DRS, rules."""
     datacenter = None
     if vcenter.datacenter:
         if vcenter.datacenter not in session.inventory("Datacenter", []):

@@ -109,6 +109,25 @@ def _placement(bound: Bound) -> dict[str, str]:
         Disconnect(si)
 
 
+def _activity(bound: Bound) -> tuple[dict[int, str], list[str]]:
+    """vCenter's record of what happened: every event (key -> type and user), every recent task's method."""
+    from pyVim.connect import Disconnect, SmartConnect
+
+    vcenter = bound.topology.management.vcenter
+    assert vcenter is not None and vcenter.tls.ca_file
+    si = SmartConnect(host=vcenter.address, port=vcenter.port, user=vcenter.credential.username,
+                      pwd=os.environ[str(vcenter.credential.password.env)],
+                      sslContext=ssl.create_default_context(cafile=vcenter.tls.ca_file))
+    try:
+        from pyVmomi import vim
+        events = si.content.eventManager.QueryEvents(vim.event.EventFilterSpec())
+        tasks = si.content.taskManager.recentTask
+        return {int(e.key): f"{type(e).__name__} {getattr(e, 'userName', '')}" for e in events}, \
+            [str(t.info.descriptionId) for t in tasks]
+    finally:
+        Disconnect(si)
+
+
 def _until(predicate: Any, timeout_s: float) -> float:
     started = time.monotonic()
     while not predicate():
@@ -138,7 +157,7 @@ def test_doctor_passes_every_check_on_the_bound_lab_and_changes_nothing(bound: B
     rightly says the disk faults are not ready then."""
     bound.lab.wait_healthy(90)
     _until(lambda: bound.state()["resync"]["objects"] == 0, 300)
-    state, network = bound.state(), _network(bound)
+    state, network, (events, tasks) = bound.state(), _network(bound), _activity(bound)
     code, report, took = _doctor(bound, bound.topology_file)
     failed = [r for r in report["rows"] if r["status"] == "FAIL"]
     counts: dict[str, int] = {}
@@ -147,12 +166,33 @@ def test_doctor_passes_every_check_on_the_bound_lab_and_changes_nothing(bound: B
     print(f"\ndoctor on the bound lab: {len(report['rows'])} checks in {took:.1f} s, by where: {counts}")
     assert (code, failed) == (0, []), failed
     assert bound.state() == state and _network(bound) == network, "doctor changed the lab"
-    rows = {r["check"]: r for r in report["rows"]}
+    events_after, tasks_after = _activity(bound)
+    user = bound.topology.management.vcenter.credential.username  # type: ignore[union-attr]
+    new_events = [e for key, e in sorted(events_after.items()) if key > max(events, default=-1)]
+    # doctor's own sessions, and this test's second look (its login) are all vCenter records
+    assert set(new_events) <= {f"vim.event.UserLoginSessionEvent {user}", f"vim.event.UserLogoutSessionEvent {user}"}, \
+        new_events
+    assert tasks_after == tasks, "doctor started a vCenter task"
+    calls = report["calls"]
+    by_transport = {t: sum(c["count"] for c in calls if c["transport"] == t) for t in sorted({c["transport"] for c in calls})}
+    print(f"doctor sent {sum(c['count'] for c in calls)} calls ({len(calls)} distinct): {by_transport}; vCenter events since: "
+          f"{ {e: new_events.count(e) for e in set(new_events)} }")
+    assert all(c["reads"] for c in calls) and {"soap", "https", "ssh"} <= set(by_transport), by_transport
+    assert {c["operation"].split()[0] for c in calls if c["transport"] == "https"} == {"GET"}
+    methods = {c["operation"] for c in calls if c["transport"] == "soap"}
+    assert "HasPrivilegeOnEntities" in methods and "Logout" in methods and not methods & {
+        "EnterMaintenanceMode_Task", "RelocateVM_Task", "ShutdownHost_Task", "VsanHealthRepairClusterObjectsImmediate"}
+    assert rows_of(report)["sent only reads"]["status"] == "PASS"
+    rows = rows_of(report)
     for host in ("esx-a1", "esx-a2", "esx-b1", "esx-b2"):
         belongs = rows[f"host-power-off on host:{host}: BMC of {host} powers host {host}"]
         assert belongs["status"] == "PASS" and f"host {host} share UUID " in belongs["seen"], belongs
     privileges = rows["host-maintenance on host:esx-a1: privileges"]
     assert privileges["status"] == "PASS" and "holds Host.Config.Maintenance on HostSystem esx-a1" in privileges["seen"]
+
+
+def rows_of(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {r["check"]: r for r in report["rows"]}
 
 
 def _variant(bound: Bound, tmp_path: Path, change: Any) -> Path:
@@ -210,6 +250,71 @@ def test_doctor_names_a_refused_vcenter_login_and_the_faults_it_blocks_exit_4(bo
     blocked = {kind for r in failed for kind in r["blocks"]}
     assert {"host-maintenance", "vm-migrate"} <= blocked, blocked
     assert "not-the-password" not in json.dumps(report)
+
+
+def _flat(value: Any, path: str = "") -> dict[str, Any]:
+    """A document as {path: leaf}: lists of named things keyed by name, so two documents compare field by field."""
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in _flat(item, f"{path}.{key}" if path else key).items()}
+    if isinstance(value, list) and value and all(isinstance(i, dict) and "name" in i for i in value):
+        return {k: v for item in value for k, v in _flat(item, f"{path}[{item['name']}]").items()}
+    return {path: value}
+
+
+# What `lab up --vsphere` writes that vCenter cannot say, and why discover's draft differs there.
+EXPLAINED = {
+    "name": "the lab names its topology after its prefix; the draft after the cluster",
+    "lab.": "the binding to the embedded lab is the lab's own",
+    "routers": "the inter-site router is not in vCenter",
+    "databases": "which VMs are database nodes is not in vCenter: the draft lists the VMs as comments",
+    ".bmc": "BMCs are not in vCenter", ".ssh": "ESXi SSH endpoints are not in vCenter",
+    ".subnets": "site subnets are the network's, not vCenter's",
+    "management.redfish": "BMCs are not in vCenter", "management.ssh": "SSH endpoints are not in vCenter",
+    "management.vsan": "the disk fault command lines are the ESXi hosts', not vCenter's",
+    "management.vcenter.tls.ca_file": "trust was a pinned thumbprint: the draft says to give the CA",
+    "allow_list": "the draft allows nothing until a person chooses",
+}
+
+
+def _explains(key: str, path: str) -> bool:
+    """`.bmc` explains that field of any host; `name` only the top-level name (a prefix, matched as a path)."""
+    return f".{key.lstrip('.')}" in f".{path}" if key.startswith(".") else path == key or path.startswith(
+        key if key.endswith(".") else f"{key}.") or path.startswith(f"{key}[")
+
+
+def test_discover_drafts_what_lab_up_wrote_without_the_labs_state_and_shows_a_moved_vm(
+        bound: Bound, tmp_path: Path) -> None:
+    vcenter = bound.topology.management.vcenter
+    assert vcenter is not None and vcenter.credential.password.env
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(CODE_ROOT), "HOME": str(tmp_path),
+           vcenter.credential.password.env: os.environ[vcenter.credential.password.env]}  # nothing of the lab's state
+    argv = [sys.executable, "-m", "harness", "discover", "--vcenter", vcenter.address, "--port", str(vcenter.port),
+            "--user", vcenter.credential.username, "--password-env", vcenter.credential.password.env]
+    refused = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path, check=False)
+    found = re.search(r"--thumbprint ([0-9A-F:]{95})", refused.stderr)
+    assert refused.returncode == 4 and found, refused.stderr
+    govc = {"GOVC_URL": f"https://{vcenter.address}:{vcenter.port}/sdk", "GOVC_USERNAME": vcenter.credential.username,
+            "GOVC_PASSWORD": env[vcenter.credential.password.env], "GOVC_TLS_CA_CERTS": str(vcenter.tls.ca_file),
+            "GOVC_PERSIST_SESSION": "false", "GOVMOMI_HOME": str(tmp_path / "govmomi"), "PATH": "/usr/bin:/bin"}
+    migrate = [str(tools_dir() / "bin" / "govc"), "vm.migrate", "-host"]
+    subprocess.run([*migrate, "/dc-lab/host/stretched-01/esx-b2", "pg-node-b"], env=govc, timeout=120, check=True,
+                   capture_output=True)
+    try:
+        done = subprocess.run([*argv, "--thumbprint", found.group(1)], capture_output=True, text=True, timeout=120,
+                              env=env, cwd=tmp_path, check=False)
+    finally:
+        subprocess.run([*migrate, "/dc-lab/host/stretched-01/esx-b1", "pg-node-b"], env=govc, timeout=120,
+                       check=True, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert "#   pg-node-b on esx-b2 (site-b), poweredOn" in done.stdout  # the change, as vCenter says it
+    wrote, drafted = _flat(yaml.safe_load(bound.topology_file.read_text())), _flat(yaml.safe_load(done.stdout))
+    differ = {p for p in wrote.keys() | drafted.keys() if wrote.get(p) != drafted.get(p)}
+    unexplained = sorted(p for p in differ if not any(_explains(k, p) for k in EXPLAINED))
+    print(f"\ndiscover vs lab up --vsphere: {len(wrote)} fields written, {len(differ)} differ, all explained: "
+          f"{sorted({k for p in differ for k in EXPLAINED if _explains(k, p)})}")
+    assert unexplained == [], {p: (wrote.get(p), drafted.get(p)) for p in unexplained}
+    assert sum(1 for p in wrote if p.endswith(".disk_groups") or ".disk_groups" in p) >= 4  # compared, not skipped
+    assert drafted["witness.address"] == wrote["witness.address"]
 
 
 def test_host_power_off_by_bmc_kills_the_node_and_ha_restarts_it_in_its_site(bound: Bound) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from faults import platforms, registry, sections
 from faults.catalogue import Catalogue
+from faults.transports.shell import LocalShell
 from harness import clusters, doctor
 from harness.cli import main
 from harness_kernel.topology.loader import parse_topology
@@ -54,9 +55,10 @@ def test_a_ready_cluster_passes_every_check_and_exits_0(toy: pytest.MonkeyPatch)
         ("toy 192.0.2.90", "outlet-cycle on host:esx-b1: ready", "PASS"),
         ("cluster", "its view builds from the topology", "WARN"),  # inject works; the suites need a view
         ("toy", "probe tests.unit.faults.toy_platform:toy_probe", "PASS"),
+        ("doctor", "sent only reads", "PASS"),  # the toy sends nothing: "0 calls (none)"
     ]
     assert findings.exit_code == 0
-    assert "doctor: 4 checks: 3 PASS, 1 WARN, 0 FAIL (exit 0)" in findings.render()
+    assert "doctor: 5 checks: 4 PASS, 1 WARN, 0 FAIL (exit 0)" in findings.render()
 
 
 def test_a_missing_credential_fails_naming_the_field_and_the_faults_it_blocks_exit_4(toy: pytest.MonkeyPatch) -> None:
@@ -94,9 +96,9 @@ def test_a_probe_that_cannot_answer_fails_its_row_and_the_rest_still_run(toy: py
     for module in (doctor, clusters, sections, registry):
         toy.setattr(module, "installed", lambda: catalogue)
     findings = doctor.examine(topology())
-    assert rows(findings)[-1] == ("toy", "probe tests.unit.faults.toy_platform:failing_probe", "FAIL")
-    assert "unreachable (connection refused)" in findings.rows[-1].seen
-    assert findings.exit_code == 10 and len(findings.rows) == 4
+    assert rows(findings)[-2] == ("toy", "probe tests.unit.faults.toy_platform:failing_probe", "FAIL")
+    assert "unreachable (connection refused)" in findings.rows[-2].seen
+    assert findings.exit_code == 10 and len(findings.rows) == 5
 
 
 def test_the_json_is_versioned_and_the_command_exits_with_its_code(toy: pytest.MonkeyPatch, tmp_path: Any,
@@ -113,3 +115,20 @@ def test_the_json_is_versioned_and_the_command_exits_with_its_code(toy: pytest.M
     assert printed["schema"] == "harness-doctor/1" and printed["exit_code"] == 4
     assert {r["status"] for r in printed["rows"]} == {"PASS", "WARN", "FAIL"}
     assert "hunter2" not in json.dumps(printed)
+
+
+def test_a_check_that_would_change_something_is_refused_at_the_wire_and_fails_its_row_and_doctors(
+        toy: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """The promise is kept by construction: a preflight that writes (a bug) never reaches its endpoint."""
+    touched = tmp_path / "touched"
+
+    def writes(self: toy_platform.ToyOutlet) -> None:
+        LocalShell().check(f"test -d {tmp_path} && touch {touched}")
+    toy.setattr(toy_platform.ToyOutlet, "preflight", writes)
+    findings = doctor.examine(topology())
+    [ready] = [r for r in findings.rows if r.check.endswith("ready")]
+    assert ready.status == "FAIL" and f"touch {touched} would change something; refused" in ready.seen
+    assert not touched.exists()
+    assert rows(findings)[-1] == ("doctor", "sent only reads", "FAIL") and findings.exit_code == 10
+    assert "1 calls (1 shell); refused: this machine: test -d" in findings.rows[-1].seen
+    assert [(c.transport, c.reads) for c in findings.calls] == [("shell", False)]

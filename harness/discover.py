@@ -1,0 +1,194 @@
+"""`python -m harness discover`: a draft topology from what vCenter says the cluster is; it changes nothing.
+
+Trust first: the certificate is verified against `--ca FILE`, or pinned by `--thumbprint SHA256`;
+with neither, discover refuses and prints the thumbprint the server presents, for a person to
+compare with the one their vCenter shows (no silent trust on first use). The password comes from
+the environment variable `--password-env` names and is never printed.
+
+The draft is the vSphere part of a topology: the cluster, its vSAN fault domains as sites (the
+preferred one said), the witness, each host with its disk groups (cache and capacity devices, or
+an ESA storage pool), and the management section with the credential as a reference. What
+vCenter cannot say is left out or marked `guessed` (a host's address is its management VMkernel
+address, a witness's site name is ours); the cluster's VMs with where they run, its HA/DRS
+settings and VM/host rules are comments to choose the database nodes from. The allow-list is
+empty, with the candidate targets listed: nothing may be touched until a person says so. The
+draft loads as it is (`parse_topology` checks it before it is printed).
+
+Every call goes through the transports watched read-only (`faults.transports.wire`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from faults.backends.vsphere.probes import Discovery, discover_cluster
+from faults.transports import wire
+from faults.transports.vcenter import VCenterSession, pinned_context, presented_certificate
+from harness_kernel.errors import ConfigError
+from harness_kernel.topology.loader import parse_topology
+from harness_kernel.topology.models import VCenter
+
+SCHEMA_NOTE = "# Drafted by `python -m harness discover`"
+
+
+class Untrusted(ConfigError):
+    """No CA and no thumbprint: discover will not send a password to a server it cannot tell from another."""
+
+
+@dataclass(frozen=True)
+class Request:
+    address: str
+    port: int
+    user: str
+    password_env: str
+    ca_file: str | None = None
+    thumbprint: str | None = None
+    datacenter: str | None = None
+    cluster: str | None = None
+
+
+def draft(request: Request) -> str:
+    """The draft topology (YAML with comments), after checking it loads."""
+    session = _session(request)
+    try:
+        with wire.watching(read_only=True) as sent:
+            vcenter = _named(session, request)
+            session.vcenter = vcenter
+            seen = discover_cluster(session, vcenter)
+            addresses = _management_addresses(session)
+            session.close()
+        if sent.writes() or sent.left_open():
+            raise ConfigError(f"discover sent something other than reads: {sent.writes() or sent.left_open()}")
+    finally:
+        session.close()
+    document = _document(vcenter, seen, addresses, request)
+    parse_topology(document, "the draft")  # it must load as it is
+    return _render(document, vcenter, seen, request)
+
+
+def _session(request: Request) -> VCenterSession:
+    if not request.ca_file and not request.thumbprint:
+        thumbprint, _ = presented_certificate(request.address, request.port)
+        raise Untrusted(f"{request.address}:{request.port} presents a certificate with SHA-256 thumbprint {thumbprint}. "
+                        "Compare it with the one your vCenter shows (its certificate management page), then run again "
+                        f"with --thumbprint {thumbprint}, or give the CA that signed it with --ca FILE")
+    tls: dict[str, Any] = {"ca_file": request.ca_file} if request.ca_file else {}
+    try:
+        vcenter = VCenter.model_validate({
+            "address": request.address, "port": request.port, "cluster": request.cluster or "unknown",
+            "datacenter": request.datacenter, "tls": tls,
+            "credential": {"username": request.user, "password": {"env": request.password_env}}})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"discover: {problems}") from None
+    pinned = pinned_context(request.address, request.port, request.thumbprint) if request.thumbprint else None
+    return VCenterSession(vcenter, pinned=pinned)
+
+
+def _named(session: VCenterSession, request: Request) -> VCenter:
+    """The section with the datacenter and cluster named: as asked, else the only one vCenter has."""
+    updates: dict[str, str] = {}
+    for kind, field, asked in (("Datacenter", "datacenter", request.datacenter),
+                               ("ClusterComputeResource", "cluster", request.cluster)):
+        known = sorted(session.inventory(kind, []))
+        if asked is None:
+            if len(known) != 1:
+                raise ConfigError(f"{session.where}: vCenter has {len(known)} {kind} objects "
+                                  f"({', '.join(known) or 'none'}): name one with --{field}")
+            updates[field] = known[0]
+    return session.vcenter.model_copy(update=updates)
+
+
+def _management_addresses(session: VCenterSession) -> dict[str, str]:
+    """Each host's management VMkernel IPv4 address (the `Management Network` port group's, else its first)."""
+    found: dict[str, str] = {}
+    for name, (_, props) in session.inventory("HostSystem", ["config.network.vnic"]).items():
+        vnics = list(props.get("config.network.vnic") or [])
+        vnics.sort(key=lambda v: getattr(v, "portgroup", "") != "Management Network")
+        for vnic in vnics:
+            ip = getattr(getattr(getattr(vnic, "spec", None), "ip", None), "ipAddress", None)
+            if ip and _ipv4(str(ip)):
+                found[name] = str(ip)
+                break
+    return found
+
+
+def _ipv4(text: str) -> bool:
+    try:
+        return isinstance(ipaddress.ip_address(text), ipaddress.IPv4Address)
+    except ValueError:
+        return False
+
+
+def _document(vcenter: VCenter, seen: Discovery, addresses: dict[str, str], request: Request) -> dict[str, Any]:
+    sites: list[dict[str, Any]] = []
+    host_addresses: set[str] = set()
+    for site, names in seen.sites.items():
+        hosts = []
+        for name in names:
+            host = seen.hosts[name]
+            groups = [{"capacity": list(g.capacity)} if g.cache is None else {"cache": g.cache, "capacity": list(g.capacity)}
+                      for g in host.disk_groups if g.capacity]
+            hosts.append({"name": name, "address": addresses.get(name, name), "disk_groups": groups})
+            host_addresses.add(addresses.get(name, name))
+        sites.append({"name": site or "no-fault-domain", "hosts": hosts})
+    document: dict[str, Any] = {"name": seen.cluster, "kind": "vsphere", "sites": sites}
+    witness_address = addresses.get(seen.witness or "")
+    if seen.witness and witness_address and witness_address not in host_addresses:
+        document["witness"] = {"name": seen.witness, "address": witness_address, "site": "witness"}
+    document["databases"] = []
+    section: dict[str, Any] = {"address": vcenter.address, "port": vcenter.port}
+    if vcenter.datacenter:
+        section["datacenter"] = vcenter.datacenter
+    section["cluster"] = seen.cluster
+    section["tls"] = {"verify": True, **({"ca_file": request.ca_file} if request.ca_file else {})}
+    section["credential"] = {"username": request.user, "password": {"env": request.password_env}}
+    document["management"] = {"vcenter": section}
+    document["allow_list"] = []
+    return document
+
+
+def _render(document: dict[str, Any], vcenter: VCenter, seen: Discovery, request: Request) -> str:
+    """The document as YAML, each guessed value marked, with what vCenter said that a topology does not hold."""
+    def dump(part: dict[str, Any]) -> list[str]:
+        return yaml.safe_dump(part, sort_keys=False, default_flow_style=False).rstrip("\n").splitlines()
+
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    lines = [f"{SCHEMA_NOTE} from vCenter {vcenter.address}:{vcenter.port}, cluster {seen.cluster}, at {now}.",
+             "# Read it before use: values marked `guessed` are the harness's; BMCs (sites[].hosts[].bmc), ESXi SSH",
+             "# endpoints, routers and databases are not in vCenter: add them. Nothing is allowed yet (allow_list).",
+             f"# vSAN stretched cluster: preferred site {seen.preferred_site or '(none)'}; witness "
+             f"{seen.witness or '(none)'}."]
+    if request.thumbprint and not request.ca_file:
+        lines.append(f"# TLS: discover trusted the pinned certificate {request.thumbprint}; a topology verifies against "
+                     "a CA: set management.vcenter.tls.ca_file to the CA that signed it.")
+    lines += dump({"name": document["name"], "kind": document["kind"]})
+    for line in dump({"sites": document["sites"]}):
+        lines.append(line + ("  # guessed: the host's management VMkernel address" if "address:" in line else ""))
+    if seen.witness and "witness" not in document:
+        lines.append(f"# witness {seen.witness}: vCenter gives no management address of its own; add witness: "
+                     "{name, address, site}")
+    if "witness" in document:
+        for line in dump({"witness": document["witness"]}):
+            guess = {"address:": "  # guessed: its management VMkernel address", "site:": "  # guessed: a name of ours"}
+            lines.append(line + next((g for key, g in guess.items() if line.strip().startswith(key)), ""))
+    lines += ["# The cluster's VMs, where they run now: name the database's as databases[].nodes[].vm",
+              *(f"#   {vm.name} on {vm.host or '(no host)'} ({seen.hosts[vm.host].site if vm.host in seen.hosts else '-'})"
+                f", {vm.power}" for vm in sorted(seen.vms.values(), key=lambda v: v.name))]
+    lines.append(f"# HA {'on' if seen.ha_enabled else 'off'}; DRS {'on' if seen.drs_enabled else 'off'}"
+                 f"{f' ({seen.drs_behavior})' if seen.drs_behavior else ''}")
+    lines += [f"# rule {r.name}: {', '.join(r.vms)} {'must' if r.mandatory else 'should'} "
+              f"{'' if r.affine else 'not '}run on {', '.join(r.hosts)}{'' if r.enabled else ' (disabled)'}"
+              for r in seen.rules]
+    lines += dump({"databases": document["databases"]})
+    lines += dump({"management": document["management"]})
+    candidates = sorted(parse_topology(document, "the draft").targets())
+    lines += ["# allow_list: the targets faults may act on. Candidates (destructive: choose deliberately):",
+              *(f"#   - {t}" for t in candidates), "allow_list: []"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,83 @@
+"""`harness discover` drafts a topology from what vCenter says, after trust is settled, changing nothing.
+
+Run as a user would (`python -m harness discover ...`, a process of its own) against the simulator.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import ssl
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from harness_kernel.topology.loader import parse_topology
+from harness_lab.ca import LabCa
+from harness_lab.controller import CODE_ROOT
+from tests.support.vsim import CLUSTER, DATACENTER, PASSWORD_ENV, SITES, WITNESS, WITNESS_ADDRESS, Simulator, disk_group
+
+
+def discover(sim: Simulator, *args: str, password: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(CODE_ROOT), PASSWORD_ENV: password or sim.password}
+    return subprocess.run([sys.executable, "-m", "harness", "discover", "--vcenter", "127.0.0.1", "--port", str(sim.port),
+                           "--user", sim.username, "--password-env", PASSWORD_ENV, *args],
+                          capture_output=True, text=True, timeout=120, env=env, check=False)
+
+
+def thumbprint(sim: Simulator) -> str:
+    """The simulator's certificate's SHA-256, from its file: what a person reads off their vCenter."""
+    der = ssl.PEM_cert_to_DER_cert(LabCa(sim.ca_file.parent).cert_file.read_text())
+    return ":".join(f"{b:02X}" for b in hashlib.sha256(der).digest())
+
+
+def test_without_a_ca_or_a_thumbprint_it_refuses_and_prints_the_presented_thumbprint(sim: Simulator) -> None:
+    done = discover(sim)
+    assert done.returncode == 4 and done.stdout == ""
+    assert f"presents a certificate with SHA-256 thumbprint {thumbprint(sim)}" in done.stderr
+    assert f"--thumbprint {thumbprint(sim)}" in done.stderr and sim.password not in done.stderr
+
+
+def test_a_thumbprint_that_is_not_the_servers_is_refused_before_any_password_is_sent(sim: Simulator) -> None:
+    done = discover(sim, "--thumbprint", "AB" * 32)
+    assert done.returncode == 4 and "not the one given (--thumbprint): refused" in done.stderr
+
+
+def test_the_draft_holds_the_cluster_as_vcenter_says_and_loads(sim: Simulator, tmp_path: Path) -> None:
+    done = discover(sim, "--thumbprint", thumbprint(sim))
+    assert done.returncode == 0, done.stderr
+    draft = done.stdout
+    document = yaml.safe_load(draft)
+    topology = parse_topology(document, "draft")
+    assert {s.name: sorted(h.name for h in s.hosts) for s in topology.sites} == {s: sorted(h) for s, h in SITES.items()}
+    for host in topology.hosts():
+        assert [g.model_dump(exclude_none=True) for g in host.disk_groups] == [disk_group(host.name, ())]
+        assert host.address == "127.0.0.1"  # its management VMkernel address in the simulator
+    assert topology.witness is not None and (topology.witness.name, topology.witness.address) == (WITNESS, WITNESS_ADDRESS)
+    vcenter = topology.management.vcenter
+    assert vcenter is not None and (vcenter.cluster, vcenter.datacenter) == (CLUSTER, DATACENTER)
+    assert vcenter.credential.password.env == PASSWORD_ENV and sim.password not in draft
+    assert topology.allow_list == [] and "#   - host:esx-a1" in draft and "#   - diskgroup:esx-b1/0" in draft
+    assert "preferred site site-a; witness vsan-witness-01" in draft
+    assert "#   pg-node-a on esx-a1 (site-a), poweredOn" in draft
+    assert "address: 127.0.0.1  # guessed: the host's management VMkernel address" in draft
+    assert "# TLS: discover trusted the pinned certificate" in draft
+    with_ca = discover(sim, "--ca", str(sim.ca_file))
+    assert with_ca.returncode == 0 and f"ca_file: {sim.ca_file}" in with_ca.stdout
+
+
+def test_the_draft_follows_the_inventory_as_it_changes(sim: Simulator) -> None:
+    """A VM moved through the API (govc, a client we did not write) shows where it runs now."""
+    sim.govc("vm.migrate", "-host", f"/{DATACENTER}/host/{CLUSTER}/esx-b2", "pg-node-b")
+    try:
+        done = discover(sim, "--ca", str(sim.ca_file))
+        assert done.returncode == 0 and "#   pg-node-b on esx-b2 (site-b), poweredOn" in done.stdout
+    finally:
+        sim.govc("vm.migrate", "-host", f"/{DATACENTER}/host/{CLUSTER}/esx-b1", "pg-node-b")
+
+
+def test_a_wrong_password_is_refused_naming_the_variable_not_the_password(sim: Simulator) -> None:
+    done = discover(sim, "--ca", str(sim.ca_file), password="not-the-password-9")
+    assert done.returncode == 4 and "login refused" in done.stderr and "not-the-password-9" not in done.stderr
