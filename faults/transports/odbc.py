@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from faults.transports import wire
 from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.odbc import sqlserver_driver as sqlserver
 from harness_kernel.odbc.errors import ErrorInfo, classify
@@ -113,12 +114,15 @@ class TSqlSession:
                                  info) from None
 
     def rows(self, sql: str, params: Sequence[Any] = (), *, what: str) -> list[tuple[Any, ...]]:
+        wire.sent("odbc", self.where, f"{what}: {' '.join(sql.split())[:120]}", reads=wire.sql_reads(sql))
+
         def run(connection: Any) -> list[tuple[Any, ...]]:
             return [tuple(row) for row in connection.cursor().execute(sql, *params).fetchall()]
         result: list[tuple[Any, ...]] = self._call(what, run)
         return result
 
     def execute(self, sql: str, params: Sequence[Any] = (), *, what: str) -> None:
+        wire.sent("odbc", self.where, f"{what}: {' '.join(sql.split())[:120]}", reads=False)  # a statement, not a query
         self._call(what, lambda connection: connection.cursor().execute(sql, *params))
 
     def close(self) -> None:

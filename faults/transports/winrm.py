@@ -25,6 +25,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
+from faults.transports import wire
 from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError
 from harness_kernel.topology.credentials import resolve_secret
 from harness_kernel.topology.models import Topology, WinRmEndpoint
@@ -111,6 +112,8 @@ class WinRmSession:
 
     def run_ps(self, script: str, *, what: str, timeout_s: float = 120.0) -> str:
         """Run `script`; its standard output. Bounded by `timeout_s` as a whole; errors name `what` and the endpoint."""
+        wire.sent("winrm", self.where, f"{what}: {' '.join(dict.fromkeys(wire.powershell_commands(script))) or script[:80]}",
+                  reads=wire.powershell_reads(script))
         command = encoded_command(PREAMBLE + script)
         if len(command) > MAX_ENCODED:
             raise ConfigError(f"{what}: the PowerShell script is {len(command)} characters encoded, over the "

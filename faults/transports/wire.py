@@ -131,3 +131,35 @@ def _part_reads(part: str) -> bool:
     if words[-1] in ("-h", "--help") and not any(w.startswith("-") for w in words[:-1]):
         return True
     return any(part == c.strip() or part.startswith(c) for c in _READ_COMMANDS)
+
+
+# PowerShell: every command a script runs is a Verb-Noun cmdlet; a script reads if each verb does.
+# Quoted strings are not commands ("Microsoft-Windows-FailoverClustering/Operational" is a log name).
+_PS_READ_VERBS = frozenset({"Get", "Test", "Select", "Where", "ForEach", "Sort", "Measure", "Group", "Compare",
+                            "ConvertTo", "ConvertFrom", "Format", "Out", "Write", "Import", "Resolve", "Join", "Split"})
+_PS_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"`]|`.)*\"")
+_PS_CMDLET = re.compile(r"\b([A-Z][a-z]+)-[A-Z][A-Za-z]+\b")
+
+
+def powershell_commands(script: str) -> list[str]:
+    """The Verb-Noun commands a script names, outside its quoted strings."""
+    return [m.group(0) for m in _PS_CMDLET.finditer(_PS_QUOTED.sub("''", script))]
+
+
+def powershell_reads(script: str) -> bool:
+    """Whether every cmdlet the script runs has a reading verb, and it sets no object's property."""
+    bare = _PS_QUOTED.sub("''", script)
+    if re.search(r"\$\w+(?:\.\w+)+\s*=(?!=)", bare):  # $group.Property = ...: a change through an object
+        return False
+    return all(_PS_CMDLET.match(c).group(1) in _PS_READ_VERBS for c in powershell_commands(script))  # type: ignore[union-attr]
+
+
+# T-SQL: a query reads if it is a SELECT (or a WITH ... SELECT) naming no statement that changes anything.
+_SQL_WRITES = re.compile(r"\b(INSERT|UPDATE|DELETE|MERGE|ALTER|CREATE|DROP|TRUNCATE|EXEC|EXECUTE|BACKUP|RESTORE|DBCC|"
+                         r"KILL|GRANT|DENY|REVOKE|SHUTDOWN|RECONFIGURE|INTO)\b", re.IGNORECASE)
+
+
+def sql_reads(sql: str) -> bool:
+    text = re.sub(r"--[^\n]*|/\*.*?\*/", " ", sql, flags=re.S)
+    text = re.sub(r"'(?:[^']|'')*'", "''", text)
+    return bool(re.match(r"\s*(SELECT|WITH)\b", text, re.IGNORECASE)) and not _SQL_WRITES.search(text)
