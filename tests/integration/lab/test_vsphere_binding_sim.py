@@ -252,6 +252,43 @@ def test_doctor_names_a_refused_vcenter_login_and_the_faults_it_blocks_exit_4(bo
     assert "not-the-password" not in json.dumps(report)
 
 
+def _esxi_key_of_another_host(document: dict[str, Any]) -> None:
+    entries = {e["name"]: e for e in document["management"]["ssh"]}
+    entries["esxi-esx-a1"]["host_key"] = entries["esxi-esx-b2"]["host_key"]
+
+
+def _disk_fault_script_missing(document: dict[str, Any]) -> None:
+    lines = document["management"]["vsan"]["disk_faults"]
+    for name, line in lines.items():
+        lines[name] = line.replace("vsanDiskFaultInjection.pyc", "vsanDiskFaultInjectionAbsent.pyc")
+
+
+def _bmc_down(document: dict[str, Any]) -> None:
+    import socket
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    next(e for e in document["management"]["redfish"] if e["name"] == "bmc-esx-b1")["port"] = port
+
+
+@pytest.mark.parametrize(("broken", "row", "seen", "blocks"), [
+    (_esxi_key_of_another_host, "disk-failure on disk:esx-a1/naa.5000c5000a101: ready",
+     "host key does not match the pinned one (management.ssh[1].host_key)", "disk-failure"),
+    (_disk_fault_script_missing, "disk-failure on disk:esx-b2/naa.5000c5000b201: assumption A-vsan-disk-fault-script",
+     "vsanDiskFaultInjectionAbsent.pyc -h exited", "disk-failure"),
+    (_bmc_down, "host-power-off on host:esx-b1: BMC of esx-b1 allows ResetType ForceOff and On",
+     "unreachable", "host-power-off"),
+], ids=["esxi-host-key-changed", "disk-fault-script-missing", "bmc-down"])
+def test_each_broken_thing_fails_its_row_naming_endpoint_and_fix_exit_10(
+        bound: Bound, tmp_path: Path, broken: Any, row: str, seen: str, blocks: str) -> None:
+    code, report, _ = _doctor(bound, _variant(bound, tmp_path, broken))
+    found = rows_of(report)[row]
+    assert (found["status"], code) == ("FAIL", 10), found
+    assert seen in found["seen"] and blocks in found["blocks"] and found["fix"], found
+    assert not any(v in json.dumps(report) for k, v in bound.exports.items() if "PASSWORD" in k)
+    assert rows_of(report)["sent only reads"]["status"] == "PASS"
+
+
 def _flat(value: Any, path: str = "") -> dict[str, Any]:
     """A document as {path: leaf}: lists of named things keyed by name, so two documents compare field by field."""
     if isinstance(value, dict):
