@@ -213,6 +213,8 @@ def _cluster(topology: Topology) -> list[Row]:
                     fix="the suites need a cluster view (management.vcenter and a database, or the lab)")]
     rows = [_row(f"cluster {cluster.name}", "healthy enough to start (the suites' preflight)", cluster.preflight,
                  fix="bring the cluster back to health first: a run would refuse to start")]
+    if isinstance(cluster, Checked):
+        rows += [_row(f"cluster {cluster.name}", check.name, check.run, fix=check.fix) for check in cluster.checks()]
     for name, part in cluster_parts(topology).items():
         rows.append(_row(f"cluster part {name}", "healthy enough to start", part.preflight))
     return rows

@@ -19,8 +19,18 @@ from typing import Any
 
 from faults.backends.vsan.probes import HealthJudged, VsanCluster, VsanQuiet
 from faults.backends.vsphere import probes as vsphere
+from faults.base import Check, Checked
 from faults.transports.vcenter import VCenterSession
-from harness.clusters import Cluster, DataDevice, FailoverForecast, Forecasting, Provisioned, ResyncSample, load_part
+from harness.clusters import (
+    Cluster,
+    DataDevice,
+    FailoverForecast,
+    Forecasting,
+    Provisioned,
+    ResyncSample,
+    load_part,
+    vsphere_checks,
+)
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.history.server import ServerEvent, measure_offset
 from harness_kernel.topology.models import DatabaseNode, Topology
@@ -65,6 +75,12 @@ class VsphereCluster:
         return self.topology.name
 
     # -- health ----------------------------------------------------------------------------
+    def checks(self) -> list[Check]:
+        """Data mirrored across the sites, HA restarting VMs, vCenter's clock (`vsphere_checks`), then the
+        database part's own."""
+        own = vsphere_checks.checks(self.topology, self.session, self.vsan)
+        return own + (list(self.database.checks()) if isinstance(self.database, Checked) else [])
+
     def preflight(self) -> None:
         """The platform matches the topology and is whole, vSAN is quiet and not red, the database is healthy."""
         seen = vsphere.verify(self.topology, self.session)

@@ -76,7 +76,14 @@ type VMConfig struct {
 	Host   string `json:"host"`
 	Node   string `json:"node"`
 	DiskGB int    `json:"disk_gb"`
+	// Policy is where its objects' mirrors go: "" (site mirroring, the stretched cluster's default
+	// policy: one mirror per site) or "site-local" (both mirrors in the VM's site, as a policy with
+	// site disaster tolerance "none - keep data on preferred/secondary" places them).
+	Policy string `json:"policy"`
 }
+
+// PolicySiteLocal keeps both mirrors of a VM's objects in its own site.
+const PolicySiteLocal = "site-local"
 
 // ModelConfig holds every quantity the simulator models instead of measuring.
 type ModelConfig struct {
@@ -210,6 +217,9 @@ func (c *Config) Validate() error {
 	for _, vm := range c.VMs {
 		if vm.Name == "" || !hosts[vm.Host] {
 			return fmt.Errorf("vm %q: unknown host %q", vm.Name, vm.Host)
+		}
+		if vm.Policy != "" && vm.Policy != PolicySiteLocal {
+			return fmt.Errorf("vm %q: policy %q: empty (site mirroring) or %s", vm.Name, vm.Policy, PolicySiteLocal)
 		}
 	}
 	switch c.HAHostFailedEvent {

@@ -347,3 +347,24 @@ func TestAClearAfterAPermanentErrorHealsOnlyWhereTheModelSaysSo(t *testing.T) {
 		}
 	}
 }
+
+func TestASiteLocalPolicyKeepsBothMirrorsInTheVMsSite(t *testing.T) {
+	cfg := testConfig()
+	cfg.VMs[0].Policy = PolicySiteLocal
+	m := NewVsanModel(cfg, time.Unix(1000, 0))
+	for _, obj := range m.Objects {
+		sites := map[string]bool{}
+		for _, c := range obj.Components {
+			if c.Kind == "Component" {
+				sites[m.Hosts[c.Host].Site] = true
+			}
+		}
+		want := map[string]bool{"site-a": true, "site-b": true}
+		if obj.VM == "pg-node-a" {
+			want = map[string]bool{"site-a": true}
+		}
+		if len(sites) != len(want) || !sites["site-a"] {
+			t.Errorf("%s %s: data in %v, want %v", obj.VM, obj.Type, sites, want)
+		}
+	}
+}

@@ -121,6 +121,9 @@ func NewVsanModel(cfg *Config, now time.Time) *VsanModel {
 	for i, vm := range cfg.VMs {
 		home := vm.Host
 		mirror := m.peerHost(home)
+		if vm.Policy == PolicySiteLocal {
+			mirror = m.siteNeighbour(home)
+		}
 		for _, kind := range []string{"vmnamespace", "vdisk"} {
 			obj := &VsanObject{UUID: stableUUID("object", vm.Name+"/"+kind), VM: vm.Name, Type: kind, OwnerHost: home}
 			obj.Description = vm.Name
@@ -154,6 +157,16 @@ func (m *VsanModel) addDisk(host, dev string, cache bool, group string) *VsanDis
 }
 
 // peerHost is the host of the other site at the same position (the mirror's home).
+// siteNeighbour is another host of host's own site (a site-local policy mirrors within the site).
+func (m *VsanModel) siteNeighbour(host string) string {
+	for _, name := range m.HostOrder {
+		if h := m.Hosts[name]; !h.Witness && h.Site == m.Hosts[host].Site && name != host {
+			return name
+		}
+	}
+	return host
+}
+
 func (m *VsanModel) peerHost(host string) string {
 	site := m.Hosts[host].Site
 	var mine, other []string

@@ -184,7 +184,8 @@ def disk_group(host: str, esa_hosts: tuple[str, ...]) -> dict[str, Any]:
 
 
 def write_config(directory: Path, model: Mapping[str, float], username: str,
-                 ha_host_failed_event: str = "legacy", esa_hosts: tuple[str, ...] = ()) -> tuple[Path, LabCa]:
+                 ha_host_failed_event: str = "legacy", esa_hosts: tuple[str, ...] = (),
+                 site_local_vms: tuple[str, ...] = ()) -> tuple[Path, LabCa]:
     """The lab's simulator config (its cluster, this model, the recording hook) and its TLS, in `directory`."""
     ca = LabCa(directory / "tls")
     ca.ensure("harness-vsim test")
@@ -193,6 +194,9 @@ def write_config(directory: Path, model: Mapping[str, float], username: str,
                                   model=model, witness_address=WITNESS_ADDRESS)
     config["username"] = username
     config["ha_host_failed_event"] = ha_host_failed_event
+    for vm in config["vms"]:
+        if vm["name"] in site_local_vms:
+            vm["policy"] = "site-local"  # both mirrors in the VM's own site
     for site in config["sites"]:
         for host in site["hosts"]:
             if host["name"] in esa_hosts:
@@ -205,7 +209,7 @@ def write_config(directory: Path, model: Mapping[str, float], username: str,
 @contextmanager
 def running(directory: Path, model: Mapping[str, float], *, password: str | None = None,
             username: str = USERNAME, ha_host_failed_event: str = "legacy",
-            esa_hosts: tuple[str, ...] = ()) -> Iterator[Simulator]:
+            esa_hosts: tuple[str, ...] = (), site_local_vms: tuple[str, ...] = ()) -> Iterator[Simulator]:
     """Start the simulator (config, TLS and log in `directory`), wait for its ready file (bounded), then stop it.
 
     Skips (or fails, see `require`) when the simulator is not built. On the way out the process
@@ -215,7 +219,7 @@ def running(directory: Path, model: Mapping[str, float], *, password: str | None
     directory.mkdir(parents=True, exist_ok=True)
     password = password or secrets.token_urlsafe(16)
     readonly_password = secrets.token_urlsafe(16)
-    config_file, ca = write_config(directory, model, username, ha_host_failed_event, esa_hosts)
+    config_file, ca = write_config(directory, model, username, ha_host_failed_event, esa_hosts, site_local_vms)
     ready_file, log_file = directory / "ready.json", directory / "vsim.log"
     with log_file.open("wb") as log:
         process = subprocess.Popen([str(simulator_binary()), "-config", str(config_file)], stdout=log,

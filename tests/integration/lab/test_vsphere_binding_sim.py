@@ -187,6 +187,10 @@ def test_doctor_passes_every_check_on_the_bound_lab_and_changes_nothing(bound: B
     for host in ("esx-a1", "esx-a2", "esx-b1", "esx-b2"):
         belongs = rows[f"host-power-off on host:{host}: BMC of {host} powers host {host}"]
         assert belongs["status"] == "PASS" and f"host {host} share UUID " in belongs["seen"], belongs
+    assert rows["the database VMs' data is mirrored across the sites"]["seen"].startswith(
+        "pg-node-a: 2 objects, each with data in site-a and site-b")
+    assert rows["vSphere HA restarts VMs after a host failure"]["status"] == "PASS"
+    assert rows["vCenter's clock"]["status"] == "PASS"
     privileges = rows["host-maintenance on host:esx-a1: privileges"]
     assert privileges["status"] == "PASS" and "holds Host.Config.Maintenance on HostSystem esx-a1" in privileges["seen"]
 
