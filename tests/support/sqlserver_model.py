@@ -50,6 +50,11 @@ XE_READ_FILE = "MicrosoftDocs/sql-docs docs/relational-databases/system-function
 XE_EVENTS = "MicrosoftDocs/sql-docs docs/database-engine/availability-groups/windows/always-on-extended-events.md"
 KB_2833707 = ("https://support.microsoft.com/en-us/help/2833707/troubleshooting-automatic-failover-problems-in-sql-"
               "server-2012-alwayson-environments")
+PLANNED_FAILOVER = ("MicrosoftDocs/sql-docs docs/database-engine/availability-groups/windows/perform-a-planned-manual-"
+                    "failover-of-an-availability-group-sql-server.md (Permissions)")
+PLANNED_FAILOVER_QUOTE = ("Requires ALTER AVAILABILITY GROUP permission on the availability group, CONTROL AVAILABILITY "
+                          "GROUP permission, ALTER ANY AVAILABILITY GROUP permission, or CONTROL SERVER permission.")
+HAS_PERMS_BY_NAME = "MicrosoftDocs/sql-docs docs/t-sql/functions/has-perms-by-name-transact-sql.md (Remarks)"
 FACTS = Facts("sqlserver_model", [
     Fact("xe.timestamp_utc.since_major", 14, "documented", XE_READ_FILE,
          "timestamp_utc ... Applies to: SQL Server 2017 (14.x) and later"),
@@ -73,6 +78,15 @@ FACTS = Facts("sqlserver_model", [
     Fact("error.not_synchronized", 41142, "stricter",
          "ALTER AVAILABILITY GROUP ... FAILOVER needs the target SYNCHRONIZED (alter-availability-group-transact-sql."
          "md); the number is not quotable here, and the backend refuses before sending, by state, not by number"),
+    *(Fact(f"perms.alter_ag.{i}", permission, "documented", PLANNED_FAILOVER, PLANNED_FAILOVER_QUOTE)
+      for i, permission in enumerate(("ALTER AVAILABILITY GROUP", "CONTROL AVAILABILITY GROUP",
+                                      "ALTER ANY AVAILABILITY GROUP", "CONTROL SERVER"))),
+    Fact("perms.has_perms_held", 1, "documented", HAS_PERMS_BY_NAME,
+         "HAS_PERMS_BY_NAME returns 1 when the user has effective permission on the securable, 0 when the user has "
+         "no effective permission on the securable, and NULL when the securable class or permission is not valid."),
+    Fact("perms.has_perms_not_held", 0, "documented", HAS_PERMS_BY_NAME,
+         "HAS_PERMS_BY_NAME returns 1 when the user has effective permission on the securable, 0 when the user has "
+         "no effective permission on the securable, and NULL when the securable class or permission is not valid."),
 ])
 """Facts the model serves, each with its source (tests/support/provenance.py)."""
 
@@ -127,6 +141,8 @@ class SqlServerModel:
     executed: list[tuple[str, str]] = field(default_factory=list)  # (replica, statement) of every ALTER
     connections: list[dict[str, Any]] = field(default_factory=list)
     backup: BackupModel = field(default_factory=BackupModel)
+    # what the login was granted (server-wide, or on the group); HAS_PERMS_BY_NAME answers the effective ones
+    grants: set[str] = field(default_factory=lambda: {"ALTER ANY AVAILABILITY GROUP", "VIEW SERVER STATE"})
 
     def __post_init__(self) -> None:
         self.backup.clock = self.now  # the server's clock, SYSDATETIME's
@@ -172,6 +188,8 @@ class SqlServerModel:
                 if d.replica == replica.name and d.database == resume.group(1):
                     d.suspended, d.state = False, "SYNCHRONIZED"
             return []
+        if sql.startswith("SELECT HAS_PERMS_BY_NAME("):
+            return [self._has_perms(sql, params)]
         if sql == "SELECT DATEDIFF_BIG(millisecond, '19700101', SYSUTCDATETIME())":
             return [(int(self.now() * 1000),)]
         if sql.startswith("SELECT CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), "
@@ -186,6 +204,27 @@ class SqlServerModel:
             return self._dmv(replica, [c.strip() for c in _split_columns(select.group(1))], select.group(2), params[0])
         raise driver_error("42000", f"Incorrect syntax near '{sql[:30]}' (the model knows only the statements the "
                                     "backend is documented to send).", 102)
+
+    def _has_perms(self, sql: str, params: tuple[Any, ...]) -> tuple[Any, ...]:
+        """HAS_PERMS_BY_NAME(securable, class, permission) per column: the effective permission from `grants`."""
+        calls = re.findall(r"HAS_PERMS_BY_NAME\((\?|NULL|'[^']*'), (NULL|'[^']*'), '([^']*)'\)", sql)
+        if not calls or sql.count("HAS_PERMS_BY_NAME(") != len(calls):
+            raise driver_error("42000", "the model expects HAS_PERMS_BY_NAME(securable, class, 'PERMISSION')", 102)
+        values = iter(params)
+        answers: list[Any] = []
+        for securable, kind, permission in calls:
+            name = next(values) if securable == "?" else None if securable == "NULL" else securable.strip("'")
+            if kind == "'AVAILABILITY GROUP'" and permission == "ALTER" and name == self.ag_name:
+                held_through = [str(FACTS.value(f"perms.alter_ag.{i}")) for i in range(4)]  # on the group, then server-wide
+                scoped = {f"{g}::{name}" for g in held_through[:2]} | set(held_through[2:])
+                answers.append(FACTS.value("perms.has_perms_held") if self.grants & scoped
+                               else FACTS.value("perms.has_perms_not_held"))
+            elif kind == "NULL" and name is None and permission == "VIEW SERVER STATE":
+                held = self.grants & {"VIEW SERVER STATE", "CONTROL SERVER"}
+                answers.append(FACTS.value("perms.has_perms_held") if held else FACTS.value("perms.has_perms_not_held"))
+            else:
+                answers.append(None)  # "NULL when the securable class or permission is not valid" (or unmodelled)
+        return tuple(answers)
 
     def _dmv(self, at: Replica, columns: list[str], joins: str, ag: str) -> list[tuple[Any, ...]]:
         if ag != self.ag_name:

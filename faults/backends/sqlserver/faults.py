@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from faults.backends.role_move import RoleMoveState, database_of
 from faults.backends.sqlserver.probes import AvailabilityGroup, bracketed
-from faults.base import FaultPlan, FaultSpec, FaultState
+from faults.base import Check, FaultPlan, FaultSpec, FaultState, run_checks
 from faults.kinds import Params, RoleMoveParams
 from faults.transports.odbc import SqlServerError
 from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
@@ -105,7 +105,14 @@ class AgFailover:
         others = self.group.other_site_first(primary, [n.name for n in self.group.database.nodes])
         return others[0] if others else primary
 
+    def checks(self) -> list[Check]:
+        login = self.group.database.credential.username if self.group.database.credential else "the login"
+        return [Check("the SQL login's permissions on every replica", self.group.permissions,
+                      f"GRANT ALTER ON AVAILABILITY GROUP::{bracketed(self.group.ag_name)} TO {bracketed(login)}; "
+                      f"GRANT VIEW SERVER STATE TO {bracketed(login)} (on every replica)")]
+
     def preflight(self) -> None:
+        run_checks(self.checks())
         if not self.forced:
             problems = self.group.health_problems()
             if problems:

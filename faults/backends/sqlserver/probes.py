@@ -55,6 +55,13 @@ HEALTH_EVENTS = (
     "SELECT object_name, CAST(event_data AS nvarchar(max)) "
     "FROM sys.fn_xe_file_target_read_file('AlwaysOn_health*.xel', NULL, NULL, NULL) "
     "WHERE object_name IN ('availability_replica_state_change', 'error_reported')")
+# The login's effective permissions (HAS_PERMS_BY_NAME: 1 held, 0 not, NULL for a class or permission not valid
+# there). A planned failover "Requires ALTER AVAILABILITY GROUP permission on the availability group, CONTROL
+# AVAILABILITY GROUP permission, ALTER ANY AVAILABILITY GROUP permission, or CONTROL SERVER permission", run on the
+# target replica (Microsoft, "Perform a planned manual failover of an availability group"); the DMVs and
+# AlwaysOn_health's files need VIEW SERVER STATE ("Requires VIEW SERVER STATE permission on the server").
+PERMISSIONS = ("SELECT HAS_PERMS_BY_NAME(?, 'AVAILABILITY GROUP', 'ALTER'), "
+               "HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER STATE')")
 NOW = "SELECT DATEDIFF_BIG(millisecond, '19700101', SYSUTCDATETIME())"
 VERSION = ("SELECT CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), "
            "CAST(SERVERPROPERTY('Edition') AS nvarchar(128))")
@@ -190,6 +197,22 @@ class AvailabilityGroup:
 
     def replicas(self) -> list[ReplicaState]:
         return self._primary_view()[1]
+
+    def permissions(self) -> str:
+        """On every replica (any may be the failover's target), the login may fail the group over and read its state;
+        HarnessError naming each replica and permission it lacks."""
+        missing = []
+        for node, session in self.sessions.items():
+            alter, view = session.rows(PERMISSIONS, (self.ag_name,), what="reading the login's permissions")[0]
+            if alter != 1:
+                missing.append(f"{node}: ALTER on availability group {self.ag_name}")
+            if view != 1:
+                missing.append(f"{node}: VIEW SERVER STATE")
+        if missing:
+            login = self.database.credential.username if self.database.credential else "?"
+            raise HarnessError(f"SQL login {login!r} lacks " + "; ".join(missing))
+        return (f"ALTER on availability group {self.ag_name} and VIEW SERVER STATE on "
+                + ", ".join(self.sessions))
 
     def primary(self) -> str:
         return self._primary_view()[0]

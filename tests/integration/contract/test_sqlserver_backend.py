@@ -188,3 +188,30 @@ def test_the_failover_phases_are_read_on_sql_server_2016_too(sql: SqlServerModel
     failover(sql).inject()
     assert [c.current for c in group(sql).role_changes(since)][-1] == "PRIMARY_NORMAL"
     assert group(sql).role_changes(time.time() + 60) == []
+
+
+def test_the_logins_permissions_are_read_on_every_replica_before_a_failover(sql: SqlServerModel) -> None:
+    fault = failover(sql)
+    [check] = fault.checks()
+    assert check.run() == "ALTER on availability group AG01 and VIEW SERVER STATE on sql01, sql02"
+
+
+@pytest.mark.parametrize(("grants", "lacking"), [
+    ({"VIEW SERVER STATE"}, ["sql01: ALTER on availability group AG01", "sql02: ALTER on availability group AG01"]),
+    ({"ALTER AVAILABILITY GROUP::AG01"}, ["sql01: VIEW SERVER STATE", "sql02: VIEW SERVER STATE"]),
+])
+def test_a_login_without_a_permission_is_refused_naming_it_and_nothing_is_sent(
+        sql: SqlServerModel, grants: set[str], lacking: list[str]) -> None:
+    sql.grants = grants
+    fault = failover(sql)
+    with pytest.raises(HarnessError) as caught:
+        fault.preflight()
+    assert str(caught.value) == "SQL login 'harness_sql' lacks " + "; ".join(lacking)
+    assert fault.checks()[0].fix.startswith("GRANT ALTER ON AVAILABILITY GROUP::[AG01] TO [harness_sql]")
+    assert sql.executed == []
+
+
+@pytest.mark.parametrize("grants", [{"CONTROL SERVER"}, {"CONTROL AVAILABILITY GROUP::AG01", "VIEW SERVER STATE"}])
+def test_a_higher_permission_holds_what_a_failover_needs(sql: SqlServerModel, grants: set[str]) -> None:
+    sql.grants = grants
+    assert failover(sql).checks()[0].run().startswith("ALTER on availability group AG01")
