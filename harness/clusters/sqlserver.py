@@ -24,6 +24,7 @@ from typing import Any
 from faults.backends.role_move import other_site_first
 from faults.backends.sqlserver.probes import AvailabilityGroup, RoleChange
 from faults.backends.wsfc.probes import ClusterEvent, DetectionSettings, FailoverCluster
+from faults.base import Check
 from harness.clusters import FailoverForecast, ResyncSample
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.history import EventKind
@@ -177,6 +178,10 @@ class AvailabilityGroupCluster(_SqlServerPart):
         cluster = wsfc if wsfc is not None else _failover_cluster(topology, database)
         return cls(topology, index, database, cluster, database.ag_name,
                    AvailabilityGroup.from_topology(topology, database, connector=connector))
+
+    def checks(self) -> list[Check]:
+        return [Check("the availability group's failure detection settings", self.ag.detection,
+                      "ALTER AVAILABILITY GROUP ... MODIFY REPLICA ON ... WITH (SESSION_TIMEOUT = 10) or more")]
 
     def problems(self) -> list[str]:
         problems = self.ag.health_problems()

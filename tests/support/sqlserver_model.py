@@ -54,6 +54,9 @@ PLANNED_FAILOVER = ("MicrosoftDocs/sql-docs docs/database-engine/availability-gr
                     "failover-of-an-availability-group-sql-server.md (Permissions)")
 PLANNED_FAILOVER_QUOTE = ("Requires ALTER AVAILABILITY GROUP permission on the availability group, CONTROL AVAILABILITY "
                           "GROUP permission, ALTER ANY AVAILABILITY GROUP permission, or CONTROL SERVER permission.")
+AG_OVERVIEW = ("MicrosoftDocs/sql-docs docs/database-engine/availability-groups/windows/overview-of-always-on-"
+               "availability-groups-sql-server.md (Session-Timeout Period)")
+CREATE_AG = "MicrosoftDocs/sql-docs docs/t-sql/statements/create-availability-group-transact-sql.md"
 HAS_PERMS_BY_NAME = "MicrosoftDocs/sql-docs docs/t-sql/functions/has-perms-by-name-transact-sql.md (Remarks)"
 FACTS = Facts("sqlserver_model", [
     Fact("xe.timestamp_utc.since_major", 14, "documented", XE_READ_FILE,
@@ -81,6 +84,14 @@ FACTS = Facts("sqlserver_model", [
     *(Fact(f"perms.alter_ag.{i}", permission, "documented", PLANNED_FAILOVER, PLANNED_FAILOVER_QUOTE)
       for i, permission in enumerate(("ALTER AVAILABILITY GROUP", "CONTROL AVAILABILITY GROUP",
                                       "ALTER ANY AVAILABILITY GROUP", "CONTROL SERVER"))),
+    Fact("ag.session_timeout.default", 10, "documented", AG_OVERVIEW,
+         "The default session-timeout period for each availability replica is 10 seconds."),
+    Fact("ag.failure_condition_level.default", 3, "documented", CREATE_AG,
+         "|3|Specifies that an automatic failover should be initiated on critical [SQL Server] internal errors, such "
+         "as orphaned spinlocks, serious write-access violations, or too much dumping.<br /><br /> This is the default "
+         "behavior.|"),
+    Fact("ag.health_check_timeout.default", 30000, "documented", CREATE_AG,
+         "The default HEALTH_CHECK_TIMEOUT value is 30000 milliseconds (30 seconds)."),
     Fact("perms.has_perms_held", 1, "documented", HAS_PERMS_BY_NAME,
          "HAS_PERMS_BY_NAME returns 1 when the user has effective permission on the securable, 0 when the user has "
          "no effective permission on the securable, and NULL when the securable class or permission is not valid."),
@@ -110,6 +121,7 @@ class Replica:
     health: str = "HEALTHY"
     up: bool = True
     error: tuple[str, int, str] | None = None  # (SQLSTATE, native, text) every statement gets
+    session_timeout_s: int = field(default_factory=lambda: int(FACTS.value("ag.session_timeout.default")))
 
 
 @dataclass
@@ -141,6 +153,8 @@ class SqlServerModel:
     executed: list[tuple[str, str]] = field(default_factory=list)  # (replica, statement) of every ALTER
     connections: list[dict[str, Any]] = field(default_factory=list)
     backup: BackupModel = field(default_factory=BackupModel)
+    failure_condition_level: int = field(default_factory=lambda: int(FACTS.value("ag.failure_condition_level.default")))
+    health_check_timeout_ms: int = field(default_factory=lambda: int(FACTS.value("ag.health_check_timeout.default")))
     # what the login was granted (server-wide, or on the group); HAS_PERMS_BY_NAME answers the effective ones
     grants: set[str] = field(default_factory=lambda: {"ALTER ANY AVAILABILITY GROUP", "VIEW SERVER STATE"})
 
@@ -232,6 +246,8 @@ class SqlServerModel:
         if "sys.dm_hadr_database_replica_states AS drs" in joins:
             visible = [d for d in self.databases if at.role == "PRIMARY" or d.replica == at.name]
             return [tuple(self._database_column(c, d) for c in columns) for d in visible]
+        if joins == "JOIN sys.availability_replicas AS ar ON ar.group_id = ag.group_id":  # catalog views: every replica
+            return [tuple(self._setting_column(c, r) for c in columns) for r in self.replicas.values()]
         if "sys.dm_hadr_availability_replica_states AS ars" in joins:
             return [tuple(self._replica_column(c, r, at) for c in columns) for r in self.replicas.values()]
         raise driver_error("42S02", "Invalid object name (a view the model does not serve).", 208)
@@ -244,6 +260,13 @@ class SqlServerModel:
                   "ars.connected_state_desc": ("CONNECTED" if r.connected else "DISCONNECTED") if seen else None,
                   "ars.synchronization_health_desc": r.health if seen else None,
                   "ars.is_local": r is at}
+        if column not in values:
+            raise driver_error("42S22", f"Invalid column name '{column}'.", 207)
+        return values[column]
+
+    def _setting_column(self, column: str, r: Replica) -> Any:
+        values = {"ar.replica_server_name": r.name, "ag.failure_condition_level": self.failure_condition_level,
+                  "ag.health_check_timeout": self.health_check_timeout_ms, "ar.session_timeout": r.session_timeout_s}
         if column not in values:
             raise driver_error("42S22", f"Invalid column name '{column}'.", 207)
         return values[column]

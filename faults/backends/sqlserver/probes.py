@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from faults.backends.role_move import other_site_first
+from faults.base import Uncertain
 from faults.transports.odbc import Connector, TSqlSession
 from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
 from harness_kernel.topology.models import Database, DatabaseNode, Topology
@@ -49,6 +50,17 @@ DATABASES = (
     "LEFT JOIN sys.dm_hadr_database_replica_cluster_states AS dcs "
     "ON dcs.replica_id = drs.replica_id AND dcs.group_database_id = drs.group_database_id "
     "WHERE ag.name = ?")
+# How the group detects a failure: sys.availability_groups' failure_condition_level and health_check_timeout (ms),
+# sys.availability_replicas' session_timeout (s) per replica.
+DETECTION = (
+    "SELECT ar.replica_server_name, ag.failure_condition_level, ag.health_check_timeout, ar.session_timeout "
+    "FROM sys.availability_groups AS ag "
+    "JOIN sys.availability_replicas AS ar ON ar.group_id = ag.group_id "
+    "WHERE ag.name = ?")
+# "The default session-timeout period for each availability replica is 10 seconds ... we recommend that you keep
+# the time-out period at 10 seconds or greater. Setting the value to less than 10 seconds creates the possibility
+# of a heavily loaded system declaring a false failure." (Overview of Always On Availability Groups)
+SESSION_TIMEOUT_MIN_S = 10
 # No timestamp_utc filter: that column exists from SQL Server 2017 on ("Applies to: SQL Server 2017 (14.x)
 # and later"); each event's time is read from its own XML (event/@timestamp, every version) and compared here.
 HEALTH_EVENTS = (
@@ -197,6 +209,23 @@ class AvailabilityGroup:
 
     def replicas(self) -> list[ReplicaState]:
         return self._primary_view()[1]
+
+    def detection(self) -> str:
+        """The group's failure detection settings as its primary says; `Uncertain` for a session timeout Microsoft
+        advises against (a false failure under load would read as a finding of the suites)."""
+        node, _ = self._primary_view()
+        rows = self.sessions[node].rows(DETECTION, (self.ag_name,), what=f"reading {self.ag_name}'s detection settings")
+        if not rows:
+            raise HarnessError(f"availability group {self.ag_name}: no replica settings")
+        level, health_ms = rows[0][1], rows[0][2]
+        timeouts = {self.node_of(str(r[0])): int(r[3]) for r in rows}
+        said = (f"FAILURE_CONDITION_LEVEL {level}, HEALTH_CHECK_TIMEOUT {health_ms} ms, SESSION_TIMEOUT "
+                + ", ".join(f"{n} {t} s" for n, t in timeouts.items()))
+        short = [n for n, t in timeouts.items() if t < SESSION_TIMEOUT_MIN_S]
+        if short:
+            raise Uncertain(f"{said}: under {SESSION_TIMEOUT_MIN_S} s on {', '.join(short)}, which Microsoft advises "
+                            "against (a heavily loaded system may declare a false failure)")
+        return said
 
     def permissions(self) -> str:
         """On every replica (any may be the failover's target), the login may fail the group over and read its state;

@@ -15,6 +15,7 @@ import pytest
 from faults.assumptions import ProbeResult
 from faults.backends.sqlserver.faults import fail_over
 from faults.backends.sqlserver.probes import AvailabilityGroup
+from faults.base import Uncertain
 from harness.clusters.sqlserver import AvailabilityGroupCluster, FailoverInstanceCluster
 from harness_kernel.errors import HarnessError
 from harness_kernel.history import EventKind
@@ -139,3 +140,18 @@ def test_the_role_event_probe_passes_where_the_role_is_named_and_fails_where_it_
     wsfc.model.fail_node("FCI02")
     probed = cluster.probe_role_event_strings()
     assert probed.result is ProbeResult.FAIL and probed.seen.startswith("1 of 2 role-online events name a role")
+
+
+def test_the_groups_failure_detection_settings_are_read_from_the_catalog_views(sql: SqlServerModel,
+                                                                             ag_wsfc: WsfcWorld) -> None:
+    cluster = ag_cluster(sql, ag_wsfc)
+    [check] = cluster.checks()
+    assert check.run() == "FAILURE_CONDITION_LEVEL 3, HEALTH_CHECK_TIMEOUT 30000 ms, SESSION_TIMEOUT sql01 10 s, sql02 10 s"
+
+
+def test_a_session_timeout_under_microsofts_advice_is_a_warning_naming_the_replica(sql: SqlServerModel,
+                                                                                 ag_wsfc: WsfcWorld) -> None:
+    sql.replicas["sql02"].session_timeout_s = 5
+    with pytest.raises(Uncertain, match=r"SESSION_TIMEOUT sql01 10 s, sql02 5 s: under 10 s on sql02, which Microsoft "
+                                        r"advises against"):
+        ag_cluster(sql, ag_wsfc).checks()[0].run()
