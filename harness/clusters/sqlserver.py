@@ -78,6 +78,29 @@ class _SqlServerPart:
     def problems(self) -> list[str]:
         raise NotImplementedError
 
+    def checks(self) -> list[Check]:
+        if self.wsfc is None:
+            return []
+        return [Check("the failover cluster keeps quorum without one site", self.quorum_survives_a_site,
+                      "give the cluster a witness in a third site (file share or cloud witness) and keep it Online")]
+
+    def quorum_survives_a_site(self) -> str:
+        """A witness, Online, when the nodes are split over two sites: without one, half the votes is no
+        majority and losing either site stops the cluster (what a site failure suite would then measure)."""
+        assert self.wsfc is not None
+        quorum, nodes = self.wsfc.quorum(), self.wsfc.nodes()
+        said = f"quorum {quorum.quorum_type}, {len(nodes)} nodes"
+        if quorum.resource:
+            state = next((r.state for r in self.wsfc.resources() if r.name == quorum.resource), "not found")
+            if state != "Online":
+                raise HarnessError(f"{self.wsfc.where}: {said}, witness {quorum.resource} is {state}: losing a site "
+                                   "can lose quorum")
+            return f"{said}, witness {quorum.resource} Online"
+        if self.stretched() and len(nodes) % 2 == 0:
+            raise HarnessError(f"{self.wsfc.where}: {said} and no witness, split over two sites: losing a site "
+                               "loses quorum and the cluster stops")
+        return said
+
     def preflight(self) -> None:
         """Microsoft's health policies as checks; any failing one stops the experiment before it starts."""
         problems = self.problems()
@@ -181,7 +204,8 @@ class AvailabilityGroupCluster(_SqlServerPart):
 
     def checks(self) -> list[Check]:
         return [Check("the availability group's failure detection settings", self.ag.detection,
-                      "ALTER AVAILABILITY GROUP ... MODIFY REPLICA ON ... WITH (SESSION_TIMEOUT = 10) or more")]
+                      "ALTER AVAILABILITY GROUP ... MODIFY REPLICA ON ... WITH (SESSION_TIMEOUT = 10) or more"),
+                *super().checks()]
 
     def problems(self) -> list[str]:
         problems = self.ag.health_problems()

@@ -62,6 +62,10 @@ def params_of(command: str) -> dict[str, str]:
 
 SYSTEM_LOG_ARTICLE = ("MicrosoftDocs/SupportArticles-docs support/windows-server/high-availability/"
                       "failover-clustering-system-log-events.md")
+QUORUM_TYPES = ("PowerShell/xFailOverCluster (Microsoft's DSC resource) DSCResources/MSFT_xClusterQuorum/"
+                "MSFT_xClusterQuorum.schema.mof")
+QUORUM_TYPES_QUOTE = ('Quorum type to use. Can be set to either NodeMajority, NodeAndDiskMajority, '
+                      'NodeAndFileShareMajority or DiskOnly.')
 FACTS = Facts("wsfc_model", [
     *(Fact(f"event.{event}.log", "System", "documented", SYSTEM_LOG_ARTICLE,
            "events from the Windows Server System log ... event source FailoverClustering")
@@ -73,6 +77,8 @@ FACTS = Facts("wsfc_model", [
          "windowsitpro.com, Troubleshooting Windows Server 2012 failover clusters",
          "Operational. Any informational cluster events are registered in this log, such as groups moving, going "
          "online, or going offline."),
+    *(Fact(f"quorum.type.{name}", name, "documented", QUORUM_TYPES, QUORUM_TYPES_QUOTE)
+      for name in ("NodeMajority", "NodeAndFileShareMajority")),
     Fact("event.1201.strings", "role", "assumed", "A-wsfc-role-event-strings (no Microsoft document gives the layout)"),
     Fact("event.1641.strings", "role,from,to", "assumed",
          "A-wsfc-role-event-strings (no Microsoft document gives the layout)"),
@@ -126,6 +132,8 @@ class WsfcModel:
     settle_state: str = "Online"  # what a role becomes after a move (Pending: stuck)
     clock_offset_s: float = 0.0
     events: list[ModelEvent] = field(default_factory=list)
+    quorum_type: str = field(default_factory=lambda: str(FACTS.value("quorum.type.NodeAndFileShareMajority")))
+    witness_state: str = "Online"  # the file share witness's resource state (NodeMajority: there is none)
     cluster: dict[str, int] = field(default_factory=lambda: {"SameSubnetDelay": 1000, "SameSubnetThreshold": 10,
                                                              "CrossSubnetDelay": 1000, "CrossSubnetThreshold": 20})
     parameters: dict[str, int] = field(default_factory=lambda: {"LeaseTimeout": 20000, "HealthCheckTimeout": 30000,
@@ -144,9 +152,16 @@ class WsfcModel:
         return [{"Name": "Cluster Group", "OwnerNode": self.owner, "State": "Online"},
                 {"Name": self.role, "OwnerNode": self.owner, "State": self.state}]
 
+    def _witnessed(self) -> bool:
+        return self.quorum_type != FACTS.value("quorum.type.NodeMajority")
+
+    def quorum(self) -> list[dict[str, Any]]:
+        return [{"QuorumType": self.quorum_type, "QuorumResource": "File Share Witness" if self._witnessed() else ""}]
+
     def resources(self) -> list[dict[str, Any]]:
-        return [{"Name": "File Share Witness", "OwnerGroup": "Cluster Group", "ResourceType": "File Share Witness",
-                 "State": "Online", "OwnerNode": self.owner},
+        witness = [{"Name": "File Share Witness", "OwnerGroup": "Cluster Group", "ResourceType": "File Share Witness",
+                    "State": self.witness_state, "OwnerNode": self.owner}] if self._witnessed() else []
+        return [*witness,
                 {"Name": f"{self.role} resource", "OwnerGroup": self.role, "ResourceType": self.role_type,
                  "State": self.state, "OwnerNode": self.owner},
                 {"Name": "Cluster Disk 1", "OwnerGroup": self.role, "ResourceType": "Physical Disk",
@@ -172,8 +187,7 @@ class WsfcModel:
         if table:
             rows = {"Get-ClusterGroup": self.groups, "Get-ClusterResource": self.resources,
                     "Get-ClusterNode": lambda: [{"Name": n, "State": s} for n, s in self.nodes.items()],
-                    "Get-ClusterQuorum": lambda: [{"QuorumType": "NodeAndFileShareMajority",
-                                                    "QuorumResource": "File Share Witness"}]}[table.group(1)]()
+                    "Get-ClusterQuorum": self.quorum}[table.group(1)]()
             return self._json(rows, table.group(2))
         if body.startswith("Get-ClusterOwnerNode "):
             group = params_of(body.split("|")[0])["Group"]

@@ -145,7 +145,7 @@ def test_the_role_event_probe_passes_where_the_role_is_named_and_fails_where_it_
 def test_the_groups_failure_detection_settings_are_read_from_the_catalog_views(sql: SqlServerModel,
                                                                              ag_wsfc: WsfcWorld) -> None:
     cluster = ag_cluster(sql, ag_wsfc)
-    [check] = cluster.checks()
+    check = cluster.checks()[0]
     assert check.run() == "FAILURE_CONDITION_LEVEL 3, HEALTH_CHECK_TIMEOUT 30000 ms, SESSION_TIMEOUT sql01 10 s, sql02 10 s"
 
 
@@ -155,3 +155,20 @@ def test_a_session_timeout_under_microsofts_advice_is_a_warning_naming_the_repli
     with pytest.raises(Uncertain, match=r"SESSION_TIMEOUT sql01 10 s, sql02 5 s: under 10 s on sql02, which Microsoft "
                                         r"advises against"):
         ag_cluster(sql, ag_wsfc).checks()[0].run()
+
+
+def test_a_witness_online_keeps_quorum_without_a_site(sql: SqlServerModel, ag_wsfc: WsfcWorld) -> None:
+    quorum = ag_cluster(sql, ag_wsfc).checks()[1]
+    assert quorum.name == "the failover cluster keeps quorum without one site"
+    assert quorum.run() == "quorum NodeAndFileShareMajority, 2 nodes, witness File Share Witness Online"
+
+
+def test_a_witness_offline_or_none_across_two_sites_fails_naming_what_a_site_failure_would_do(
+        sql: SqlServerModel, ag_wsfc: WsfcWorld) -> None:
+    ag_wsfc.model.witness_state = "Offline"
+    with pytest.raises(HarnessError, match="witness File Share Witness is Offline: losing a site can lose quorum"):
+        ag_cluster(sql, ag_wsfc).checks()[1].run()
+    ag_wsfc.model.witness_state, ag_wsfc.model.quorum_type = "Online", "NodeMajority"
+    with pytest.raises(HarnessError, match="quorum NodeMajority, 2 nodes and no witness, split over two sites: losing "
+                                           "a site loses quorum"):
+        ag_cluster(sql, ag_wsfc).checks()[1].run()
