@@ -36,6 +36,7 @@ from faults.transports import wire
 from faults.transports.vcenter import close_all
 from faults.transports.wire import WireCall
 from harness.clusters import cluster_for, cluster_parts, probes
+from harness.names import Resolver, resolve_names, system_resolver
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.text import escaped
 from harness_kernel.topology.credentials import missing_secrets
@@ -96,7 +97,7 @@ class Findings:
         return json.dumps(self.to_json(), indent=1)
 
 
-def examine(topology: Topology, *, open_keyring: bool = True) -> Findings:
+def examine(topology: Topology, *, open_keyring: bool = True, resolve: Resolver = system_resolver) -> Findings:
     """Every check, in the order a run meets them; each failure is a row, never an exception.
 
     Read-only at the wire: the transports refuse any call that is not a read while doctor runs
@@ -109,6 +110,7 @@ def examine(topology: Topology, *, open_keyring: bool = True) -> Findings:
             findings.rows += _credentials(topology, faults, open_keyring)
             for fault in faults:
                 findings.rows += _ready(fault, topology)
+            findings.rows += _names(topology, resolve)
             findings.rows += _cluster(topology)
             for name, probe in probes(topology).items():
                 findings.rows.append(_row(name.partition(" probe ")[0], f"probe {name.partition(' probe ')[2]}", probe))
@@ -202,6 +204,19 @@ def _ready(fault: Fault, topology: Topology) -> list[Row]:
                 continue
             rows.append(Row(plan.backend, check, "PASS" if answer.result is ProbeResult.PASS else "FAIL",
                             f"{answer.result.value}: {answer.seen}", (kind,), fix))
+    return rows
+
+
+def _names(topology: Topology, resolve: Resolver) -> list[Row]:
+    """Each host name of the topology resolved and judged against the site subnets (`harness.names`)."""
+    rows = []
+    for found in resolve_names(topology, resolve):
+        what = f"{found.path}: {found.name}"
+        if not found.problem:
+            rows.append(Row("names", what, "PASS", f"resolves to {', '.join(found.addresses)}"))
+        else:
+            rows.append(Row("names", what, "WARN" if found.warning else "FAIL", found.problem,
+                            fix="correct the name in DNS or write the address in the topology"))
     return rows
 
 
