@@ -226,10 +226,11 @@ def _cluster(topology: Topology) -> list[Row]:
     except ConfigError as exc:  # faults can still be injected (`inject`); the suites cannot run
         return [Row("cluster", "its view builds from the topology", "WARN", str(exc),
                     fix="the suites need a cluster view (management.vcenter and a database, or the lab)")]
-    rows = [_row(f"cluster {cluster.name}", "healthy enough to start (the suites' preflight)", cluster.preflight,
-                 fix="bring the cluster back to health first: a run would refuse to start")]
-    if isinstance(cluster, Checked):
-        rows += [_row(f"cluster {cluster.name}", check.name, check.run, fix=check.fix) for check in cluster.checks()]
+    rows = [_row(f"cluster {cluster.name}", check.name, check.run, fix=check.fix)
+            for check in (cluster.checks() if isinstance(cluster, Checked) else [])]
+    if not any(r.status == "FAIL" for r in rows):  # its preflight runs the same checks: one row says it
+        rows.insert(0, _row(f"cluster {cluster.name}", "healthy enough to start (the suites' preflight)",
+                            cluster.preflight, fix="bring the cluster back to health first: a run would refuse to start"))
     for name, part in cluster_parts(topology).items():
         rows.append(_row(f"cluster part {name}", "healthy enough to start", part.preflight))
     return rows

@@ -24,7 +24,7 @@ from typing import Any
 from faults.backends.role_move import other_site_first
 from faults.backends.sqlserver.probes import AvailabilityGroup, RoleChange
 from faults.backends.wsfc.probes import ClusterEvent, DetectionSettings, FailoverCluster
-from faults.base import Check
+from faults.base import Check, run_checks
 from harness.clusters import FailoverForecast, ResyncSample
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.history import EventKind
@@ -102,10 +102,12 @@ class _SqlServerPart:
         return said
 
     def preflight(self) -> None:
-        """Microsoft's health policies as checks; any failing one stops the experiment before it starts."""
+        """Microsoft's health policies as checks, then the part's own (`checks`); any failing one stops the experiment
+        before it starts."""
         problems = self.problems()
         if problems:
             raise HarnessError(f"{self.database.kind} {self.role}: not healthy: " + "; ".join(problems))
+        run_checks(self.checks())
 
     def wait_healthy(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s

@@ -19,7 +19,7 @@ from typing import Any
 
 from faults.backends.vsan.probes import HealthJudged, VsanCluster, VsanQuiet
 from faults.backends.vsphere import probes as vsphere
-from faults.base import Check, Checked
+from faults.base import Check, Checked, run_checks
 from faults.transports.vcenter import VCenterSession
 from harness.clusters import (
     Cluster,
@@ -89,6 +89,7 @@ class VsphereCluster:
             raise HarnessError(f"{self.session.where}: cluster {seen.cluster} is not whole: " + "; ".join(problems))
         self.vsan_health = VsanQuiet(self.vsan).preflight()
         self.database.preflight()
+        run_checks(vsphere_checks.checks(self.topology, self.session, self.vsan))  # the database part ran its own
 
     def wait_healthy(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
