@@ -77,6 +77,10 @@ FACTS = Facts("wsfc_model", [
          "windowsitpro.com, Troubleshooting Windows Server 2012 failover clusters",
          "Operational. Any informational cluster events are registered in this log, such as groups moving, going "
          "online, or going offline."),
+    Fact("error.command_not_found", "is not recognized as the name of a cmdlet", "captured",
+         "MicrosoftDocs (PowerShell: a command run without its module, the output it shows)",
+         "hidden : The term 'hidden' is not recognized as the name of a cmdlet, function, script, script file, or "
+         "operable program."),
     *(Fact(f"quorum.type.{name}", name, "documented", QUORUM_TYPES, QUORUM_TYPES_QUOTE)
       for name in ("NodeMajority", "NodeAndFileShareMajority")),
     Fact("event.1201.strings", "role", "assumed", "A-wsfc-role-event-strings (no Microsoft document gives the layout)"),
@@ -133,6 +137,7 @@ class WsfcModel:
     clock_offset_s: float = 0.0
     events: list[ModelEvent] = field(default_factory=list)
     quorum_type: str = field(default_factory=lambda: str(FACTS.value("quorum.type.NodeAndFileShareMajority")))
+    module_installed: bool = True  # the FailoverClusters PowerShell module on the nodes
     witness_state: str = "Online"  # the file share witness's resource state (NodeMajority: there is none)
     cluster: dict[str, int] = field(default_factory=lambda: {"SameSubnetDelay": 1000, "SameSubnetThreshold": 10,
                                                              "CrossSubnetDelay": 1000, "CrossSubnetThreshold": 20})
@@ -181,6 +186,9 @@ class WsfcModel:
             return "", clixml_error(str(exc.args[0])), 1
 
     def _run(self, body: str) -> str:
+        if not self.module_installed and (cmdlet := re.search(r"\b\w+-Cluster\w*", body)):
+            raise LookupError(f"{cmdlet.group(0)} : The term '{cmdlet.group(0)}' "
+                              f"{FACTS.value('error.command_not_found')}, function, script file, or operable program.")
         table = re.fullmatch(r"(Get-ClusterGroup|Get-ClusterNode|Get-ClusterResource|Get-ClusterQuorum) \| "
                              r"ForEach-Object \{ \[pscustomobject\]@\{(.*)\} \} \| ConvertTo-Json -Compress -Depth 4",
                              body)

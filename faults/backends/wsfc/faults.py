@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from faults.backends.role_move import RoleMoveState, database_of, other_site_first
 from faults.backends.wsfc.probes import AG_RESOURCE_TYPE, JSON, ClusterGroup, FailoverCluster
-from faults.base import FaultPlan, FaultSpec, FaultState
+from faults.base import Check, FaultPlan, FaultSpec, FaultState, run_checks
 from faults.kinds import Params, RoleMoveParams
 from faults.transports import powershell
 from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
@@ -109,7 +109,13 @@ class FciRoleMove:
                 return node
         raise HarnessError(f"{self.cluster.where}: no node can take {self.role} from {owner}: {'; '.join(why)}")
 
+    def checks(self) -> list[Check]:
+        return [Check("WinRM reads the failover cluster", self.cluster.reads_the_cluster,
+                      "install the FailoverClusters module (RSAT-Clustering-PowerShell) on the nodes and give the WinRM "
+                      "account access to the cluster (Grant-ClusterAccess)")]
+
     def preflight(self) -> None:
+        run_checks(self.checks())
         problems = self.cluster.health_problems(self.role)
         if problems:
             raise HarnessError(f"{self.cluster.where}: not moving {self.role}: " + "; ".join(problems))

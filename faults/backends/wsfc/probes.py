@@ -212,6 +212,17 @@ class FailoverCluster:
                 unreachable.append(str(exc))
         raise EndpointUnreachable("; ".join(unreachable))
 
+    def reads_the_cluster(self) -> str:
+        """The WinRM account can run the FailoverClusters cmdlets against the cluster: its nodes and their state."""
+        try:
+            nodes = self.nodes()
+        except ControlPlaneError as exc:
+            if "is not recognized as the name of a cmdlet" in str(exc):
+                raise ControlPlaneError(f"{self.where}: the FailoverClusters PowerShell module is not installed on the "
+                                        "node (Get-ClusterNode is not recognized)") from None
+            raise
+        return f"{self.where}: nodes " + ", ".join(f"{n.name} {n.state}" for n in nodes)
+
     def groups(self) -> list[ClusterGroup]:
         return [ClusterGroup(str(r["Name"]), str(r["OwnerNode"]), str(r["State"]))
                 for r in self.ask(GROUPS, "reading the cluster's roles")]

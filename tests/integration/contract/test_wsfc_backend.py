@@ -151,3 +151,16 @@ def test_a_node_that_cannot_own_the_roles_disk_is_refused_naming_the_resource(ws
     with pytest.raises(HarnessError, match=r"fci02 is not a possible owner of Cluster Disk 1"):
         role_move(wsfc).preflight()
     assert wsfc.model.moves == []
+
+
+def test_the_winrm_account_reads_the_cluster_before_a_role_move(wsfc: WsfcWorld) -> None:
+    [check] = role_move(wsfc).checks()
+    assert check.run().endswith(": nodes FCI01 Up, FCI02 Up")
+
+
+def test_a_node_without_the_failoverclusters_module_is_named_with_the_fix(wsfc: WsfcWorld) -> None:
+    wsfc.model.module_installed = False
+    fault = role_move(wsfc)
+    with pytest.raises(ControlPlaneError, match="the FailoverClusters PowerShell module is not installed on the node"):
+        fault.preflight()
+    assert "RSAT-Clustering-PowerShell" in fault.checks()[0].fix and wsfc.model.moves == []
