@@ -156,7 +156,7 @@ class SqlServerModel:
     failure_condition_level: int = field(default_factory=lambda: int(FACTS.value("ag.failure_condition_level.default")))
     health_check_timeout_ms: int = field(default_factory=lambda: int(FACTS.value("ag.health_check_timeout.default")))
     # what the login was granted (server-wide, or on the group); HAS_PERMS_BY_NAME answers the effective ones
-    grants: set[str] = field(default_factory=lambda: {"ALTER ANY AVAILABILITY GROUP", "VIEW SERVER STATE"})
+    grants: set[str] = field(default_factory=lambda: {str(FACTS.value("perms.alter_ag.2")), "VIEW SERVER STATE"})
 
     def __post_init__(self) -> None:
         self.backup.clock = self.now  # the server's clock, SYSDATETIME's
@@ -234,7 +234,7 @@ class SqlServerModel:
                 answers.append(FACTS.value("perms.has_perms_held") if self.grants & scoped
                                else FACTS.value("perms.has_perms_not_held"))
             elif kind == "NULL" and name is None and permission == "VIEW SERVER STATE":
-                held = self.grants & {"VIEW SERVER STATE", "CONTROL SERVER"}
+                held = self.grants & {"VIEW SERVER STATE", str(FACTS.value("perms.alter_ag.3"))}  # CONTROL SERVER holds all
                 answers.append(FACTS.value("perms.has_perms_held") if held else FACTS.value("perms.has_perms_not_held"))
             else:
                 answers.append(None)  # "NULL when the securable class or permission is not valid" (or unmodelled)
