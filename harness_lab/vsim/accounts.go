@@ -137,11 +137,21 @@ func (a *authz) availability(user string, privs []string) []types.PrivilegeAvail
 	return out
 }
 
+// sessionUser is the user of the session a privilege question names, or the refusal of a sessionId
+// that is no session.
+func (a *authz) sessionUser(id string) (string, *soap.Fault) {
+	user, ok := a.sim.sessions.user(id)
+	if !ok && fact("privilege.session_unknown") == "InvalidArgument" {
+		return "", simulator.Fault("", &types.InvalidArgument{InvalidProperty: "sessionId"})
+	}
+	return user, nil
+}
+
 func (a *authz) HasPrivilegeOnEntities(req *types.HasPrivilegeOnEntities) soap.HasFault {
 	body := &methods.HasPrivilegeOnEntitiesBody{}
-	user, ok := a.sim.sessions.user(req.SessionId)
-	if !ok && fact("privilege.session_unknown") == "InvalidArgument" {
-		body.Fault_ = simulator.Fault("", &types.InvalidArgument{InvalidProperty: "sessionId"})
+	user, refused := a.sessionUser(req.SessionId)
+	if refused != nil {
+		body.Fault_ = refused
 		return body
 	}
 	res := &types.HasPrivilegeOnEntitiesResponse{}
@@ -154,9 +164,9 @@ func (a *authz) HasPrivilegeOnEntities(req *types.HasPrivilegeOnEntities) soap.H
 
 func (a *authz) HasPrivilegeOnEntity(req *types.HasPrivilegeOnEntity) soap.HasFault {
 	body := &methods.HasPrivilegeOnEntityBody{}
-	user, ok := a.sim.sessions.user(req.SessionId)
-	if !ok && fact("privilege.session_unknown") == "InvalidArgument" {
-		body.Fault_ = simulator.Fault("", &types.InvalidArgument{InvalidProperty: "sessionId"})
+	user, refused := a.sessionUser(req.SessionId)
+	if refused != nil {
+		body.Fault_ = refused
 		return body
 	}
 	res := &types.HasPrivilegeOnEntityResponse{}

@@ -14,11 +14,10 @@ The stand-in answers HTTPS with HTTP Basic, as the transport's default expects.
 from __future__ import annotations
 
 import base64
-import json
 import ssl
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from faults.transports.redfish import RedfishClient
 from harness_kernel.errors import ControlPlaneError
 from harness_kernel.topology.models import RedfishEndpoint
 from harness_lab.ca import LabCa
+from tests.support.json_http import JsonHandler
 
 SYSTEM = "/redfish/v1/Systems/1"
 INFO = f"{SYSTEM}/ResetActionInfo"
@@ -46,28 +46,17 @@ class StandInBmc:
         expected = "Basic " + base64.b64encode(f"admin:{password}".encode()).decode()
         bmc = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 if self.headers.get("Authorization") != expected:
-                    return self._reply(401, {"error": {"code": "Base.1.0.GeneralError"}})
+                    return self.reply({"error": {"code": "Base.1.0.GeneralError"}}, 401)
                 if self.path == SYSTEM:
-                    return self._reply(200, {"@odata.id": SYSTEM, "Id": "1", "UUID": UUID, "SerialNumber": "CZ2001X7",
+                    return self.reply({"@odata.id": SYSTEM, "Id": "1", "UUID": UUID, "SerialNumber": "CZ2001X7",
                                              "PowerState": "On", "Actions": {"#ComputerSystem.Reset": {
                                                  "target": f"{SYSTEM}/Actions/ComputerSystem.Reset", **bmc.action}}})
                 if self.path == INFO and bmc.info:
-                    return self._reply(200, {"@odata.id": INFO, "Id": "ResetActionInfo", "Parameters": bmc.info})
-                return self._reply(404, {"error": {"code": "Base.1.0.ResourceMissingAtURI"}})
-
-            def _reply(self, status: int, body: object) -> None:
-                raw = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def log_message(self, *args: object) -> None:
-                pass
+                    return self.reply({"@odata.id": INFO, "Id": "ResetActionInfo", "Parameters": bmc.info})
+                return self.reply({"error": {"code": "Base.1.0.ResourceMissingAtURI"}}, 404)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)

@@ -20,7 +20,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -37,6 +37,7 @@ from harness_kernel.topology.models import Topology
 from harness_lab.controller import IO_PAUSE_MAX_S, Lab
 from harness_lab.vsphere_binding import Bound, VsphereBinding, hook_command
 from tests.integration.lab.lab_support import own_lab
+from tests.support.json_http import JsonHandler
 
 PREFIX = os.environ.get("HARNESS_TEST_VSPHERE_LAB_PREFIX", "hvsb1")
 
@@ -49,10 +50,10 @@ class StandIn:
         self.calls: list[tuple[str, str, dict[str, Any] | None]] = []
         stand_in = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 stand_in.calls.append(("GET", self.path, None))
-                self._reply([{"name": h, "site": f"site-{h[4]}", "power": p,
+                self.reply([{"name": h, "site": f"site-{h[4]}", "power": p,
                               "connection": "connected" if p == "on" else "notResponding"}
                              for h, p in stand_in.power.items()])
 
@@ -62,18 +63,7 @@ class StandIn:
                 parts = self.path.strip("/").split("/")
                 if parts[0] == "hosts" and parts[1] in stand_in.power:
                     stand_in.power[parts[1]] = body["state"]
-                self._reply({})
-
-            def _reply(self, data: object) -> None:
-                raw = json.dumps(data).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def log_message(self, *args: object) -> None:
-                pass
+                self.reply({})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
