@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from reports.changepoints import Alarm, Detector, alarms
 from reports.scenario_record import Figure
 from reports.tables import Better
 
@@ -34,10 +35,14 @@ class RegressionRule:
     band_pct: float = 20.0
     mad_k: float = 3.0
     min_history: int = 3
+    change_points_from: int = 10  # earlier nights from which a moved level (`reports.changepoints`) decides
+    change_floor_pct: float = 10.0  # a level that moved by less than this % of the old one is no regression
 
     def describe(self) -> str:
         return (f"worse than the median of the last {self.window} nights by more than max({self.band_pct:g} %, "
-                f"{self.mad_k:g} x MAD), once {self.min_history} earlier nights exist")
+                f"{self.mad_k:g} x MAD), once {self.min_history} earlier nights exist; from "
+                f"{self.change_points_from} nights on, a level that moved worse by more than "
+                f"{self.change_floor_pct:g} % in the last nights (change-point detection)")
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,9 @@ class Judgement:
     reference: float | None  # the median the rule compares with
     band: float | None
     regressed: bool
+    moved: Alarm | None = None  # from `change_points_from` nights on: the level change detected tonight, if any
+    by_median: bool | None = None  # what the median/MAD rule says then, printed where the two disagree
+    nights_seen: int = 0  # the nights the change-point detection looked at, tonight included
 
     @property
     def judged(self) -> bool:
@@ -68,6 +76,13 @@ class Judgement:
         if self.reference is None or self.band is None:
             return f"{self.key}: {self.tonight:g} (not judged: {len(self.earlier)} earlier night(s))"
         limit = self.reference + self.band if self.better == "lower" else self.reference - self.band
+        if self.by_median is not None:  # judged by change points
+            said = (f"its level moved from {self.moved.before:g} to {self.moved.after:g} (a change point)"
+                    if self.moved else "no level change")
+            differs = "" if self.by_median == self.regressed else \
+                f"; the median rule alone says {'regressed' if self.by_median else 'within its band'}"
+            return (f"{self.key}: {self.tonight:g} tonight, {'regressed' if self.regressed else 'no regression'}: "
+                    f"{said} over {self.nights_seen} nights{differs} (median {self.reference:g}, limit {limit:g})")
         verb = "regressed" if self.regressed else "within its band"
         return (f"{self.key}: {self.tonight:g} tonight, {verb} (median of {len(self.earlier)} nights "
                 f"{self.reference:g}, limit {limit:g})")
@@ -78,7 +93,8 @@ def judge(tonight: Mapping[str, float], better: Mapping[str, Better], history: S
     """Every figure of tonight, judged against the nights before it (oldest first in `history`)."""
     judgements = []
     for key, value in tonight.items():
-        earlier = [night.figures[key] for night in history if key in night.figures][-rule.window:]
+        every = [night.figures[key] for night in history if key in night.figures]
+        earlier = every[-rule.window:]
         if len(earlier) < rule.min_history:
             judgements.append(Judgement(key, value, better[key], earlier, None, None, False))
             continue
@@ -86,7 +102,17 @@ def judge(tonight: Mapping[str, float], better: Mapping[str, Better], history: S
         mad = statistics.median(abs(v - median) for v in earlier)
         band = max(rule.band_pct / 100.0 * abs(median), rule.mad_k * mad)
         worse = value - median if better[key] == "lower" else median - value
-        judgements.append(Judgement(key, value, better[key], earlier, median, band, worse > band))
+        if len(every) < rule.change_points_from:
+            judgements.append(Judgement(key, value, better[key], earlier, median, band, worse > band))
+            continue
+        series = [*every, value]
+        floor = rule.change_floor_pct / 100.0 * abs(statistics.median(every))
+        # the last nights again, as the nightly job saw them: a change alarmed on an earlier night is not new tonight
+        since = max(0, len(series) - 2 - Detector().recent)
+        tonight_alarms = [a for a in alarms(series, better[key], floor=floor, start=since) if a.night == len(series) - 1]
+        moved = tonight_alarms[0] if tonight_alarms else None
+        judgements.append(Judgement(key, value, better[key], earlier, median, band, moved is not None, moved,
+                                    worse > band, len(series)))
     return judgements
 
 

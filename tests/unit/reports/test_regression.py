@@ -55,3 +55,19 @@ def test_the_history_file_round_trips_and_skips_a_torn_line(tmp_path: Path) -> N
     path.write_text(path.read_text() + '{"at": "2026-11-0')
     read = read_history(path)
     assert [n.figures[FAILOVER] for n in read] == [6.0, 7.0] and read[1].run == "1" and read[0].better[FAILOVER] == "lower"
+
+
+def test_from_ten_nights_a_moved_level_is_the_regression_and_a_single_bad_night_is_not() -> None:
+    steady = [6.8, 7.0, 6.9, 6.7, 7.1, 6.8, 7.0, 6.9, 6.8, 7.0, 6.9]
+    first_slow, = judge({FAILOVER: 9.4}, {FAILOVER: "lower"}, nights(FAILOVER, [*steady, 9.5]))
+    assert first_slow.regressed and first_slow.moved is not None and first_slow.moved.after > 9
+    assert "its level moved from 6.9 to 9.45 (a change point) over 13 nights" in first_slow.sentence()
+    once, = judge({FAILOVER: 9.5}, {FAILOVER: "lower"}, nights(FAILOVER, steady))
+    assert not once.regressed and once.by_median  # one bad night: the median rule alone would have cried wolf
+    assert "no level change over 12 nights; the median rule alone says regressed" in once.sentence()
+
+
+def test_a_level_change_alarms_once_not_every_night_after() -> None:
+    steady = [6.8, 7.0, 6.9, 6.7, 7.1, 6.8, 7.0, 6.9, 6.8, 7.0, 6.9]
+    later, = judge({FAILOVER: 9.5}, {FAILOVER: "lower"}, nights(FAILOVER, [*steady, 9.5, 9.4, 9.6]))
+    assert not later.regressed  # alarmed two nights ago, when the level moved
