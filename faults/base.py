@@ -178,6 +178,7 @@ class Check:
     name: str
     run: Callable[[], str]
     fix: str
+    where: str = ""  # the endpoint it asks, when not the backend's own (a site's power-off asks each host's BMC)
 
 
 @runtime_checkable

@@ -182,7 +182,7 @@ def _ready(fault: Fault, topology: Topology) -> list[Row]:
         return [Row(plan.backend, what, "WARN", f"not allowed: {not_allowed}", (kind,), "extend allow_list")]
     rows: list[Row] = []
     if isinstance(fault, Checked):
-        rows += [_row(plan.backend, f"{what}: {check.name}", check.run, blocks=(kind,), fix=check.fix)
+        rows += [_row(check.where or plan.backend, f"{what}: {check.name}", check.run, blocks=(kind,), fix=check.fix)
                  for check in fault.checks()]
         if any(r.status == "FAIL" for r in rows):
             return rows  # its preflight asks the same questions: one row says it

@@ -120,10 +120,10 @@ class _PowerOff:
         found: list[Check] = []
         for bmc in self.bmcs:
             found.append(Check(f"BMC of {bmc.host} allows ResetType {FORCE_OFF} and {ON}", self._resets(bmc),
-                               "use a BMC account (or firmware) that may reset the system"))
+                               "use a BMC account (or firmware) that may reset the system", bmc.client.where))
             found.append(Check(f"BMC of {bmc.host} powers host {bmc.host}", self._belongs(bmc),
                                f"give host {bmc.host} the address (and system_id) of its own BMC: this one would "
-                               "power off another server"))
+                               "power off another server", bmc.client.where))
         return found
 
     def _resets(self, bmc: Bmc) -> Callable[[], str]:
