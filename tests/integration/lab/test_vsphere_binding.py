@@ -1,8 +1,9 @@
 """The lab's vSphere binding, driven by the production clients: Redfish through the emulator, ESXi over SSH.
 
-The simulator (`harness-vsim`) is not part of this branch yet, so its control API is played by
-a stand-in on 127.0.0.1 that records each call and keeps the hosts' power (the contract's
-`GET /hosts`, `POST /hosts/<host>/power`, `POST /disks/<host>/<device>`). Everything else is
+The simulator's control API is played here by a stand-in on 127.0.0.1 that records each call
+and keeps the hosts' power (the contract's `GET /hosts`, `POST /hosts/<host>/power`,
+`POST /disks/<host>/<device>`), so each call the BMCs and ESXi shells make can be asserted; the
+real simulator is `test_vsphere_binding_sim.py`'s. Everything else is
 real: the lab, its CA, the sushy-tools emulator with the lab's driver, one sshd per host with
 the disk fault script, the production `redfish` backend and SSH transport with TLS verified
 and host keys pinned, and the simulator's hook (`lab vm ...`) acting on the lab's nodes.

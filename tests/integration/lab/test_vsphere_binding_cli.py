@@ -1,7 +1,8 @@
 """`python -m harness lab up --vsphere` end to end, with a stand-in for the simulator binary.
 
-The simulator (`harness-vsim`) is not part of this branch yet; a stand-in executable placed in a
-tools directory of the test's own (HARNESS_TOOLS) does what the contract asks of it: it reads
+A stand-in executable for the simulator, placed in a tools directory of the test's own
+(HARNESS_TOOLS), does what the contract asks of `harness-vsim` (the real one is
+`test_vsphere_binding_sim.py`'s), so its calls can be recorded: it reads
 `-config`, takes its password from the variable the config names, serves TLS with the lab's
 certificate, serves the control API, writes the ready file, and on a host's power change runs
 the hook for the VMs on that host. So the command line, the config, the hook's plumbing, the
