@@ -6,16 +6,18 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from faults import registry
 from faults.base import FaultSpec
+from harness.capture.session import capture, replay
 from harness.demo import add_demo_parser
 from harness.discover import Request, draft
 from harness.doctor import SCHEMA, examine
 from harness.safety.journal import Journal
 from harness.safety.recover import EXIT_BAD_INPUT, EXIT_REVERT_FAILED, recover
 from harness.safety.run import HarnessRun
-from harness.topology_source import load_source
+from harness.topology_source import is_lab, load_source
 from harness_kernel import redaction
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.paths import state_dir
@@ -57,10 +59,30 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
     """Exit 0: nothing FAILed; 4: the input is wrong (a credential, a field); 10: the cluster is not ready."""
+    if args.replay:
+        return _replay(args)
     topology = load_source(args.topology, widest_site_prefix=args.widest_site_subnet)
-    findings = examine(topology)
+    if args.capture:
+        findings = capture(topology, Path(args.topology).read_text() if not is_lab(args.topology) else "",
+                           Path(args.capture))
+    else:
+        findings = examine(topology)
     print(findings.dumps() if args.json else findings.render())
+    if args.capture:
+        print(f"capture: {args.capture} (read its manifest.json before sending it anywhere)", file=sys.stderr)
     return findings.exit_code
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """Doctor against a capture served from loopback: exit 0 when it reaches the live run's rows, 10 otherwise."""
+    result = replay(Path(args.replay))
+    print(result.findings.dumps() if args.json else result.findings.render())
+    print(f"replay: {result.compared} rows compared, {len(result.differences)} differ, "
+          f"{len(result.not_replayed)} not replayed (their evidence is on the machine that captured), "
+          f"{len(result.misses)} requests not in the capture", file=sys.stderr)
+    for line in result.differences + [f"not in the capture: {m}" for m in result.misses]:
+        print(f"  {line}", file=sys.stderr)
+    return 0 if not result.differences else 10
 
 
 def _cmd_discover(args: argparse.Namespace) -> int:
@@ -87,7 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
                       choices=range(1, 33), help="accept site subnets as wide as /PREFIX")
     plan.set_defaults(func=_cmd_plan)
     doctor = sub.add_parser("doctor", help="run every check a run makes before its first fault, changing nothing")
-    doctor.add_argument("--topology", required=True)
+    where = doctor.add_mutually_exclusive_group(required=True)
+    where.add_argument("--topology")
+    where.add_argument("--replay", metavar="DIR", help="run against a capture served from loopback and compare its "
+                                                        "rows with the live run's")
+    doctor.add_argument("--capture", metavar="DIR", help="also write what doctor read, scrubbed to the fields the "
+                                                         "harness reads and aliased, as contract fixtures")
     doctor.add_argument("--json", action="store_true", help=f"one JSON document (schema {SCHEMA}) for CI")
     doctor.add_argument("--widest-site-subnet", type=int, default=WIDEST_SITE_PREFIX, metavar="PREFIX",
                         choices=range(1, 33), help="accept site subnets as wide as /PREFIX")

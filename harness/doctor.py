@@ -63,6 +63,7 @@ class Row:
 class Findings:
     rows: list[Row] = field(default_factory=list)
     calls: list[WireCall] = field(default_factory=list)  # everything doctor sent, as the transports saw it
+    exchanges: list[wire.Exchange] = field(default_factory=list)  # with `capture`: what came back, raw
 
     @property
     def exit_code(self) -> int:
@@ -97,14 +98,15 @@ class Findings:
         return json.dumps(self.to_json(), indent=1)
 
 
-def examine(topology: Topology, *, open_keyring: bool = True, resolve: Resolver = system_resolver) -> Findings:
+def examine(topology: Topology, *, open_keyring: bool = True, resolve: Resolver = system_resolver,
+            capture: bool = False) -> Findings:
     """Every check, in the order a run meets them; each failure is a row, never an exception.
 
     Read-only at the wire: the transports refuse any call that is not a read while doctor runs
     (`faults.transports.wire`), its vCenter sessions are logged out before it returns, and the last
-    row says what was sent."""
+    row says what was sent. With `capture`, the answers are kept too (`harness.capture` writes them)."""
     findings = Findings()
-    with wire.watching(read_only=True) as sent:
+    with wire.watching(read_only=True, capture=capture) as sent:
         try:
             faults = list(_allowed_faults(topology, findings))
             findings.rows += _credentials(topology, faults, open_keyring)
@@ -116,7 +118,7 @@ def examine(topology: Topology, *, open_keyring: bool = True, resolve: Resolver 
                 findings.rows.append(_row(name.partition(" probe ")[0], f"probe {name.partition(' probe ')[2]}", probe))
         finally:
             close_all()  # logout: within the watch, so it is recorded too
-    findings.calls = list(sent.calls)
+    findings.calls, findings.exchanges = list(sent.calls), list(sent.exchanges)
     findings.rows.append(_read_only(sent))
     return findings
 

@@ -102,6 +102,9 @@ class RedfishClient:
                                         f"set {self.field_path}.tls.ca_file to the BMC's CA") from None
             except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
                 raise _Transient(f"{self.where}: unreachable ({_reason(exc)})") from None
+            wire.recorded("https", self.field_path, {"method": method, "path": path},
+                          {"status": reply.status_code, "content_type": reply.headers.get("Content-Type", ""),
+                           "body": reply.text})
             if reply.status_code in (429, 502, 503, 504) or reply.status_code >= 500:
                 raise _Transient(f"{self.where}: {method} {path} -> HTTP {reply.status_code}")
             if reply.status_code == 401:

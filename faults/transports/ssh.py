@@ -116,7 +116,10 @@ class SshShell:
                 self._client = self._open()
             expired = threading.Event()
             try:
-                return self._exec(self._client, command, input_text, limit, expired)
+                done = self._exec(self._client, command, input_text, limit, expired)
+                wire.recorded("ssh", self.field_path, {"command": command},
+                              {"status": done.status, "stdout": done.stdout, "stderr": done.stderr})
+                return done
             except (OSError, EOFError, paramiko.SSHException) as exc:
                 if expired.is_set():
                     raise ControlPlaneError(f"ssh {self.where}: {command.split()[0]!r} did not finish within "

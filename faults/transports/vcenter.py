@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay, wait_exponential
 
 from faults.transports import vsan_versions, wire
+from faults.transports.http_recording import recording
 from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError, HarnessError
 from harness_kernel.history.events import EventKind
 from harness_kernel.history.server import ServerEvent, measure_offset
@@ -151,6 +152,7 @@ class VcEvent:
 
 
 MAX_VERSIONS_BYTES = 1 << 20  # a versions document is a few hundred bytes
+SERVICE_VERSIONS_PATH = "/sdk/vimServiceVersions.xml"  # what pyVmomi's SmartConnect reads to pick the vim version
 
 
 class VCenterSession:
@@ -194,6 +196,8 @@ class VCenterSession:
             raise ConfigError(f"{self.where}: certificate not trusted ({exc.verify_message}); give the CA in "
                               f"{FIELD}.tls.ca_file") from None
         _on_the_wire(si._stub, self.where)
+        if wire.capturing():  # what SmartConnect read before the stub was ours: the capture's replay serves it
+            self._get(SERVICE_VERSIONS_PATH, MAX_VERSIONS_BYTES)
         return si
 
     def si(self) -> Any:
@@ -374,22 +378,27 @@ class VCenterSession:
         """The newest vSAN API version vCenter offers (/sdk/vsanServiceVersions.xml) that this pyVmomi speaks,
         read with this session's TLS policy and bounds (`faults.transports.vsan_versions`)."""
         def fetch() -> str:
-            connection = http.client.HTTPSConnection(self.vcenter.address, self.vcenter.port, timeout=self.limits.read_s,
-                                                     context=self._tls())
-            try:
-                connection.request("GET", vsan_versions.PATH)
-                reply = connection.getresponse()
-                body = reply.read(MAX_VERSIONS_BYTES + 1)
-            finally:
-                connection.close()
-            if reply.status != 200 or len(body) > MAX_VERSIONS_BYTES:
-                raise ControlPlaneError(f"{self.where}: GET {vsan_versions.PATH} answered {reply.status} "
-                                        f"({len(body)} bytes); set {vsan_versions.OVERRIDE}")
-            return body.decode("utf-8", errors="replace")
+            return self._get(vsan_versions.PATH, MAX_VERSIONS_BYTES).decode("utf-8", errors="replace")
         document = self.call(f"reading {vsan_versions.PATH}", fetch)
         version = vsan_versions.from_pyvmomi(vsan_versions.offered(document, self.where), self.where)
         log.info("%s: vSAN API %s (negotiated)", self.where, version)
         return version
+
+    def _get(self, path: str, limit: int) -> bytes:
+        """One GET of a document beside the SOAP API, with this session's TLS policy and bounds."""
+        wire.sent("https", self.where, f"GET {path}", reads=True)
+        connection: http.client.HTTPSConnection = recording(http.client.HTTPSConnection, "soap", FIELD)(
+            self.vcenter.address, self.vcenter.port, timeout=self.limits.read_s, context=self._tls())
+        try:
+            connection.request("GET", path)
+            reply = connection.getresponse()
+            body = reply.read(limit + 1)
+        finally:
+            connection.close()
+        if reply.status != 200 or len(body) > limit:
+            hint = f"; set {vsan_versions.OVERRIDE}" if path == vsan_versions.PATH else ""
+            raise ControlPlaneError(f"{self.where}: GET {path} answered {reply.status} ({len(body)} bytes){hint}")
+        return body
 
     # -- clock and events ------------------------------------------------------------------
     def server_now(self) -> float:
@@ -503,6 +512,8 @@ def _on_the_wire(stub: Any, where: str) -> None:
         return result
 
     stub.InvokeMethod = invoke_method
+    stub.scheme = recording(stub.scheme, "soap", FIELD)
+    stub.DropConnections()  # pooled connections were opened with the plain class
     stub._harness_on_the_wire = True
 
 

@@ -7,16 +7,20 @@ read raises `WriteRefused` instead of going out. Session-scoped objects (a conta
 property collector or filter, an event collector) are writes in the strict sense; they are allowed
 as create/destroy pairs, and `Wire.left_open()` names any created and not destroyed.
 
-Outside `watching` nothing is recorded and nothing refused: a run's faults send what they must.
+With `capture=True` the transports also hand over what came back (`recorded`): the raw answer as
+the parser saw it, for `harness.capture` to scrub into contract fixtures. Outside `watching`
+nothing is recorded and nothing refused: a run's faults send what they must.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness_kernel.errors import HarnessError
 
@@ -33,10 +37,22 @@ class WireCall:
     reads: bool
 
 
+@dataclass(frozen=True)
+class Exchange:
+    """One request and its answer, raw, as a transport saw them (a credential in a request is never kept)."""
+    transport: str  # "soap", "https", "ssh"
+    endpoint: str
+    request: dict[str, Any]  # soap: path, action, body; https: method, path; ssh: command
+    response: dict[str, Any]  # http: status, content_type, body; ssh: status, stdout, stderr
+    at: float = 0.0  # when it came back (epoch seconds): a replay shifts the answer's clock readings by as much
+
+
 @dataclass
 class Wire:
     read_only: bool
+    capture: bool = False
     calls: list[WireCall] = field(default_factory=list)
+    exchanges: list[Exchange] = field(default_factory=list)
     _open: dict[str, str] = field(default_factory=dict)  # session objects created and not yet destroyed: id -> how
 
     def created(self, endpoint: str, obj: str, how: str) -> None:
@@ -57,9 +73,10 @@ _WIRE: ContextVar[Wire | None] = ContextVar("harness_wire", default=None)
 
 
 @contextmanager
-def watching(*, read_only: bool = True) -> Iterator[Wire]:
-    """Record every call the transports send in this context; with `read_only`, refuse any that is not a read."""
-    wire = Wire(read_only)
+def watching(*, read_only: bool = True, capture: bool = False) -> Iterator[Wire]:
+    """Record every call the transports send in this context; with `read_only`, refuse any that is not a read;
+    with `capture`, keep each answer too."""
+    wire = Wire(read_only, capture)
     token = _WIRE.set(wire)
     try:
         yield wire
@@ -79,6 +96,18 @@ def sent(transport: str, endpoint: str, operation: str, *, reads: bool) -> None:
     wire.calls.append(WireCall(transport, endpoint, operation, reads))
     if wire.read_only and not reads:
         raise WriteRefused(f"{endpoint}: {operation} would change something; refused, only reads are allowed here")
+
+
+def capturing() -> bool:
+    wire = _WIRE.get()
+    return wire is not None and wire.capture
+
+
+def recorded(transport: str, endpoint: str, request: dict[str, Any], response: dict[str, Any]) -> None:
+    """Called by a transport with what came back: kept when the watch captures, dropped otherwise."""
+    wire = _WIRE.get()
+    if wire is not None and wire.capture:
+        wire.exchanges.append(Exchange(transport, endpoint, request, response, time.time()))
 
 
 # -- what reads ------------------------------------------------------------------------------------
