@@ -55,7 +55,11 @@ class LabCluster:
 
     def preflight(self) -> None:
         """Healthy within PREFLIGHT_SETTLE_S: a secondary that falls behind for a moment under load (it reports
-        catchingup, then secondary again) is no reason to refuse a run; one that stays behind is."""
+        catchingup, then secondary again) is no reason to refuse a run; one that stays behind is. A lab that is
+        not up at all is said at once."""
+        if not self.lab.network.present():
+            raise HarnessError(f"lab {self.lab.layout.prefix} is not up (none of its namespaces exists): "
+                               f"python -m harness lab up --prefix {self.lab.layout.prefix}")
         deadline = time.monotonic() + PREFLIGHT_SETTLE_S
         while not self.lab.healthy() and time.monotonic() < deadline:
             time.sleep(0.5)
