@@ -195,6 +195,36 @@ def test_doctor_passes_every_check_on_the_bound_lab_and_changes_nothing(bound: B
     assert privileges["status"] == "PASS" and "holds Host.Config.Maintenance on HostSystem esx-a1" in privileges["seen"]
 
 
+def test_a_capture_of_the_bound_lab_replays_to_the_same_rows_and_holds_no_name_or_secret_of_it(
+        bound: Bound, tmp_path: Path) -> None:
+    """Second, on the lab still quiet: `doctor --capture`, then `doctor --replay` with the lab's servers untouched."""
+    capture = tmp_path / "capture"
+    state, network = bound.state(), _network(bound)
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "harness", "doctor", "--topology", str(bound.topology_file), "--capture",
+                           str(capture)], capture_output=True, text=True, timeout=180, check=False,
+                          env={**os.environ, "PYTHONPATH": str(CODE_ROOT)})
+    took_capture = time.monotonic() - started
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert bound.state() == state and _network(bound) == network, "a capture changed the lab"
+    started = time.monotonic()
+    replayed = subprocess.run([sys.executable, "-m", "harness", "doctor", "--replay", str(capture)], capture_output=True,
+                              text=True, timeout=180, check=False, env={**os.environ, "PYTHONPATH": str(CODE_ROOT)})
+    took_replay = time.monotonic() - started
+    summary = re.search(r"^replay: (\d+) rows compared, (\d+) differ, (\d+) not replayed.*, (\d+) requests not in the capture",
+                        replayed.stderr, re.M)
+    assert summary, replayed.stderr[-3000:]
+    print(f"\ncapture in {took_capture:.1f} s ({sum(f.stat().st_size for f in capture.iterdir()) // 1024} KiB), replay "
+          f"in {took_replay:.1f} s: {summary.group(0)}")
+    compared, differ, _, misses = (int(g) for g in summary.groups())
+    assert (replayed.returncode, differ, misses) == (0, 0, 0) and compared >= 100, replayed.stderr[-3000:]
+    kept = "".join(f.read_text() for f in capture.iterdir())
+    secrets = [v for k, v in bound.exports.items() if "PASSWORD" in k]
+    identities = [h.name for s in bound.topology.sites for h in s.hosts] + [
+        str(b.system_id) for b in bound.topology.management.redfish] + ["administrator@", "dc-lab"]
+    assert not [s for s in secrets + identities if s in kept], "the capture holds what it promised to alias or leave"
+
+
 def rows_of(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {r["check"]: r for r in report["rows"]}
 

@@ -1,0 +1,66 @@
+"""Aliases stand in for a cluster's names and identifiers, consistently, keeping what the checks compare."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from harness.capture.aliases import Aliases, _swapped
+
+
+def aliases() -> Aliases:
+    return Aliases(b"k" * 32)
+
+
+def test_a_name_gets_one_alias_everywhere_and_a_longer_name_containing_it_its_own() -> None:
+    a = aliases()
+    a.name("esx-a1", "host")
+    a.name("bmc-esx-a1", "endpoint")
+    assert a.apply("BMC bmc-esx-a1 of esx-a1 powers host esx-a1; disk:esx-a1/naa.1") == \
+        "BMC endpoint-1 of host-1 powers host host-1; disk:host-1/naa.1"
+    assert a.apply("esx-a10") == "esx-a10"  # another name, not this one
+
+
+def test_words_the_harness_uses_and_loopback_stay_as_they_are() -> None:
+    a = aliases()
+    a.name("witness", "site")
+    a.address("127.0.0.1")
+    assert a.apply("witness-isolation on witness:w at 127.0.0.1:443") == "witness-isolation on witness:w at 127.0.0.1:443"
+
+
+def test_a_uuid_keeps_its_shape_and_its_smbios_twin_stays_its_twin() -> None:
+    a = aliases()
+    uuid = "4c4c4544-0042-3010-8052-b4c04f4d3233"
+    a.identifier(uuid)
+    alias = a.apply(uuid)
+    assert alias != uuid and len(alias) == len(uuid) and [len(p) for p in alias.split("-")] == [8, 4, 4, 4, 12]
+    assert a.apply(_swapped(uuid)) == _swapped(alias)
+
+
+def test_a_device_id_keeps_its_scheme_and_length() -> None:
+    a = aliases()
+    a.found_in(["devName naa.5000c5000a100 serial <serialNumber>4B2RM33</serialNumber>"])
+    device = a.apply("naa.5000c5000a100")
+    assert device.startswith("naa.") and len(device) == len("naa.5000c5000a100") and device != "naa.5000c5000a100"
+    assert "4B2RM33" not in a.apply("<serialNumber>4B2RM33</serialNumber>")
+
+
+def test_addresses_keep_their_subnets_and_never_land_where_a_topology_refuses_one() -> None:
+    a = aliases()
+    a.network("10.20.30.0/24")
+    hosts = [f"10.20.30.{i}" for i in (1, 17, 200)] + ["10.20.31.5", "192.168.7.9"]
+    for host in hosts:
+        a.address(host)
+    subnet = ipaddress.ip_network(a.apply("10.20.30.0/24"))
+    assert subnet.prefixlen == 24 and subnet != ipaddress.ip_network("10.20.30.0/24")
+    assert all(ipaddress.ip_address(a.apply(h)) in subnet for h in hosts[:3])
+    assert ipaddress.ip_address(a.apply("10.20.31.5")) not in subnet
+    for host in hosts:
+        mapped = ipaddress.ip_address(a.apply(host))
+        assert not (mapped.is_loopback or mapped.is_link_local or mapped.is_multicast or mapped.is_reserved)
+
+
+def test_two_captures_alias_differently_so_an_alias_reveals_nothing_across_them() -> None:
+    one, two = Aliases(b"a" * 32), Aliases(b"b" * 32)
+    for a in (one, two):
+        a.address("10.20.30.40")
+    assert one.apply("10.20.30.40") != two.apply("10.20.30.40")
