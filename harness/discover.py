@@ -20,6 +20,7 @@ Every call goes through the transports watched read-only (`faults.transports.wir
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import ipaddress
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from faults.backends.vsan.probes import DISK_PROPS, load_json, physical_disks
 from faults.backends.vsphere.probes import Discovery, discover_cluster
 from faults.transports import wire
 from faults.transports.vcenter import VCenterSession, pinned_context, presented_certificate
@@ -62,6 +64,7 @@ def draft(request: Request) -> str:
             session.vcenter = vcenter
             seen = discover_cluster(session, vcenter)
             addresses = _management_addresses(session)
+            unhealthy = _unhealthy_devices(session, seen)
             session.close()
         if sent.writes() or sent.left_open():
             raise ConfigError(f"discover sent something other than reads: {sent.writes() or sent.left_open()}")
@@ -69,7 +72,7 @@ def draft(request: Request) -> str:
         session.close()
     document = _document(vcenter, seen, addresses, request)
     parse_topology(document, "the draft")  # it must load as it is
-    return _render(document, vcenter, seen, request)
+    return _render(document, vcenter, seen, request, unhealthy)
 
 
 def _session(request: Request) -> VCenterSession:
@@ -119,6 +122,23 @@ def _management_addresses(session: VCenterSession) -> dict[str, str]:
     return found
 
 
+def _unhealthy_devices(session: VCenterSession, seen: Discovery) -> dict[str, int]:
+    """Each device vSAN reports with non-zero health flags (`QueryPhysicalVsanDisks` on every connected host of
+    the cluster): a draft made while a disk group is failed says so, rather than describing it as healthy."""
+    found: dict[str, int] = {}
+    for name, host in sorted(seen.hosts.items()):
+        if host.connection != "connected":
+            continue
+        system = session.read(session.find("HostSystem", name), ["configManager.vsanInternalSystem"],
+                              f"reading host {name}")["configManager.vsanInternalSystem"]
+        text = session.call(f"QueryPhysicalVsanDisks on {name}", functools.partial(
+            system.QueryPhysicalVsanDisks, props=list(DISK_PROPS)))
+        for disk in physical_disks(load_json(text, f"QueryPhysicalVsanDisks on {name}")).values():
+            if disk.owner == host.node_uuid and disk.health_flags:
+                found[disk.device] = disk.health_flags
+    return found
+
+
 def _ipv4(text: str) -> bool:
     try:
         return isinstance(ipaddress.ip_address(text), ipaddress.IPv4Address)
@@ -154,7 +174,8 @@ def _document(vcenter: VCenter, seen: Discovery, addresses: dict[str, str], requ
     return document
 
 
-def _render(document: dict[str, Any], vcenter: VCenter, seen: Discovery, request: Request) -> str:
+def _render(document: dict[str, Any], vcenter: VCenter, seen: Discovery, request: Request,
+            unhealthy: dict[str, int]) -> str:
     """The document as YAML, each guessed value marked, with what vCenter said that a topology does not hold."""
     def dump(part: dict[str, Any]) -> list[str]:
         return yaml.safe_dump(part, sort_keys=False, default_flow_style=False).rstrip("\n").splitlines()
@@ -170,7 +191,9 @@ def _render(document: dict[str, Any], vcenter: VCenter, seen: Discovery, request
                      "a CA: set management.vcenter.tls.ca_file to the CA that signed it.")
     lines += dump({"name": document["name"], "kind": document["kind"]})
     for line in dump({"sites": document["sites"]}):
-        lines.append(line + ("  # guessed: the host's management VMkernel address" if "address:" in line else ""))
+        device = next((d for d in unhealthy if line.rstrip().endswith(d)), None)
+        lines.append(line + ("  # guessed: the host's management VMkernel address" if "address:" in line else "")
+                     + (f"  # unhealthy now: vSAN health flags {unhealthy[device]:#x}" if device else ""))
     if seen.witness and "witness" not in document:
         lines.append(f"# witness {seen.witness}: vCenter gives no management address of its own; add witness: "
                      "{name, address, site}")

@@ -35,6 +35,7 @@ var methodPrivileges = map[string]string{
 	"RelocateVM_Task":           "privilege.RelocateVM_Task",
 	"PowerOnVM_Task":            "privilege.PowerOnVM_Task",
 	"PowerOffVM_Task":           "privilege.PowerOffVM_Task",
+	"UpdateVsan_Task":           "privilege.UpdateVsan_Task",
 }
 
 // sessions maps a session key to its user: HasPrivilegeOnEntities names the session it asks about.

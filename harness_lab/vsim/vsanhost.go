@@ -63,13 +63,41 @@ func vsanHostConfig(m *VsanModel, host string, ref types.ManagedObjectReference,
 			AutoClaimStorage: types.NewBool(false),
 			DiskMapping:      mappings,
 		},
-		FaultDomainInfo: &types.VsanHostFaultDomainInfo{Name: h.Site},
+		FaultDomainInfo: &types.VsanHostFaultDomainInfo{Name: h.FaultDomainName()},
 	}
 }
 
-// HostVsanSystem is host.configManager.vsanSystem (config only).
+// HostVsanSystem is host.configManager.vsanSystem: its config, and UpdateVsan_Task for the fault domain.
 type HostVsanSystem struct {
 	mo.HostVsanSystem
+	sim  *Sim
+	host string
+}
+
+// UpdateVsanTask applies a VsanHostConfigInfo that names only a fault domain (fact vsan.update_fault_domain):
+// the host's reported fault domain changes, its data stays where it is. Any other part of the configuration
+// is refused (fact vsan.update_other): the simulator models no other change.
+func (v *HostVsanSystem) UpdateVsanTask(ctx *simulator.Context, req *types.UpdateVsan_Task) soap.HasFault {
+	c := req.Config
+	if c.FaultDomainInfo == nil || c.Enabled != nil || c.HostSystem != nil || c.ClusterInfo != nil ||
+		c.StorageInfo != nil || c.NetworkInfo != nil || c.VsanEsaEnabled != nil {
+		return &methods.UpdateVsan_TaskBody{Fault_: simulator.Fault(fact("vsan.update_other"), &types.NotSupported{})}
+	}
+	if len(c.FaultDomainInfo.Name) > 256 {
+		return &methods.UpdateVsan_TaskBody{Fault_: simulator.Fault("fault domain name longer than 256",
+			&types.InvalidArgument{InvalidProperty: "faultDomainInfo.name"})}
+	}
+	name := c.FaultDomainInfo.Name
+	task := v.sim.longTask(v.sim.inv.Hosts[v.host], v.host, "UpdateVsan_Task", func() types.BaseMethodFault {
+		v.sim.mu.Lock()
+		v.sim.vsan.Hosts[v.host].FaultDomain = &name
+		info := vsanHostConfig(v.sim.vsan, v.host, v.sim.inv.Hosts[v.host], stableUUID("cluster", v.sim.cfg.Cluster))
+		v.sim.mu.Unlock()
+		v.sim.update(v.sim.inv.Hosts[v.host], types.PropertyChange{Name: "config.vsanHostConfig", Val: *info})
+		v.sim.update(v.Self, types.PropertyChange{Name: "config", Val: *info})
+		return nil
+	})
+	return &methods.UpdateVsan_TaskBody{Res: &types.UpdateVsan_TaskResponse{Returnval: task}}
 }
 
 // HostVsanInternalSystem is host.configManager.vsanInternalSystem: the CMMDS
@@ -87,7 +115,7 @@ func (s *Sim) attachVsanConfig() {
 		h := hostObject(s.reg, ref)
 		info := vsanHostConfig(s.vsan, name, ref, clusterUUID)
 		h.Config.VsanHostConfig = info
-		vsys := &HostVsanSystem{}
+		vsys := &HostVsanSystem{sim: s, host: name}
 		vsys.Self = types.ManagedObjectReference{Type: "HostVsanSystem", Value: "vsanSystem-" + ref.Value}
 		vsys.Config = *info
 		s.reg.Put(vsys)

@@ -39,6 +39,17 @@ type VsanHost struct {
 	Maintenance          bool
 	Evacuate             bool // maintenance with vsanMode evacuateAllData
 	ESA                  bool // vSAN Express Storage Architecture: a storage pool, no disk group
+	// FaultDomain is the fault domain an UpdateVsan_Task named (nil: the host's site, as configured). Placement
+	// keeps following Site: renaming a fault domain moves no data.
+	FaultDomain *string
+}
+
+// FaultDomainName is what vSAN reports as the host's fault domain.
+func (h *VsanHost) FaultDomainName() string {
+	if h.FaultDomain != nil {
+		return *h.FaultDomain
+	}
+	return h.Site
 }
 
 // VsanDisk is one device of a disk group; GroupUUID is the cache device's UUID.

@@ -353,8 +353,31 @@ def _explains(key: str, path: str) -> bool:
         key if key.endswith(".") else f"{key}.") or path.startswith(f"{key}[")
 
 
-def test_discover_drafts_what_lab_up_wrote_without_the_labs_state_and_shows_a_moved_vm(
+def _fault_domain(bound: Bound, hosts: list[str], name: str) -> None:
+    """Name the vSAN fault domain of `hosts` through the API (`UpdateVsan_Task` on each host's vsanSystem)."""
+    from pyVim.connect import Disconnect, SmartConnect
+    from pyVim.task import WaitForTask
+    from pyVmomi import vim
+
+    vcenter = bound.topology.management.vcenter
+    assert vcenter is not None and vcenter.tls.ca_file
+    si = SmartConnect(host=vcenter.address, port=vcenter.port, user=vcenter.credential.username,
+                      pwd=os.environ[str(vcenter.credential.password.env)],
+                      sslContext=ssl.create_default_context(cafile=vcenter.tls.ca_file))
+    try:
+        view = si.content.viewManager.CreateContainerView(si.content.rootFolder, [vim.HostSystem], True)
+        for host in (h for h in view.view if h.name in hosts):
+            spec = vim.vsan.host.ConfigInfo(faultDomainInfo=vim.vsan.host.ConfigInfo.FaultDomainInfo(name=name))
+            WaitForTask(host.configManager.vsanSystem.UpdateVsan_Task(config=spec), si=si)
+        view.Destroy()
+    finally:
+        Disconnect(si)
+
+
+def test_discover_drafts_what_lab_up_wrote_without_the_labs_state_and_shows_what_changed_through_the_api(
         bound: Bound, tmp_path: Path) -> None:
+    """A VM moved (govc), site-b's fault domain renamed (UpdateVsan_Task), a disk group failed (the ESXi script):
+    the draft shows each, and otherwise equals what `lab up --vsphere` wrote, field by field."""
     vcenter = bound.topology.management.vcenter
     assert vcenter is not None and vcenter.credential.password.env
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(CODE_ROOT), "HOME": str(tmp_path),
@@ -368,17 +391,33 @@ def test_discover_drafts_what_lab_up_wrote_without_the_labs_state_and_shows_a_mo
             "GOVC_PASSWORD": env[vcenter.credential.password.env], "GOVC_TLS_CA_CERTS": str(vcenter.tls.ca_file),
             "GOVC_PERSIST_SESSION": "false", "GOVMOMI_HOME": str(tmp_path / "govmomi"), "PATH": "/usr/bin:/bin"}
     migrate = [str(tools_dir() / "bin" / "govc"), "vm.migrate", "-host"]
+    host = bound.topology.host("esx-a2")
+    assert host.ssh is not None and host.disk_groups[0].cache
+    index, endpoint = endpoint_named(bound.topology, host.ssh)
+    shell, cache = SshShell(endpoint, f"management.ssh[{index}]"), host.disk_groups[0].cache
+    faults = bound.topology.management.vsan.disk_faults
     subprocess.run([*migrate, "/dc-lab/host/stretched-01/esx-b2", "pg-node-b"], env=govc, timeout=120, check=True,
                    capture_output=True)
     try:
+        _fault_domain(bound, ["esx-b1", "esx-b2"], "site-b-dr")
+        shell.check(faults.unplug.replace("@DEVICE@", cache))
         done = subprocess.run([*argv, "--thumbprint", found.group(1)], capture_output=True, text=True, timeout=120,
                               env=env, cwd=tmp_path, check=False)
     finally:
+        shell.check(faults.clear.replace("@DEVICE@", cache))
+        shell.close()
+        _fault_domain(bound, ["esx-b1", "esx-b2"], "site-b")
         subprocess.run([*migrate, "/dc-lab/host/stretched-01/esx-b1", "pg-node-b"], env=govc, timeout=120,
                        check=True, capture_output=True)
     assert done.returncode == 0, done.stderr
-    assert "#   pg-node-b on esx-b2 (site-b), poweredOn" in done.stdout  # the change, as vCenter says it
-    wrote, drafted = _flat(yaml.safe_load(bound.topology_file.read_text())), _flat(yaml.safe_load(done.stdout))
+    assert "#   pg-node-b on esx-b2 (site-b-dr), poweredOn" in done.stdout  # the changes, as vCenter says them
+    assert re.search(rf"- cache: {cache}  # unhealthy now: vSAN health flags 0x[0-9a-f]+$", done.stdout, re.M), done.stdout
+    assert done.stdout.count("# unhealthy now") == 1  # that device, no other
+    draft = yaml.safe_load(done.stdout)
+    renamed = next(s for s in draft["sites"] if s["name"] == "site-b-dr")
+    assert [h["name"] for h in renamed["hosts"]] == ["esx-b1", "esx-b2"]
+    renamed["name"] = "site-b"  # the one change there; the rest of the site compares as written
+    wrote, drafted = _flat(yaml.safe_load(bound.topology_file.read_text())), _flat(draft)
     differ = {p for p in wrote.keys() | drafted.keys() if wrote.get(p) != drafted.get(p)}
     unexplained = sorted(p for p in differ if not any(_explains(k, p) for k in EXPLAINED))
     print(f"\ndiscover vs lab up --vsphere: {len(wrote)} fields written, {len(differ)} differ, all explained: "
@@ -386,6 +425,7 @@ def test_discover_drafts_what_lab_up_wrote_without_the_labs_state_and_shows_a_mo
     assert unexplained == [], {p: (wrote.get(p), drafted.get(p)) for p in unexplained}
     assert sum(1 for p in wrote if p.endswith(".disk_groups") or ".disk_groups" in p) >= 4  # compared, not skipped
     assert drafted["witness.address"] == wrote["witness.address"]
+    _until(lambda: bound.state()["resync"]["objects"] == 0, 300)  # the unplugged group's delta, before the next test
 
 
 def test_host_power_off_by_bmc_kills_the_node_and_ha_restarts_it_in_its_site(bound: Bound) -> None:
