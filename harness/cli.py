@@ -13,6 +13,7 @@ from faults.base import FaultSpec
 from harness.capture.session import capture, replay
 from harness.demo import add_demo_parser
 from harness.discover import Request, draft
+from harness.discover_windows import SqlTarget, WinRmTarget
 from harness.doctor import SCHEMA, examine
 from harness.safety.journal import Journal
 from harness.safety.recover import EXIT_BAD_INPUT, EXIT_REVERT_FAILED, recover
@@ -87,8 +88,18 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _cmd_discover(args: argparse.Namespace) -> int:
     """Exit 0: the draft is printed; 4: no trust given (the thumbprint is printed), a field or login refused; 10: unreachable."""
+    winrm = sql = None
+    if args.winrm:
+        if not (args.winrm_user and args.winrm_password_env):
+            raise ConfigError("--winrm needs --winrm-user and --winrm-password-env")
+        winrm = WinRmTarget(args.winrm, args.winrm_user, args.winrm_password_env, args.winrm_port,
+                            transport=args.winrm_transport, ca_file=args.winrm_ca)
+    if args.sql:
+        if not (args.sql_user and args.sql_password_env):
+            raise ConfigError("--sql needs --sql-user and --sql-password-env")
+        sql = SqlTarget(args.sql, args.sql_user, args.sql_password_env, args.sql_port)
     print(draft(Request(args.vcenter, args.port, args.user, args.password_env, args.ca, args.thumbprint,
-                        args.datacenter, args.cluster)), end="")
+                        args.datacenter, args.cluster, winrm, sql)), end="")
     return 0
 
 
@@ -130,6 +141,17 @@ def build_parser() -> argparse.ArgumentParser:
     trust.add_argument("--thumbprint", metavar="SHA256", help="vCenter's certificate, pinned by its SHA-256 thumbprint")
     find.add_argument("--datacenter", help="needed when vCenter has more than one")
     find.add_argument("--cluster", help="needed when vCenter has more than one")
+    find.add_argument("--winrm", metavar="HOST", help="a failover cluster node: its nodes, roles and quorum")
+    find.add_argument("--winrm-port", type=int, default=5986)
+    find.add_argument("--winrm-user", metavar="DOMAIN\\USER")
+    find.add_argument("--winrm-password-env", metavar="VAR")
+    find.add_argument("--winrm-ca", metavar="FILE", help="the CA of the node's WinRM certificate (else the system's)")
+    find.add_argument("--winrm-transport", default="ntlm", choices=("ntlm", "kerberos", "credssp"))
+    find.add_argument("--sql", metavar="HOST", help="a SQL Server instance: its availability groups (replicas, modes, "
+                                                    "listener) or the failover cluster instance it is")
+    find.add_argument("--sql-port", type=int, default=1433)
+    find.add_argument("--sql-user")
+    find.add_argument("--sql-password-env", metavar="VAR")
     find.set_defaults(func=_cmd_discover)
     add_lab_parser(sub)
     add_report_parser(sub)

@@ -31,7 +31,9 @@ from pydantic import ValidationError
 from faults.backends.vsan.probes import DISK_PROPS, load_json, physical_disks
 from faults.backends.vsphere.probes import Discovery, discover_cluster
 from faults.transports import wire
+from faults.transports.odbc import Connector
 from faults.transports.vcenter import VCenterSession, pinned_context, presented_certificate
+from harness.discover_windows import SqlTarget, WinRmTarget, databases, read, winrm_section
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import VCenter
@@ -53,6 +55,9 @@ class Request:
     thumbprint: str | None = None
     datacenter: str | None = None
     cluster: str | None = None
+    winrm: WinRmTarget | None = None
+    sql: SqlTarget | None = None
+    connector: Connector | None = None  # stands in for pyodbc.connect (the contract tests' SQL Server model)
 
 
 def draft(request: Request) -> str:
@@ -66,13 +71,15 @@ def draft(request: Request) -> str:
             addresses = _management_addresses(session)
             unhealthy = _unhealthy_devices(session, seen)
             session.close()
+            windows = read(request.winrm, request.sql, connector=request.connector)
         if sent.writes() or sent.left_open():
             raise ConfigError(f"discover sent something other than reads: {sent.writes() or sent.left_open()}")
     finally:
         session.close()
-    document = _document(vcenter, seen, addresses, request)
+    entries, said = databases(windows, request.sql, request.winrm, seen)
+    document = _document(vcenter, seen, addresses, request, entries)
     parse_topology(document, "the draft")  # it must load as it is
-    return _render(document, vcenter, seen, request, unhealthy)
+    return _render(document, vcenter, seen, request, unhealthy, said)
 
 
 def _session(request: Request) -> VCenterSession:
@@ -146,7 +153,8 @@ def _ipv4(text: str) -> bool:
         return False
 
 
-def _document(vcenter: VCenter, seen: Discovery, addresses: dict[str, str], request: Request) -> dict[str, Any]:
+def _document(vcenter: VCenter, seen: Discovery, addresses: dict[str, str], request: Request,
+              entries: list[dict[str, Any]]) -> dict[str, Any]:
     sites: list[dict[str, Any]] = []
     host_addresses: set[str] = set()
     for site, names in seen.sites.items():
@@ -162,20 +170,20 @@ def _document(vcenter: VCenter, seen: Discovery, addresses: dict[str, str], requ
     witness_address = addresses.get(seen.witness or "")
     if seen.witness and witness_address and witness_address not in host_addresses:
         document["witness"] = {"name": seen.witness, "address": witness_address, "site": "witness"}
-    document["databases"] = []
+    document["databases"] = entries
     section: dict[str, Any] = {"address": vcenter.address, "port": vcenter.port}
     if vcenter.datacenter:
         section["datacenter"] = vcenter.datacenter
     section["cluster"] = seen.cluster
     section["tls"] = {"verify": True, **({"ca_file": request.ca_file} if request.ca_file else {})}
     section["credential"] = {"username": request.user, "password": {"env": request.password_env}}
-    document["management"] = {"vcenter": section}
+    document["management"] = {"vcenter": section, **({"winrm": winrm_section(request.winrm)} if request.winrm else {})}
     document["allow_list"] = []
     return document
 
 
 def _render(document: dict[str, Any], vcenter: VCenter, seen: Discovery, request: Request,
-            unhealthy: dict[str, int]) -> str:
+            unhealthy: dict[str, int], said: list[str]) -> str:
     """The document as YAML, each guessed value marked, with what vCenter said that a topology does not hold."""
     def dump(part: dict[str, Any]) -> list[str]:
         return yaml.safe_dump(part, sort_keys=False, default_flow_style=False).rstrip("\n").splitlines()
@@ -209,7 +217,11 @@ def _render(document: dict[str, Any], vcenter: VCenter, seen: Discovery, request
     lines += [f"# rule {r.name}: {', '.join(r.vms)} {'must' if r.mandatory else 'should'} "
               f"{'' if r.affine else 'not '}run on {', '.join(r.hosts)}{'' if r.enabled else ' (disabled)'}"
               for r in seen.rules]
-    lines += dump({"databases": document["databases"]})
+    lines += said
+    guesses = {"database:": "  # guessed: a database the harness may own (it creates its table there): choose one",
+               "address:": "  # guessed: the node's name as its address"}
+    for line in dump({"databases": document["databases"]}):
+        lines.append(line + next((g for key, g in guesses.items() if line.strip().lstrip("- ").startswith(key)), ""))
     lines += dump({"management": document["management"]})
     candidates = sorted(parse_topology(document, "the draft").targets())
     lines += ["# allow_list: the targets faults may act on. Candidates (destructive: choose deliberately):",

@@ -27,6 +27,9 @@ Rows are written from Microsoft's documentation:
   availability_replica_name, previous_state, current_state) and error_reported (error_number,
   message; 1480 "The availability group database ... is changing roles"):
   https://learn.microsoft.com/en-us/sql/database-engine/availability-groups/windows/always-on-extended-events
+- sys.availability_groups (name), sys.availability_group_listeners (dns_name, port), sys.dm_os_cluster_nodes
+  (NodeName, status_description, is_current_owner; an empty rowset on an instance that is no FCI),
+  SERVERPROPERTY('MachineName') (an FCI's virtual server name): what `discover --sql` reads
 - errors 976 / 983 (database not accessible on this replica), 18456 (login failed),
   15151 (cannot find the object): https://learn.microsoft.com/en-us/sql/relational-databases/errors-events/database-engine-events-and-errors
 """
@@ -58,6 +61,9 @@ AG_OVERVIEW = ("MicrosoftDocs/sql-docs docs/database-engine/availability-groups/
                "availability-groups-sql-server.md (Session-Timeout Period)")
 CREATE_AG = "MicrosoftDocs/sql-docs docs/t-sql/statements/create-availability-group-transact-sql.md"
 HAS_PERMS_BY_NAME = "MicrosoftDocs/sql-docs docs/t-sql/functions/has-perms-by-name-transact-sql.md (Remarks)"
+CLUSTER_NODES = ("MicrosoftDocs/sql-docs docs/relational-databases/system-dynamic-management-views/"
+                 "sys-dm-os-cluster-nodes-transact-sql.md")
+
 FACTS = Facts("sqlserver_model", [
     Fact("xe.timestamp_utc.since_major", 14, "documented", XE_READ_FILE,
          "timestamp_utc ... Applies to: SQL Server 2017 (14.x) and later"),
@@ -95,6 +101,7 @@ FACTS = Facts("sqlserver_model", [
     Fact("perms.has_perms_held", 1, "documented", HAS_PERMS_BY_NAME,
          "HAS_PERMS_BY_NAME returns 1 when the user has effective permission on the securable, 0 when the user has "
          "no effective permission on the securable, and NULL when the securable class or permission is not valid."),
+    Fact("fci.node_up", "up", "documented", CLUSTER_NODES, "0 = up 1 = down 2 = paused"),
     Fact("perms.has_perms_not_held", 0, "documented", HAS_PERMS_BY_NAME,
          "HAS_PERMS_BY_NAME returns 1 when the user has effective permission on the securable, 0 when the user has "
          "no effective permission on the securable, and NULL when the securable class or permission is not valid."),
@@ -157,6 +164,8 @@ class SqlServerModel:
     health_check_timeout_ms: int = field(default_factory=lambda: int(FACTS.value("ag.health_check_timeout.default")))
     # what the login was granted (server-wide, or on the group); HAS_PERMS_BY_NAME answers the effective ones
     grants: set[str] = field(default_factory=lambda: {str(FACTS.value("perms.alter_ag.2")), "VIEW SERVER STATE"})
+    listener: tuple[str, int | None] | None = ("sqlag01-listener.example.net", 1433)  # dns_name, port
+    fci: str | None = None  # a failover cluster instance's network name: then its nodes are the replicas' names
 
     def __post_init__(self) -> None:
         self.backup.clock = self.now  # the server's clock, SYSDATETIME's
@@ -211,6 +220,16 @@ class SqlServerModel:
             return [(self.version, "Enterprise Edition: Core-based Licensing (64-bit)")]
         if sql == "SELECT CAST(SERVERPROPERTY('ComputerNamePhysicalNetBIOS') AS nvarchar(128))":
             return [(replica.name.upper(),)]
+        if sql == "SELECT name FROM sys.availability_groups":
+            return [] if self.fci else [(self.ag_name,)]
+        if sql == "SELECT NodeName, status_description, is_current_owner FROM sys.dm_os_cluster_nodes":
+            if not self.fci:
+                return []  # "If the current server instance is not a failover clustered instance, it returns an
+                # empty rowset." (sys-dm-os-cluster-nodes-transact-sql.md)
+            return [(r.name.upper(), FACTS.value("fci.node_up") if r.up else "down", r is replica)
+                    for r in self.replicas.values()]
+        if sql == "SELECT CAST(SERVERPROPERTY('MachineName') AS nvarchar(128))":
+            return [((self.fci or replica.name).upper(),)]
         if "FROM sys.fn_xe_file_target_read_file('AlwaysOn_health*.xel', NULL, NULL, NULL)" in sql:
             return self._health(replica, sql, params)
         select = re.fullmatch(r"SELECT (.+?) FROM sys\.availability_groups AS ag (.+) WHERE ag\.name = \?", sql)
@@ -243,6 +262,10 @@ class SqlServerModel:
     def _dmv(self, at: Replica, columns: list[str], joins: str, ag: str) -> list[tuple[Any, ...]]:
         if ag != self.ag_name:
             return []  # no such group: no rows, as SQL Server answers
+        if joins == "JOIN sys.availability_group_listeners AS agl ON agl.group_id = ag.group_id":
+            if columns != ["agl.dns_name", "agl.port"]:
+                raise driver_error("42S22", f"Invalid column name '{columns}'.", 207)
+            return [self.listener] if self.listener else []
         if "sys.dm_hadr_database_replica_states AS drs" in joins:
             visible = [d for d in self.databases if at.role == "PRIMARY" or d.replica == at.name]
             return [tuple(self._database_column(c, d) for c in columns) for d in visible]

@@ -79,6 +79,56 @@ VERSION = ("SELECT CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)), "
            "CAST(SERVERPROPERTY('Edition') AS nvarchar(128))")
 ACTIVE_NODE = "SELECT CAST(SERVERPROPERTY('ComputerNamePhysicalNetBIOS') AS nvarchar(128))"
 DATABASE_ROLE_CHANGE = 1480
+# What `discover --sql` asks an instance it does not know yet, each from Microsoft's page of the view or function:
+# sys.availability_groups ("name: Name of the availability group"); sys.availability_group_listeners ("dns_name:
+# Configured network name (hostname) of the availability group listener", "port: The TCP port number configured for
+# the availability group listener", NULL when configured outside SQL Server); sys.dm_os_cluster_nodes ("If the
+# current server instance is not a failover clustered instance, it returns an empty rowset"); SERVERPROPERTY
+# ('MachineName'): "For a clustered instance ... it returns the name of the virtual server".
+AVAILABILITY_GROUPS = "SELECT name FROM sys.availability_groups"
+LISTENERS = ("SELECT agl.dns_name, agl.port FROM sys.availability_groups AS ag "
+             "JOIN sys.availability_group_listeners AS agl ON agl.group_id = ag.group_id WHERE ag.name = ?")
+FCI_NODES = "SELECT NodeName, status_description, is_current_owner FROM sys.dm_os_cluster_nodes"
+MACHINE_NAME = "SELECT CAST(SERVERPROPERTY('MachineName') AS nvarchar(128))"
+
+
+@dataclass(frozen=True)
+class ReplicaSeen:
+    name: str  # replica_server_name
+    role: str
+    availability_mode: str
+    failover_mode: str
+
+
+@dataclass(frozen=True)
+class GroupSeen:
+    name: str
+    replicas: tuple[ReplicaSeen, ...]
+    listener: tuple[str, int | None] | None  # dns_name, port (None: configured outside SQL Server)
+
+
+@dataclass(frozen=True)
+class InstanceSeen:
+    """What one instance says it takes part in: availability groups, or a failover cluster instance."""
+    groups: tuple[GroupSeen, ...]
+    fci_name: str | None  # the FCI's network name (its virtual server), None for a standalone instance
+    fci_nodes: tuple[tuple[str, str, bool], ...]  # NodeName, status_description, is_current_owner
+
+
+def instance_seen(session: TSqlSession) -> InstanceSeen:
+    """Read-only: the groups this instance hosts a replica of, each with its replicas and listener; else the
+    failover cluster instance it is. A secondary sees its groups' replicas in the catalog views too."""
+    groups = []
+    for (name,) in session.rows(AVAILABILITY_GROUPS, what="reading the availability groups"):
+        rows = session.rows(REPLICAS, (name,), what=f"reading the replicas of {name}")
+        replicas = tuple(ReplicaSeen(str(r[0]), str(r[1] or "unknown here"), str(r[4]), str(r[5])) for r in rows)
+        listeners = session.rows(LISTENERS, (name,), what=f"reading the listener of {name}")
+        listener = (str(listeners[0][0]), None if listeners[0][1] is None else int(listeners[0][1])) if listeners else None
+        groups.append(GroupSeen(str(name), replicas, listener))
+    nodes = session.rows(FCI_NODES, what="reading the failover cluster instance's nodes")
+    machine = session.rows(MACHINE_NAME, what="reading the instance's machine name")[0][0] if nodes else None
+    return InstanceSeen(tuple(groups), None if machine is None else str(machine),
+                        tuple((str(n[0]), str(n[1]), bool(n[2])) for n in nodes))
 
 
 def bracketed(name: str) -> str:

@@ -11,7 +11,7 @@ to each node's in turn; an error PowerShell itself reports is not retried elsewh
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -178,24 +178,11 @@ def _event(row: dict[str, Any]) -> ClusterEvent:
 
 
 @dataclass
-class FailoverCluster:
-    """The failover cluster a database's nodes form, asked through the first winrm endpoint that answers."""
+class ClusterReader:
+    """A failover cluster's state, asked through the first of its winrm endpoints that answers; it needs no
+    topology (`discover` reads a cluster the harness does not know yet)."""
 
-    topology: Topology
-    database: Database
     sessions: list[WinRmSession]
-
-    @classmethod
-    def from_topology(cls, topology: Topology, database: Database) -> FailoverCluster:
-        names = [n for n in [database.winrm, *(node.winrm for node in database.nodes)] if n]
-        if not names:
-            raise ConfigError(f"databases: {database.name} names no winrm endpoint (databases[].winrm or "
-                              "nodes[].winrm): the failover cluster is reached through one")
-        sessions = []
-        for name in dict.fromkeys(names):
-            index, endpoint = winrm_endpoint(topology, name)
-            sessions.append(WinRmSession(endpoint, f"management.winrm[{index}]"))
-        return cls(topology, database, sessions)
 
     @property
     def where(self) -> str:
@@ -255,6 +242,35 @@ class FailoverCluster:
                                  int(r["CrossSubnetThreshold"]), _int(r.get("LeaseTimeout")),
                                  _int(r.get("HealthCheckTimeout")), _int(r.get("FailureConditionLevel")))
 
+    def group(self, role: str) -> ClusterGroup:
+        for group in self.groups():
+            if group.name == role:
+                return group
+        raise ConfigError(f"{self.where}: the failover cluster has no role named {role!r}")
+
+    def owner_of(self, role: str) -> str:
+        return self.group(role).owner_node
+
+
+@dataclass
+class FailoverCluster(ClusterReader):
+    """The failover cluster a database's nodes form: its reader, and what is judged against the topology."""
+
+    topology: Topology = field(kw_only=True)
+    database: Database = field(kw_only=True)
+
+    @classmethod
+    def from_topology(cls, topology: Topology, database: Database) -> FailoverCluster:
+        names = [n for n in [database.winrm, *(node.winrm for node in database.nodes)] if n]
+        if not names:
+            raise ConfigError(f"databases: {database.name} names no winrm endpoint (databases[].winrm or "
+                              "nodes[].winrm): the failover cluster is reached through one")
+        sessions = []
+        for name in dict.fromkeys(names):
+            index, endpoint = winrm_endpoint(topology, name)
+            sessions.append(WinRmSession(endpoint, f"management.winrm[{index}]"))
+        return cls(sessions, topology=topology, database=database)
+
     def events(self, since_wall: float) -> list[ClusterEvent]:
         """Every node's FailoverClustering events since `since_wall` (each node logs its own), oldest first."""
         seen: dict[tuple[int, float, str], ClusterEvent] = {}
@@ -297,15 +313,6 @@ class FailoverCluster:
             except ValueError:
                 raise ControlPlaneError(f"{session.where}: the node's clock did not read as a number") from None
         raise EndpointUnreachable(f"{self.where}: no winrm endpoint of {self.database.name} answered")
-
-    def group(self, role: str) -> ClusterGroup:
-        for group in self.groups():
-            if group.name == role:
-                return group
-        raise ConfigError(f"{self.where}: the failover cluster has no role named {role!r}")
-
-    def owner_of(self, role: str) -> str:
-        return self.group(role).owner_node
 
     def health_problems(self, role: str) -> list[str]:
         """[] when the role is Online, every node of the database is Up and the quorum witness is Online."""
