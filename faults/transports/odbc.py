@@ -11,7 +11,10 @@ for `pyodbc.connect` (same call shape); the contract tests give a DB-API model o
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+import datetime
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +27,7 @@ from harness_kernel.topology.credentials import resolve_secret
 from harness_kernel.topology.models import Database, DatabaseNode, Topology
 
 Connector = Callable[..., Any]  # pyodbc.connect(string, autocommit=..., timeout=...)
+_CONNECTING: ContextVar[Connector | None] = ContextVar("harness_odbc_connector", default=None)
 ADMIN_DATABASE = "master"
 APPLICATION = "resilience-harness-control"
 
@@ -91,7 +95,7 @@ class TSqlSession:
 
     def _connect(self) -> Any:
         if self._connection is None:
-            connect = self.connector
+            connect = self.connector or _CONNECTING.get()
             if connect is None:
                 import pyodbc
                 connect = pyodbc.connect
@@ -119,7 +123,14 @@ class TSqlSession:
         def run(connection: Any) -> list[tuple[Any, ...]]:
             return [tuple(row) for row in connection.cursor().execute(sql, *params).fetchall()]
         result: list[tuple[Any, ...]] = self._call(what, run)
+        wire.recorded("odbc", self.instance, {"sql": sql, "params": [encoded(p) for p in params]},
+                      {"rows": [[encoded(v) for v in row] for row in result]})
         return result
+
+    @property
+    def instance(self) -> str:
+        """The instance as a capture keys it: the database entry and the address asked."""
+        return f"{self.field_path} {self.endpoint.host}:{self.endpoint.port}"
 
     def execute(self, sql: str, params: Sequence[Any] = (), *, what: str) -> None:
         wire.sent("odbc", self.where, f"{what}: {' '.join(sql.split())[:120]}", reads=False)  # a statement, not a query
@@ -130,6 +141,32 @@ class TSqlSession:
             with contextlib.suppress(Exception):
                 self._connection.close()
             self._connection = None
+
+
+@contextmanager
+def connecting_with(connector: Connector) -> Iterator[None]:
+    """Sessions without a connector of their own connect through `connector` in this context (a replay's
+    capture, a contract test's model), instead of pyodbc."""
+    token = _CONNECTING.set(connector)
+    try:
+        yield
+    finally:
+        _CONNECTING.reset(token)
+
+
+def encoded(value: Any) -> Any:
+    """A value of a row or a parameter as JSON holds it (a capture): times as ISO text, marked."""
+    if isinstance(value, datetime.datetime):
+        return {"datetime": value.isoformat()}
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def decoded(value: Any) -> Any:
+    if isinstance(value, dict) and "datetime" in value:
+        return datetime.datetime.fromisoformat(value["datetime"])
+    return value
 
 
 def _is_driver_error(exc: BaseException) -> bool:

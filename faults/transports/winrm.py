@@ -130,6 +130,9 @@ class WinRmSession:
             raise LoginRejected(f"{self.where}: {what}: {_short(exc)} ({self.field_path}.credential)") from None
         except Exception as exc:  # requests, pywinrm: their text names the URL, never the password
             raise EndpointUnreachable(f"{self.where}: {what}: {_short(exc)}") from None
+        wire.recorded("winrm", self.field_path, {"script": PREAMBLE + script},
+                      {"status": code, "stdout": stdout.decode("utf-8", errors="replace"),
+                       "stderr": stderr.decode("utf-8", errors="replace")})
         if code != 0:
             message = clixml_message(stderr) or stdout.decode("utf-8", errors="replace").strip() or f"exit code {code}"
             raise ControlPlaneError(f"{self.where}: {what}: {message}")

@@ -38,10 +38,14 @@ class Aliases:
 
     # -- what is aliased -------------------------------------------------------------------------
     def name(self, value: str, kind: str) -> None:
-        if not value or value in self.map or value in KEPT or _is_loopback(value):
-            return
+        """A name, in the cases Windows and SQL Server also write it (SQL01 for sql01): one alias, the same case."""
+        if not value or value in self.map or value in KEPT or _is_address(value):
+            return  # an address is aliased as one (`address`), keeping its subnet
         self._counts[kind] = self._counts.get(kind, 0) + 1
-        self._add(value, f"{kind}-{self._counts[kind]}")
+        alias = f"{kind}-{self._counts[kind]}"
+        self._add(value, alias)
+        self._add(value.upper(), alias.upper())
+        self._add(value.lower(), alias)
 
     def identifier(self, value: str) -> None:
         """A UUID, device id or serial: same shape, other characters; a UUID's byte-swapped twin follows."""
@@ -98,8 +102,15 @@ class Aliases:
             self.name(topology.witness.name, "witness")
         for db in topology.databases:
             self.name(db.name, "db")
+            self.name(db.ag_name or "", "ag")
+            self.name(db.role_name or "", "role")
+            self.name(db.credential.username if db.credential else "", "user")
+            for server in db.endpoint.split(","):
+                self.name(server.strip(), "server")
             for node in db.nodes:
                 self.name(node.vm or "", "vm")
+                self.name(node.address or "", "server")
+                self.name(node.replica or "", "node")
                 self.name(node.name, "node")
         for router in topology.routers:
             self.name(router.name, "router")
@@ -110,6 +121,8 @@ class Aliases:
             self.name(shell.name, "endpoint")
         for winrm in topology.management.winrm:
             self.name(winrm.name, "endpoint")
+            self.name(winrm.address, "server")
+            self.name(winrm.credential.username, "user")
         for match in CIDR.finditer(text):
             self.network(match.group(0))
         for match in IPV4.finditer(text):
@@ -168,11 +181,12 @@ class Aliases:
 _UNICAST = [o for o in range(1, 224) if o not in (127, 169)]  # loopback and link-local stay what they are
 
 
-def _is_loopback(value: str) -> bool:
+def _is_address(value: str) -> bool:
     try:
-        return ipaddress.ip_address(value).is_loopback
+        ipaddress.ip_address(value)
     except ValueError:
         return False
+    return True
 
 
 def _hexish(value: str) -> bool:

@@ -87,4 +87,13 @@ REDFISH_KEYS = frozenset({
 SSH_OUTPUT_READ = ("nft list tables", "nft -j list", "tc -j qdisc show", "tc qdisc show", "capsh --print", "id -u",
                    "command -v nft")  # the router's tools and capabilities (`faults.backends.router`)
 
+# PowerShell answers (`faults.backends.wsfc.probes`, JSON from ConvertTo-Json): the properties its readers take.
+WINRM_KEYS = frozenset({
+    "Name", "OwnerNode", "State", "OwnerGroup", "ResourceType", "QuorumType", "QuorumResource", "Resource",
+    "OwnerNodes", "SameSubnetDelay", "SameSubnetThreshold", "CrossSubnetDelay", "CrossSubnetThreshold",
+    "LeaseTimeout", "HealthCheckTimeout", "FailureConditionLevel", "Id", "TimeUtc", "Message", "MachineName",
+    "Properties", "Module", "Installed",
+})
+# T-SQL answers are kept whole: each statement is the backend's own constant and selects only what its reader reads.
+
 STRUCTURAL_JSON_KEY = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|child-\d+")

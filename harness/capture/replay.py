@@ -32,6 +32,8 @@ from typing import Any
 
 import paramiko
 
+from faults.transports.odbc import decoded, encoded
+from harness.capture import wsman
 from harness.capture.store import Capture, request_key, soap_method
 
 _STAMP = re.compile(r"(>)(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)(<)")
@@ -67,6 +69,7 @@ class Replay:
     topology: dict[str, Any]
     env: dict[str, str]  # the secret references of `topology`, resolved
     answers: list[Answers]
+    connector: Any = None  # stands in for pyodbc.connect: the instances' captured answers (`odbc.connecting_with`)
 
     @property
     def misses(self) -> list[str]:
@@ -104,7 +107,16 @@ def serving(capture: Capture) -> Iterator[Replay]:
             port = stack.enter_context(_ssh(answers, host_key))
             shell.update(address="127.0.0.1", port=port, host_key=f"{host_key.get_name()} {host_key.get_base64()}")
             groups.append(answers)
-        yield Replay(document, {"HARNESS_REPLAY_SECRET": SECRET, "HARNESS_REPLAY_SSH_KEY": str(key_file)}, groups)
+        for i, node in enumerate(management.get("winrm") or []):
+            answers = Answers({e["key"]: e for e in by_endpoint.get(f"management.winrm[{i}]", [])})
+            port = stack.enter_context(wsman.serving(_powershell(answers)))
+            node.update(address="127.0.0.1", port=port, scheme="http", transport="basic")
+            node.pop("tls", None)
+            groups.append(answers)
+        instances = Answers({f"{e['endpoint']} {e['key']}": e for e in capture.exchanges if e["transport"] == "odbc"})
+        groups.append(instances)
+        yield Replay(document, {"HARNESS_REPLAY_SECRET": SECRET, "HARNESS_REPLAY_SSH_KEY": str(key_file)}, groups,
+                     _Instances(instances))
 
 
 # -- HTTPS ----------------------------------------------------------------------------------------------
@@ -303,6 +315,69 @@ def _ssh(answers: Answers, host_key: paramiko.PKey) -> Iterator[int]:
         listener.close()
         for transport in transports:
             transport.close()
+
+
+def _powershell(answers: Answers) -> wsman.Answer:
+    def answer(script: str) -> tuple[str, str, int]:
+        found = answers.next(request_key("winrm", {"script": script}), f"winrm {script[:80]}")
+        if found is None:
+            return "", "not in the capture", 1
+        response = found[0]
+        return str(response.get("stdout", "")), str(response.get("stderr", "")), int(str(response.get("status", 0)))
+    return answer
+
+
+class _Instances:
+    """pyodbc.connect's shape over the captured rows: the instance from SERVER=tcp:HOST,PORT, each statement and its
+    parameters looked up; an instance the capture never reached does not answer (a login timeout's SQLSTATE)."""
+
+    def __init__(self, answers: Answers) -> None:
+        self.answers = answers
+
+    def __call__(self, string: str, autocommit: bool = False, timeout: int = 0) -> _Connection:
+        server = re.search(r"SERVER=tcp:([^,;]+),(\d+)", string)
+        instance = f"{server.group(1)}:{server.group(2)}" if server else ""
+        if not any(key.split(" ", 2)[1] == instance for key in self.answers.entries):
+            raise _DriverError("HYT00", "[HYT00] Login timeout expired (replay: the capture never reached "
+                                        f"{instance})")
+        return _Connection(self, instance)
+
+
+class _DriverError(Exception):
+    """pyodbc's error shape: (SQLSTATE, message)."""
+
+
+@dataclass
+class _Connection:
+    instances: _Instances
+    instance: str
+    timeout: int = 0
+
+    def cursor(self) -> _Cursor:
+        return _Cursor(self)
+
+    def close(self) -> None:
+        return
+
+
+@dataclass
+class _Cursor:
+    connection: _Connection
+    found: list[list[Any]] = field(default_factory=list)
+
+    def execute(self, sql: str, *params: Any) -> _Cursor:
+        answers = self.connection.instances.answers
+        prefix = next((k.split(" ", 2)[0] for k in answers.entries if k.split(" ", 2)[1] == self.connection.instance), "")
+        key = f"{prefix} {self.connection.instance} " + request_key("odbc", {"sql": sql,
+                                                                            "params": [encoded(p) for p in params]})
+        answer = answers.next(key, f"odbc {' '.join(sql.split())[:80]}")
+        if answer is None:
+            raise _DriverError("42000", "[42000] not in the capture")
+        self.found = list(answer[0].get("rows", []))
+        return self
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return [tuple(decoded(v) for v in row) for row in self.found]
 
 
 def _copy(document: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ it. `Dropped` collects `Type.property` for the manifest.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from functools import cache
 from typing import Any
@@ -111,6 +112,19 @@ def redfish_answer(body: str, path: str, dropped: Dropped) -> str:
         dropped.add(f"redfish {path}: a body that is not JSON")
         return ""
     return json.dumps(json_value(value, fields.REDFISH_KEYS, dropped, "redfish"), sort_keys=True)
+
+
+def powershell_output(stdout: str, dropped: Dropped) -> str:
+    """A script's standard output: JSON kept to the listed properties, a bare number as it is, anything else left."""
+    text = stdout.strip()
+    if not text or re.fullmatch(r"-?\d+(\.\d+)?", text):
+        return stdout
+    try:
+        value = json.loads(text)
+    except ValueError:
+        dropped.add("winrm: an output that is not JSON")
+        return ""
+    return json.dumps(json_value(value, fields.WINRM_KEYS, dropped, "winrm"))
 
 
 def command_output(command: str, stdout: str, dropped: Dropped) -> str:

@@ -12,16 +12,19 @@ from typing import Any
 
 import yaml
 
+from faults.transports.odbc import connecting_with
 from harness.capture import store
 from harness.capture.replay import serving
 from harness.doctor import Findings, examine
+from harness.names import Resolver, system_resolver
 from harness_kernel.topology.loader import load_topology
 from harness_kernel.topology.models import Topology
 
 
-def capture(topology: Topology, topology_text: str, directory: Path) -> Findings:
+def capture(topology: Topology, topology_text: str, directory: Path, *,
+            resolve: Resolver = system_resolver) -> Findings:
     """Doctor, with every answer kept; the capture written to `directory` (scrubbed and aliased)."""
-    findings = examine(topology, capture=True)
+    findings = examine(topology, capture=True, resolve=resolve)
     store.write(directory, topology, topology_text, [asdict(r) for r in findings.rows], findings.exchanges,
                 simulator=topology.lab is not None, exit_code=findings.exit_code)
     return findings
@@ -39,7 +42,8 @@ class Replayed:
 def replay(directory: Path) -> Replayed:
     """Doctor against loopback servers answering from the capture; compared row by row with the live run."""
     saved = store.read(directory)
-    with serving(saved) as served, _environment(served.env), tempfile.TemporaryDirectory() as scratch:
+    with serving(saved) as served, _environment(served.env), connecting_with(served.connector), \
+            tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "topology.yaml"
         path.write_text(yaml.safe_dump(served.topology, sort_keys=False))
         findings = examine(load_topology(path), open_keyring=False, resolve=_no_names)

@@ -53,6 +53,10 @@ def request_key(transport: str, request: Mapping[str, Any]) -> str:
     """What a replay matches a request on: a SOAP body with its session's view ids masked; a path; a command."""
     if transport == "ssh":
         return str(request["command"])
+    if transport == "winrm":
+        return str(request["script"])
+    if transport == "odbc":
+        return " ".join(str(request["sql"]).split()) + " " + json.dumps(request.get("params", []), sort_keys=True)
     if transport == "soap" and request.get("method", "POST") == "POST":
         body = _canonical(_VIEW.sub("session[]", str(request.get("body", ""))))
         return "POST " + str(request.get("path", "")) + " " + hashlib.sha256(body.encode()).hexdigest()
@@ -147,6 +151,10 @@ def _scrubbed(exchange: Exchange, dropped: set[str]) -> dict[str, Any]:
     elif exchange.transport == "https":
         response["body"] = scrub.redfish_answer(str(response.get("body", "")), str(request.get("path", "")), dropped)
         response.pop("content_type", None)
+    elif exchange.transport == "winrm":
+        response["stdout"] = scrub.powershell_output(str(response.get("stdout", "")), dropped)
+        if response.get("status") == 0 and response.get("stderr"):
+            response["stderr"] = ""  # progress records: read only when the script fails
     elif exchange.transport == "ssh":
         response["stdout"] = scrub.command_output(str(request["command"]), str(response.get("stdout", "")), dropped)
         response["stderr"] = ""
@@ -157,14 +165,31 @@ def _scrubbed(exchange: Exchange, dropped: set[str]) -> dict[str, Any]:
 
 
 def _texts(exchanges: list[dict[str, Any]]) -> Iterable[str]:
+    def strings(value: Any) -> Iterable[str]:
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, list | tuple):
+            for v in value:
+                yield from strings(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                yield from strings(v)
     for e in exchanges:
-        yield from (str(v) for v in (*e["request"].values(), *e["response"].values()))
+        yield from strings([e["endpoint"], e["request"], e["response"]])
 
 
 def _aliased(exchange: dict[str, Any], aliases: Aliases) -> dict[str, Any]:
-    def each(values: Mapping[str, Any]) -> dict[str, Any]:
-        return {k: aliases.apply(v) if isinstance(v, str) else v for k, v in values.items()}
-    return {**exchange, "request": each(exchange["request"]), "response": each(exchange["response"])}
+    """Every text of the exchange aliased, however deep (a row's values, a request's parameters) and its endpoint."""
+    def deep(value: Any) -> Any:
+        if isinstance(value, str):
+            return aliases.apply(value)
+        if isinstance(value, list):
+            return [deep(v) for v in value]
+        if isinstance(value, dict):
+            return {k: deep(v) for k, v in value.items()}
+        return value
+    return {**exchange, "endpoint": deep(exchange["endpoint"]), "request": deep(exchange["request"]),
+            "response": deep(exchange["response"])}
 
 
 def _grouped(exchanges: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -196,6 +221,8 @@ def _portable(document: dict[str, Any]) -> dict[str, Any]:
         endpoint.pop("tls", None)
         endpoint.pop("host_key", None)
         _secret_refs(endpoint)
+    for database in document.get("databases") or []:
+        _secret_refs(database)
     return document
 
 
