@@ -92,3 +92,4 @@ def test_a_replay_matches_requests_whatever_view_the_session_made_and_however_th
     one = request_key("soap", body("session[52b1]aaaa-1111", ["b", "a"]))
     assert one == request_key("soap", body("session[77ff]bbbb-2222", ["a", "b"]))
     assert one != request_key("soap", body("session[52b1]aaaa-1111", ["a", "c"]))
+
