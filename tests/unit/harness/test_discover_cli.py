@@ -9,8 +9,6 @@ from harness.cli import main
 
 def test_discover_refuses_winrm_or_sql_without_their_credential_references_before_contacting_anything(
         capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.cli import main
-
     base = ["discover", "--vcenter", "192.0.2.1", "--user", "u", "--password-env", "VC", "--thumbprint", "AA"]
     assert main([*base, "--winrm", "192.0.2.2", "--winrm-user", "EXAMPLE\\u"]) == 4
     assert main([*base, "--sql", "192.0.2.3", "--sql-password-env", "SQLPW"]) == 4
