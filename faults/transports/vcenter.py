@@ -166,6 +166,7 @@ class VCenterSession:
         self.vsan_spoken: str | None = vsan_version  # the version the vSAN calls use, once known
         self.limits = limits
         self._si: Any = None
+        self._content: Any = None  # the ServiceContent: its managers' references, fixed for the session
         self._vsan: dict[str, Any] | None = None
         self._lock = threading.RLock()
 
@@ -214,7 +215,7 @@ class VCenterSession:
                     sdk().connect.Disconnect(self._si)
                 except Exception as exc:  # a broken session cannot log out; nothing to undo
                     log.debug("%s: logout failed: %s", self.where, exc)
-            self._si, self._vsan = None, None
+            self._si, self._vsan, self._content = None, None, None
 
     # -- calling -------------------------------------------------------------------------
     def call(self, what: str, fn: Callable[[], T]) -> T:
@@ -248,7 +249,7 @@ class VCenterSession:
             log.info("%s: %s: retrying after %s", self.where, what, describe(error))
             if _fault_name(error) == "NotAuthenticated":
                 with self._lock:
-                    self._si, self._vsan = None, None  # the session expired: log in again
+                    self._si, self._vsan, self._content = None, None, None  # the session expired: log in again
         return note
 
     @staticmethod
@@ -257,7 +258,12 @@ class VCenterSession:
 
     # -- inventory -----------------------------------------------------------------------
     def content(self) -> Any:
-        return self.si().RetrieveContent()
+        """The ServiceContent, read once per login (it names the session's managers; it does not change)."""
+        with self._lock:
+            si = self.si()
+            if self._content is None:
+                self._content = si.RetrieveContent()
+            return self._content
 
     def inventory(self, kind: str, paths: Sequence[str]) -> dict[str, tuple[Any, dict[str, Any]]]:
         """Every object of `kind` ("HostSystem", ...) under the root folder: name -> (object, {path: value})."""

@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from typing import Any
 import paramiko
 
 from faults.transports.odbc import decoded, encoded
-from harness.capture import wsman
+from harness.capture import loopback, wsman
 from harness.capture.store import Capture, request_key, soap_method
 
 _STAMP = re.compile(r"(>)(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)(<)")
@@ -120,19 +120,8 @@ def serving(capture: Capture) -> Iterator[Replay]:
 
 
 # -- HTTPS ----------------------------------------------------------------------------------------------
-@contextmanager
-def _https(answers: Answers, context: ssl.SSLContext, *, soap: bool) -> Iterator[int]:
-    handler = type("Handler", (_Handler,), {"answers": answers, "soap": soap})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    try:
-        yield int(server.server_address[1])
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+def _https(answers: Answers, context: ssl.SSLContext, *, soap: bool) -> AbstractContextManager[int]:
+    return loopback.serving(type("Handler", (_Handler,), {"answers": answers, "soap": soap}), context)
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):

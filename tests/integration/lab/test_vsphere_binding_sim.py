@@ -22,6 +22,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,25 +93,9 @@ def bound() -> Iterator[Bound]:
         shutil.rmtree(state, ignore_errors=True)
 
 
-def _placement(bound: Bound) -> dict[str, str]:
-    from pyVim.connect import Disconnect, SmartConnect
-    from pyVmomi import vim
-
-    vcenter = bound.topology.management.vcenter
-    assert vcenter is not None and vcenter.tls.ca_file
-    context = ssl.create_default_context(cafile=vcenter.tls.ca_file)
-    password = os.environ[str(vcenter.credential.password.env)]
-    si = SmartConnect(host=vcenter.address, port=vcenter.port, user=vcenter.credential.username, pwd=password,
-                      sslContext=context)
-    try:
-        view = si.content.viewManager.CreateContainerView(si.content.rootFolder, [vim.VirtualMachine], True)
-        return {vm.name: vm.runtime.host.name for vm in view.view}
-    finally:
-        Disconnect(si)
-
-
-def _activity(bound: Bound) -> tuple[dict[int, str], list[str]]:
-    """vCenter's record of what happened: every event (key -> type and user), every recent task's method."""
+@contextmanager
+def _vcenter(bound: Bound) -> Iterator[Any]:
+    """A pyVmomi session of this test's own (not the harness's), logged out at the end."""
     from pyVim.connect import Disconnect, SmartConnect
 
     vcenter = bound.topology.management.vcenter
@@ -119,13 +104,28 @@ def _activity(bound: Bound) -> tuple[dict[int, str], list[str]]:
                       pwd=os.environ[str(vcenter.credential.password.env)],
                       sslContext=ssl.create_default_context(cafile=vcenter.tls.ca_file))
     try:
-        from pyVmomi import vim
+        yield si
+    finally:
+        Disconnect(si)
+
+
+def _placement(bound: Bound) -> dict[str, str]:
+    from pyVmomi import vim
+
+    with _vcenter(bound) as si:
+        view = si.content.viewManager.CreateContainerView(si.content.rootFolder, [vim.VirtualMachine], True)
+        return {vm.name: vm.runtime.host.name for vm in view.view}
+
+
+def _activity(bound: Bound) -> tuple[dict[int, str], list[str]]:
+    """vCenter's record of what happened: every event (key -> type and user), every recent task's method."""
+    from pyVmomi import vim
+
+    with _vcenter(bound) as si:
         events = si.content.eventManager.QueryEvents(vim.event.EventFilterSpec())
         tasks = si.content.taskManager.recentTask
         return {int(e.key): f"{type(e).__name__} {getattr(e, 'userName', '')}" for e in events}, \
             [str(t.info.descriptionId) for t in tasks]
-    finally:
-        Disconnect(si)
 
 
 def _until(predicate: Any, timeout_s: float) -> float:
@@ -355,23 +355,15 @@ def _explains(key: str, path: str) -> bool:
 
 def _fault_domain(bound: Bound, hosts: list[str], name: str) -> None:
     """Name the vSAN fault domain of `hosts` through the API (`UpdateVsan_Task` on each host's vsanSystem)."""
-    from pyVim.connect import Disconnect, SmartConnect
     from pyVim.task import WaitForTask
     from pyVmomi import vim
 
-    vcenter = bound.topology.management.vcenter
-    assert vcenter is not None and vcenter.tls.ca_file
-    si = SmartConnect(host=vcenter.address, port=vcenter.port, user=vcenter.credential.username,
-                      pwd=os.environ[str(vcenter.credential.password.env)],
-                      sslContext=ssl.create_default_context(cafile=vcenter.tls.ca_file))
-    try:
+    with _vcenter(bound) as si:
         view = si.content.viewManager.CreateContainerView(si.content.rootFolder, [vim.HostSystem], True)
         for host in (h for h in view.view if h.name in hosts):
             spec = vim.vsan.host.ConfigInfo(faultDomainInfo=vim.vsan.host.ConfigInfo.FaultDomainInfo(name=name))
             WaitForTask(host.configManager.vsanSystem.UpdateVsan_Task(config=spec), si=si)
         view.Destroy()
-    finally:
-        Disconnect(si)
 
 
 def test_discover_drafts_what_lab_up_wrote_without_the_labs_state_and_shows_what_changed_through_the_api(
