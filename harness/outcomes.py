@@ -8,12 +8,14 @@ After a failed revert the run stops: nothing more is injected on a target that m
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Generator
 from typing import Any
 
 import pytest
 
-from harness.plugin_state import plugin_state
+from harness.analysis.slo import InconclusiveVerdict
+from harness.plugin_state import PluginState, plugin_state
 from harness_kernel.errors import ConfigError, HarnessError
 from reports.summary import Outcome, format_summary
 
@@ -85,9 +87,32 @@ def exit_status(session: pytest.Session, exitstatus: int) -> int:
     return exitstatus
 
 
+class _Flags:
+    """Each `InconclusiveVerdict` a test warned about (pytest hands warnings over with the test's id only)."""
+
+    def __init__(self, state: PluginState) -> None:
+        self.state = state
+
+    def pytest_warning_recorded(self, warning_message: Any, when: str, nodeid: str, location: Any) -> None:
+        if isinstance(warning_message.message, InconclusiveVerdict) and nodeid:
+            self.state.inconclusive.setdefault(nodeid, []).append(str(warning_message.message))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_Flags(plugin_state(config)), "harness-inconclusive")
+
+
+def _flagged(outcome: Outcome, nodeid: str, inconclusive: dict[str, list[str]]) -> Outcome:
+    """A passed test with verdicts it could not give is INCONCLUSIVE in the summary, saying which."""
+    if outcome.status != "passed" or nodeid not in inconclusive:
+        return outcome
+    return dataclasses.replace(outcome, status="inconclusive", reason="; ".join(inconclusive[nodeid]))
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = plugin_state(config)
-    outcomes = list(state.outcomes.values())
+    outcomes = [_flagged(o, nodeid, state.inconclusive) for nodeid, o in state.outcomes.items()]
     if any(o.scenario for o in outcomes):
         terminalreporter.write_line("")
         for line in format_summary([o for o in outcomes if o.scenario]).splitlines():

@@ -96,6 +96,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--backup-destination", default=None,
                     help="S7: where the backup is written (default on the lab: its backup area)")
     group.addoption("--backup-timeout-s", type=float, default=1800.0, help="S7: bound on one backup")
+    group.addoption("--inconclusive", choices=("flag", "fail"), default="flag",
+                    help="a figure whose 95 %% interval holds its threshold: flag it in the summary (nightly runs), "
+                         "or fail the test (go-live acceptance)")
     group.addoption("--quiet-progress", action="store_true", default=False,
                     help="one line per wait instead of a live progress bar (CI)")
     group.addoption("--tables-dir", default=None, help="write the scenario tables (HTML, Markdown, JSON) here")
@@ -119,6 +122,8 @@ def pytest_configure(config: pytest.Config) -> None:
         state.options = read_options(config.getoption)
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if state.options.inconclusive == "fail":  # go-live acceptance: a verdict the measurement cannot give fails
+        config.addinivalue_line("filterwarnings", "error::harness.analysis.slo.InconclusiveVerdict")
     source = config.getoption("--topology")
     if source is None:
         return

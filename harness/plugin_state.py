@@ -23,6 +23,7 @@ class PluginState:
     broken: int = 0  # tests that errored (harness or infrastructure)
     bad_input: int = 0  # tests that errored on bad input (a ConfigError: a value, a missing or rejected credential)
     failed: int = 0  # tests that failed (an SLO)
+    inconclusive: dict[str, list[str]] = field(default_factory=dict)  # node id -> verdicts it could not give
 
 
 STATE = pytest.StashKey[PluginState]()

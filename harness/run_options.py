@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
@@ -126,6 +126,7 @@ class RunOptions(BaseModel):
     change_url: Annotated[str, _checked(_plain), Field(max_length=2000)] | None = None
     tables_dir: Annotated[str, _checked(_path)] | None = None
     widest_site_subnet: int = Field(default=WIDEST_SITE_PREFIX, ge=1, le=32)
+    inconclusive: Literal["flag", "fail"] = "flag"
 
     @property
     def rtt_step_values(self) -> tuple[float, ...]:

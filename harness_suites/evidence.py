@@ -6,6 +6,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from harness.analysis.intervals import Interval, ratio_interval
 from harness.analysis.resync import mean_rate_bps
 from harness.clusters import FailoverForecast
 from harness.experiment import Experiment, Findings
@@ -43,6 +44,15 @@ def tps_after(findings: Findings) -> float | None:
     """The level the business runs at once the fault is over (or, if it never ends, during it)."""
     reference = findings.impact.after or findings.impact.during
     return reference.mean if reference else None
+
+
+def tps_ratio_interval(findings: Findings) -> Interval | None:
+    """TPS after (or during, as `tps_after` chooses) over before, with its 95 % interval: each window's mean by
+    the moving-block bootstrap, the ratio by the delta method (`harness.analysis.intervals.ratio_interval`)."""
+    windows = findings.impact.intervals
+    after = windows.get("after") if findings.impact.after else windows.get("during")
+    before = windows.get("baseline")
+    return ratio_interval(after, before) if after is not None and before is not None else None
 
 
 def component_row(label: str, findings: Findings, note: str = "") -> ComponentFailure:

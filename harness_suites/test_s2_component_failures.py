@@ -16,7 +16,7 @@ from harness.plugin_state import plugin_state
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
-from harness_suites.evidence import component_row, fmt, fmt_lost
+from harness_suites.evidence import component_row, fmt, fmt_lost, tps_ratio_interval
 from reports.published_tables import s2_failure_table
 
 HOST = ScenarioFault("host", Role.PRIMARY_HOST, "host-power-loss")
@@ -59,7 +59,8 @@ def test_the_business_recovers_to_a_steady_state_within_the_slo(
                                     "lost": fmt_lost(lost)})
     ratio = row.tps_after / row.tps_before if row.tps_after is not None and row.tps_before else None
     assert_verdicts([
-        SloCheck("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio),
+        SloCheck("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio,
+                 interval=tps_ratio_interval(findings)),
         SloCheck("time to recover to a steady state", row.recover_s, "<=", topology.slo.recovery_max_s, " s"),
         SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
     ])

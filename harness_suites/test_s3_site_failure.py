@@ -16,7 +16,7 @@ from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_kernel.history import EventKind
-from harness_suites.evidence import fmt, fmt_lost, tps_after
+from harness_suites.evidence import fmt, fmt_lost, tps_after, tps_ratio_interval
 from reports.published_tables import S3Row, s3_site_table
 
 SITE = ScenarioFault("site of the primary", Role.PRIMARY_SITE, "site-power-loss")
@@ -57,6 +57,7 @@ def test_the_surviving_site_takes_over_within_the_slo(
     assert_verdicts([
         SloCheck("failover duration", row.failover_s, "<=", topology.slo.failover_max_s, " s"),
         SloCheck("serving from the other site (1 = yes)", float(site_after != row.site), ">=", 1),
-        SloCheck("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio),
+        SloCheck("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio,
+                 interval=tps_ratio_interval(findings)),
         SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
     ])

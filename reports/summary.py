@@ -10,12 +10,13 @@ _VERDICTS = {
     "failed": "FAIL  (SLO violated)",
     "error": "ERROR (harness or infrastructure broken)",
     "skipped": "SKIP",
+    "inconclusive": "INCONCLUSIVE (not failed: --inconclusive fail)",
 }
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """One test's result as the plugin saw it; `status` is passed / failed / error / skipped."""
+    """One test's result as the plugin saw it; `status` is passed / failed / error / skipped / inconclusive."""
 
     test: str
     scenario: str
@@ -38,7 +39,7 @@ def format_summary(outcomes: Sequence[Outcome], report: str | None = None) -> st
         lines.append(f"  {o.scenario or '--':<4} {_VERDICTS.get(o.status, o.status.upper()):<42} {o.test}")
         if o.numbers:
             lines.append("       " + ", ".join(f"{k} {v}" for k, v in o.numbers.items()))
-        if o.reason and o.status in ("failed", "error"):
+        if o.reason and o.status in ("failed", "error", "inconclusive"):
             lines.append(f"       why: {_first_line(o.reason)}")
     counts = {s: sum(1 for o in outcomes if o.status == s) for s in _VERDICTS}
     lines.append("  " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))

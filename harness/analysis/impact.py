@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
+from harness.analysis.intervals import Interval, mean_interval
 from harness.analysis.steady import Level, SteadyBand, level, recovered_at, segments
 from harness_kernel.history.series import SecondPoint
 
@@ -18,6 +19,7 @@ class Impact:
     time_to_recover_s: float | None
     outage_s: int  # seconds with zero throughput after the fault took effect
     segments: tuple[Level, ...]
+    intervals: Mapping[str, Interval] = field(default_factory=dict)  # "baseline", "during", "after": each window's mean
 
     @property
     def drop_pct(self) -> float | None:
@@ -50,6 +52,9 @@ def impact(points: Sequence[SecondPoint], fault_t: float, revert_t: float | None
         if after_start is not None:
             after = level(t, tps, after_start, t[-1] + 1)
     outage = sum(1 for ti, v in zip(t, tps, strict=True) if fault_t <= ti < end_during and v == 0)
+    intervals = {name: mean_interval([v for ti, v in zip(t, tps, strict=True) if window.start <= ti < window.end])
+                 for name, window in (("baseline", baseline), ("during", during), ("after", after))
+                 if window is not None and window.seconds >= 3 and any(window.start <= ti < window.end for ti in t)}
     return Impact(
         baseline=baseline,
         during=during,
@@ -58,4 +63,5 @@ def impact(points: Sequence[SecondPoint], fault_t: float, revert_t: float | None
         time_to_recover_s=None if recovered is None else max(0.0, recovered - fault_t),
         outage_s=outage,
         segments=tuple(segments(t, tps, band)),
+        intervals=intervals,
     )

@@ -127,3 +127,25 @@ def mean_interval(series: NDArray[np.float64] | list[float], *, level: float = L
     df = max(1.0, n / b - 1)
     half = t_quantile(1.0 - (1.0 - level) / 2.0, df) * math.sqrt(variance)
     return Interval(mean, mean - half, mean + half, level, n, b, df)
+
+
+RATIO_METHOD = "ratio of two window means: delta method over their moving-block standard errors"
+
+
+def ratio_interval(numerator: Interval, denominator: Interval) -> Interval | None:
+    """numerator / denominator with its interval, the two windows independent: the ratio's relative variance is
+    the sum of theirs (the delta method); Student t on the fewer degrees of freedom of the two. None when the
+    denominator's mean is not above zero."""
+    if denominator.value <= 0:
+        return None
+    level = min(numerator.level, denominator.level)
+    ratio = numerator.value / denominator.value
+    relative = 0.0
+    for part in (numerator, denominator):
+        if part.value != 0:
+            se = part.width / 2 / t_quantile(1.0 - (1.0 - part.level) / 2.0, max(part.df, 1.0))
+            relative += (se / part.value) ** 2
+    df = max(1.0, min(numerator.df, denominator.df))
+    half = t_quantile(1.0 - (1.0 - level) / 2.0, df) * abs(ratio) * math.sqrt(relative)
+    return Interval(ratio, ratio - half, ratio + half, level, min(numerator.n, denominator.n),
+                    max(numerator.block, denominator.block), df, RATIO_METHOD)

@@ -1,12 +1,28 @@
-"""SLO verdicts: each threshold of the topology becomes a named, explained pass/fail."""
+"""SLO verdicts: each threshold of the topology judged against a figure, with its uncertainty when it has one.
+
+A figure with a 95 % interval (`harness.analysis.intervals`) is PASS when the whole interval meets the
+threshold, FAIL when none of it does, and INCONCLUSIVE when the threshold lies inside it: the
+measurement cannot tell, and the verdict says what would settle it. A figure without an interval
+(a count, such as lost commits: one lost commit is a FAIL) is judged on its value.
+"""
 
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
+
+from harness.analysis.intervals import Interval
 
 _OPS: dict[str, Callable[[float, float], bool]] = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
+Outcome = Literal["PASS", "FAIL", "INCONCLUSIVE", "NOT JUDGED"]
+
+
+class InconclusiveVerdict(UserWarning):
+    """A figure whose interval holds its threshold: flagged in the summary, a failure under `--inconclusive fail`
+    (the plugin turns this warning into an error then)."""
 
 
 @dataclass(frozen=True)
@@ -19,6 +35,7 @@ class SloCheck:
     threshold: float
     unit: str = ""
     not_judged: str | None = None  # why this run cannot judge it (e.g. an observe-only workload keeps no ledger)
+    interval: Interval | None = None  # the figure's 95 % interval, when it is an estimate
 
     @classmethod
     def lost_commits(cls, lost: int | None, maximum: int) -> SloCheck:
@@ -27,21 +44,44 @@ class SloCheck:
                    not_judged=None if lost is not None else "no ledger: observe-only workload")
 
     @property
-    def passed(self) -> bool:
+    def outcome(self) -> Outcome:
         if self.not_judged is not None:
-            return True
-        return self.measured is not None and _OPS[self.op](self.measured, self.threshold)
+            return "NOT JUDGED"
+        if self.measured is None:
+            return "FAIL"
+        if self.interval is None:
+            return "PASS" if _OPS[self.op](self.measured, self.threshold) else "FAIL"
+        meets = [_OPS[self.op](edge, self.threshold) for edge in (self.interval.low, self.interval.high)]
+        return "PASS" if all(meets) else "FAIL" if not any(meets) else "INCONCLUSIVE"
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome != "FAIL"
 
     def render(self) -> str:
         if self.not_judged is not None:
             return f"{self.name}: not judged ({self.not_judged})"
         shown = "not measured" if self.measured is None else f"{self.measured:.2f}{self.unit}"
-        mark = "ok" if self.passed else "VIOLATED"
-        return f"{self.name}: {shown} (required {self.op} {self.threshold:g}{self.unit}) {mark}"
+        if self.interval is not None and self.measured is not None:
+            shown += f" [{self.interval.low:.2f}, {self.interval.high:.2f}]"
+        mark = {"PASS": "ok", "FAIL": "VIOLATED", "INCONCLUSIVE": "INCONCLUSIVE"}[self.outcome]
+        settle = f"; {self.settle()}" if self.outcome == "INCONCLUSIVE" else ""
+        return f"{self.name}: {shown} (required {self.op} {self.threshold:g}{self.unit}) {mark}{settle}"
+
+    def settle(self) -> str:
+        """What would tell: more seconds in the windows (a narrower interval), or repeats of the fault."""
+        assert self.interval is not None
+        return (f"the threshold lies inside the 95 % interval of {self.interval.n} samples (block "
+                f"{self.interval.block}): longer windows or repeated trials would settle it")
 
 
-def assert_verdicts(verdicts: Sequence[SloCheck]) -> None:
-    """One AssertionError (a test *failure*: the product missed its SLO) listing every miss."""
-    failed = [v for v in verdicts if not v.passed]
+def assert_verdicts(verdicts: Sequence[SloCheck]) -> list[SloCheck]:
+    """One AssertionError (a test *failure*: the product missed its SLO) listing every FAIL; the INCONCLUSIVE
+    ones are warned about (`InconclusiveVerdict`: the run's summary flags them) and returned."""
+    failed = [v for v in verdicts if v.outcome == "FAIL"]
     if failed:
         raise AssertionError("SLO violated: " + "; ".join(v.render() for v in failed))
+    unsure = [v for v in verdicts if v.outcome == "INCONCLUSIVE"]
+    if unsure:
+        warnings.warn(InconclusiveVerdict("; ".join(v.render() for v in unsure)), stacklevel=2)
+    return unsure
