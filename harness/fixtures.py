@@ -159,12 +159,15 @@ def experiment(harness_run: HarnessRun, cluster: Cluster, schema: Scale | None, 
 
 
 @pytest.fixture
-def scenario_report(pytestconfig: pytest.Config, key_numbers: dict[str, str]) -> ScenarioReport:
-    """`scenario_report.record(...)`: labels, evidence, the table kept in --tables-dir, key numbers."""
+def scenario_report(pytestconfig: pytest.Config, key_numbers: dict[str, str]) -> Iterator[ScenarioReport]:
+    """`scenario_report.record(...)`: labels, evidence, the table kept in --tables-dir, key numbers;
+    `scenario_report.judge([...])`: the verdicts, into the record and judged."""
     from harness.scenario_report import ScenarioReport  # plotting only when a scenario reports
 
     directory = pytestconfig.getoption("--tables-dir")
-    return ScenarioReport(Path(directory) if directory else None, key_numbers)
+    report = ScenarioReport(Path(directory) if directory else None, key_numbers)
+    yield report
+    report.flush()
 
 
 def heal_or_rebuild(cluster: Cluster, durations: PhaseDurations, *, before: bool) -> None:

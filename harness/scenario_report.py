@@ -9,12 +9,14 @@ to `--tables-dir` for the demo's summary, and its figures in the closing summary
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from faults.base import FaultSpec
+from harness.analysis.slo import SloCheck, assert_verdicts
 from harness.experiment import Experiment
 from harness_kernel.errors import HarnessError
 from harness_kernel.history import EventKind
@@ -27,7 +29,7 @@ from reports.allure.steps import (
     attach_json,
     title_and_parameters,
 )
-from reports.scenario_record import ATTACHMENT_NAME, scenario_record
+from reports.scenario_record import ATTACHMENT_NAME, Judged, ScenarioRecord, scenario_record
 from reports.tables import Table, to_html, to_markdown
 
 
@@ -51,10 +53,21 @@ def mechanism(experiment: Experiment, fault_kind: str, target: str) -> str:
         return fault_kind
 
 
+def judged(check: SloCheck) -> Judged:
+    """A verdict as the scenario record keeps it."""
+    interval = check.interval
+    note = check.not_judged or (check.settle() if check.outcome == "INCONCLUSIVE" else "")
+    return Judged(check.name, check.measured, check.unit.strip(), check.op, check.threshold, check.outcome,
+                  interval.low if interval else None, interval.high if interval else None,
+                  interval.level if interval else None, interval.n if interval else None,
+                  interval.method if interval else "", note=note)
+
+
 @dataclass
 class ScenarioReport:
     tables_dir: Path | None
     numbers: MutableMapping[str, str]
+    pending: list[ScenarioRecord] = field(default_factory=list)  # recorded, its verdicts not yet given
 
     def record(self, scenario: str, experiment: Experiment, *, fault_kind: str, target: str, title: str,
                table: Table | None, table_name: str | None = None, numbers: Mapping[str, str] | None = None,
@@ -65,13 +78,26 @@ class ScenarioReport:
         resync = [experiment.resync_bytes] if any(p.value > 0 for p in experiment.resync_bytes.points()) else []
         attach_evidence(Evidence(timeline=experiment.timeline, series=experiment.series, metrics=[*resync, *metrics],
                                  table=table, title=title))
-        record = scenario_record(scenario, human_title(scenario, title, target), fault_kind=fault_kind, target=target,
-                                 mechanism=mechanism(experiment, fault_kind, target), table=table,
-                                 numbers=numbers or {})
-        attach_json(record.to_json(), ATTACHMENT_NAME)
+        self.pending.append(scenario_record(scenario, human_title(scenario, title, target), fault_kind=fault_kind,
+                                            target=target, mechanism=mechanism(experiment, fault_kind, target),
+                                            table=table, numbers=numbers or {}))
         if table is not None and table_name is not None:
             self.keep_table(table, table_name)
         self.numbers.update(numbers or {})
+
+    def judge(self, checks: Sequence[SloCheck]) -> list[SloCheck]:
+        """The verdicts into the scenario record (attached now), then judged: an AssertionError for a FAIL, a
+        warning (flagged in the summary) for an INCONCLUSIVE (`harness.analysis.slo.assert_verdicts`)."""
+        if self.pending:
+            last = self.pending.pop()
+            self.pending.append(dataclasses.replace(last, verdicts=[judged(c) for c in checks]))
+        self.flush()
+        return assert_verdicts(checks)
+
+    def flush(self) -> None:
+        """Attach what was recorded (a test that gives no verdict, or fails before it, still leaves its record)."""
+        while self.pending:
+            attach_json(self.pending.pop(0).to_json(), ATTACHMENT_NAME)
 
     def keep_table(self, table: Table, name: str) -> None:
         """The scenario table as Markdown, HTML and JSON, for the demo's summary and the change board."""

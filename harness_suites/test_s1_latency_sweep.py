@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 
 from faults.base import new_instance
-from harness.analysis.slo import SloCheck, assert_verdicts
+from harness.analysis.slo import SloCheck
 from harness.experiment import Experiment
 from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
@@ -87,7 +87,7 @@ def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
                            numbers={**{f"{s.rtt_ms:g} ms": f"{s.tps:.0f} TPS" for s in measured},
                                     "verdict": table.extra_lines[0] if table.extra_lines else ""})
     lost = experiment.ledger.lost_count if experiment.ledger else None
-    assert_verdicts([
+    scenario_report.judge([
         SloCheck(f"throughput measured at {s.rtt_ms:g} ms (TPS)", s.tps, ">", 0) for s in measured
     ] + [SloCheck(f"largest added RTT keeping {100 * topology.slo.latency_tps_min_ratio:g} % of the baseline's TPS",
                   largest_kept_rtt(table), ">=", min(steps), " ms"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.analysis.slo import SloCheck, assert_verdicts
+from harness.analysis.slo import SloCheck
 from harness.experiment import Experiment
 from harness.plugin_state import plugin_state
 from harness.safety.run import HarnessRun
@@ -58,7 +58,7 @@ def test_the_business_recovers_to_a_steady_state_within_the_slo(
                                     "recover": fmt(row.recover_s, " s", 0), "resync": fmt(row.resync_gb, " GB", 2),
                                     "lost": fmt_lost(lost)})
     ratio = row.tps_after / row.tps_before if row.tps_after is not None and row.tps_before else None
-    assert_verdicts([
+    scenario_report.judge([
         SloCheck("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio,
                  interval=tps_ratio_interval(findings)),
         SloCheck("time to recover to a steady state", row.recover_s, "<=", topology.slo.recovery_max_s, " s"),

@@ -10,7 +10,7 @@ import statistics
 
 import pytest
 
-from harness.analysis.slo import SloCheck, assert_verdicts
+from harness.analysis.slo import SloCheck
 from harness.experiment import Experiment
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
@@ -54,7 +54,7 @@ def test_the_surviving_site_takes_over_within_the_slo(
                                     "after": fmt(row.tps_after, "", 0), "serving": row.restarted.split(";")[0],
                                     "lost": fmt_lost(lost)})
     ratio = row.tps_after / row.tps_before if row.tps_after is not None and row.tps_before else None
-    assert_verdicts([
+    scenario_report.judge([
         SloCheck("failover duration", row.failover_s, "<=", topology.slo.failover_max_s, " s"),
         SloCheck("serving from the other site (1 = yes)", float(site_after != row.site), ">=", 1),
         SloCheck("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.analysis.slo import SloCheck, assert_verdicts
+from harness.analysis.slo import SloCheck
 from harness.experiment import Experiment
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
@@ -46,7 +46,7 @@ def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
                                     "lost": fmt_lost(lost), "new primary": findings.primary_after,
                                     **forecast_beside_measured(findings.forecast, phases.detect_s, phases.client_rto_s)})
     limit = topology.slo.planned_failover_max_s if fault is PLANNED else topology.slo.failover_max_s
-    assert_verdicts([
+    scenario_report.judge([
         SloCheck("failover duration (in effect to first commit)", phases.total_s, "<=", limit, " s"),
         SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
         SloCheck("the role moved (1 = another node is primary)",
@@ -66,7 +66,7 @@ def test_losing_the_standby_stalls_the_workload_no_longer_than_tolerated(
     scenario_report.record("S4", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
                            title=f"S4 {fault.label}", table=None,
                            numbers={"stall": fmt(stall, " s", 2), "lost": fmt_lost(lost)})
-    assert_verdicts([
+    scenario_report.judge([
         SloCheck("write stall while the standby is lost", stall, "<=", topology.slo.non_primary_stall_max_s, " s"),
         SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
         SloCheck("the primary stayed (1 = same node)", float(findings.primary_after == findings.primary_before), ">=", 1),

@@ -18,7 +18,7 @@ import pytest
 
 from faults.base import Evidential, FaultSpec, new_instance
 from harness.analysis.phases import longest_gap_within
-from harness.analysis.slo import SloCheck, assert_verdicts
+from harness.analysis.slo import SloCheck
 from harness.experiment import Experiment
 from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
@@ -97,7 +97,7 @@ def test_a_live_migration_across_sites_keeps_the_business_running(
                            numbers={**{f"{s.rtt_ms:g} ms": f"{fmt(s.migration_s, ' s')} migration, stun "
                                                            f"{fmt(s.stun_s, ' s', 2)}" for s in measured},
                                     "lost": fmt_lost(lost)})
-    assert_verdicts([
+    scenario_report.judge([
         *(SloCheck(f"TPS after / before at {s.rtt_ms:g} ms", s.tps_after / s.tps_before
                   if s.tps_after is not None and s.tps_before else None, ">=", topology.slo.tps_after_min_ratio)
           for s in measured),

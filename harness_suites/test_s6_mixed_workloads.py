@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from faults.base import new_instance
-from harness.analysis.slo import SloCheck, assert_verdicts
+from harness.analysis.slo import SloCheck
 from harness.clusters import Cluster, Provisioned
 from harness.experiment import Experiment, PhaseDurations
 from harness.fixtures import heal_or_rebuild, new_experiment
@@ -207,7 +207,7 @@ def test_mixed_workloads_interfere_within_the_slo_with_all_nodes_and_with_one_lo
                            numbers={r.configuration: f"TPS {fmt(r.tps_alone, '', 0)} -> {fmt(r.tps_mixed, '', 0)}, "
                                                      f"IOPS {fmt(r.iops_alone, '', 0)} -> {fmt(r.iops_mixed, '', 0)}"
                                     for r in runs})
-    assert_verdicts([
+    scenario_report.judge([
         *(SloCheck(f"{r.configuration}: TPS mixed / alone", r.tps_mixed / r.tps_alone
                   if r.tps_mixed is not None and r.tps_alone else None, ">=", topology.slo.tps_after_min_ratio)
           for r in runs),
@@ -256,7 +256,7 @@ def test_the_mail_workload_is_held_for_a_whole_window_with_one_node_lost_and_not
                                                 f"IOPS, read {fmt(total.db_read.mean_ms, ' ms', 2)}, log write "
                                                 f"{fmt(total.log_write.mean_ms, ' ms', 2)}"})
     assert stopped.clean, f"the mail workload did not end cleanly: {stopped}"
-    assert_verdicts([
+    scenario_report.judge([
         SloCheck("mail databases measured through the soak (IOPS)", total.db_iops, ">", 0),
         SloCheck("mail logs written through the soak (writes/s)", total.log_iops, ">", 0),
         *(SloCheck(f"{r.name}: database read latency (ms)", r.db_read.mean_ms, "<=", float(options.mail_db_read_ms))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.analysis.slo import SloCheck, assert_verdicts
+from harness.analysis.slo import SloCheck
 from harness.experiment import Experiment
 from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
@@ -70,7 +70,7 @@ def test_a_full_backup_under_load_completes_and_keeps_the_business_running(
                                     "TPS before": fmt(before.tps, "", 0), "during": fmt(during.tps, "", 0),
                                     "lost": fmt_lost(lost), **({"backup error": done.error} if done.error else {})})
     ratio = during.tps / before.tps if during.tps is not None and before.tps else None
-    assert_verdicts([
+    scenario_report.judge([
         SloCheck("backup completed (1 = yes)", float(done.completed), ">=", 1),
         SloCheck("TPS during / before", ratio, ">=", topology.slo.tps_after_min_ratio),
         SloCheck.lost_commits(lost, topology.slo.lost_commits_max),

@@ -31,6 +31,25 @@ class Figure:
 
 
 @dataclass(frozen=True)
+class Judged:
+    """One SLO verdict as the run gave it: the figure, its interval when it is an estimate, the threshold, the
+    outcome (PASS / FAIL / INCONCLUSIVE / NOT JUDGED) and, for an estimate, how its interval was made."""
+    name: str
+    value: float | None
+    unit: str
+    op: str
+    threshold: float
+    outcome: str
+    low: float | None = None
+    high: float | None = None
+    level: float | None = None
+    n: int | None = None  # samples behind the estimate
+    method: str = ""  # "" for a value judged as it is (a count, one duration)
+    provenance: str = "measured"  # or "modelled": the lab's model, not a measurement of a product
+    note: str = ""  # why not judged; what would settle an INCONCLUSIVE
+
+
+@dataclass(frozen=True)
 class ScenarioRecord:
     scenario: str
     title: str
@@ -41,6 +60,7 @@ class ScenarioRecord:
     table_html: str  # the table as the summary page shows it
     numbers: Mapping[str, str] = field(default_factory=dict)
     figures: Sequence[Figure] = ()
+    verdicts: Sequence[Judged] = ()
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1)
@@ -49,7 +69,8 @@ class ScenarioRecord:
     def from_json(cls, text: str) -> ScenarioRecord:
         data = cast(dict[str, Any], json.loads(text))
         figures = [Figure(**f) for f in data.pop("figures", [])]
-        return cls(**data, figures=figures)
+        verdicts = [Judged(**v) for v in data.pop("verdicts", [])]
+        return cls(**data, figures=figures, verdicts=verdicts)
 
 
 def row_label(table: Table, row: Mapping[str, Any]) -> str:

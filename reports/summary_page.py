@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from reports.allure.results_read import RecordedTest
 from reports.html import STYLE, esc
 from reports.regression import Judgement, Night, RegressionRule
+from reports.scenario_record import Judged
 
 VERDICT = {"passed": "PASS", "failed": "FAIL", "broken": "ERROR", "skipped": "SKIP", "unknown": "UNKNOWN"}
 BANNER_CLASS = {"passed": "pass", "failed": "fail", "broken": "broken"}
@@ -163,8 +164,26 @@ def _scenarios(summary: SummaryInput) -> str:
                      f"<span class='verdict-{'pass' if test.status == 'passed' else 'fail'}'>"
                      f"{VERDICT.get(test.status, test.status)}</span></h2>"
                      f"<p class=meta>fault: {esc(record.mechanism)} on {esc(record.target)}</p>"
-                     f"{record.table_html}{_trend(test, by_key, summary.history, summary.rule)}</section>")
+                     f"{record.table_html}{_verdicts(record.verdicts)}"
+                     f"{_trend(test, by_key, summary.history, summary.rule)}</section>")
     return "\n".join(parts)
+
+
+def _verdicts(verdicts: Sequence[Judged]) -> str:
+    """Each SLO verdict: the figure with its 95 % interval when it is an estimate, the threshold, the outcome."""
+    if not verdicts:
+        return ""
+    rows = []
+    for v in verdicts:
+        shown = "not measured" if v.value is None else f"{v.value:.2f}{(' ' + v.unit) if v.unit else ''}"
+        if v.low is not None and v.high is not None:
+            shown += f" [{v.low:.2f}, {v.high:.2f}]"
+        how = v.method or "as measured"
+        rows.append(f"<tr><td class=text>{esc(v.name)}</td><td>{esc(shown)}</td><td>{esc(v.op)} {v.threshold:g}</td>"
+                    f"<td class=text>{esc(v.outcome)}</td><td class=text>{esc(v.note or how)}</td></tr>")
+    return ("<h3>Verdicts</h3><table><thead><tr><th class=text>figure</th><th>value [95 % interval]</th>"
+            "<th>required</th><th class=text>outcome</th><th class=text>how</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table>")
 
 
 def _environment(environment: Mapping[str, str], tests: Sequence[RecordedTest], modelled_note: str) -> str:

@@ -13,7 +13,7 @@ from reports.allure.results_read import RecordedTest
 from reports.allure.staging import stage
 from reports.published_tables import S4Row, s4_failover_table
 from reports.regression import RegressionRule, judge, night_of
-from reports.scenario_record import scenario_record
+from reports.scenario_record import Judged, ScenarioRecord, scenario_record
 from reports.summary_page import SummaryInput, render, sparkline
 
 
@@ -92,3 +92,20 @@ def test_a_figure_is_named_by_scenario_row_and_column_and_a_numeric_row_reads_wi
     keys = [f.key for f in figures_of("S5", table)]
     assert keys == ["S5 · added RTT 4 ms · min TPS (per s)", "S5 · added RTT 4 ms · migration (s)",
                     "S5 · added RTT 4 ms · stun seen by clients (s)"]
+
+
+def test_a_scenarios_verdicts_show_each_figure_with_its_interval_threshold_and_outcome() -> None:
+    test = s4_run("u1", 5.7)
+    assert test.record is not None
+    verdicts = [Judged("TPS after / before", 0.82, "", ">=", 0.8, "INCONCLUSIVE", 0.77, 0.87, 0.95, 60,
+                       "moving-block bootstrap", note="longer windows or repeated trials would settle it"),
+                Judged("acknowledged commits lost", 0, "", "<=", 0, "PASS")]
+    record = ScenarioRecord.from_json(dataclasses.replace(test.record, verdicts=verdicts).to_json())
+    assert record.verdicts == verdicts  # kept in the scenario record attachment, read back whole
+    html = render(SummaryInput(name="Nightly", generated_at="2026-11-24 02:00 UTC",
+                               tests=[dataclasses.replace(test, record=record)], environment={}, judgements=[],
+                               history=[], rule=RegressionRule(), report_ids={}, allure_html=None))
+    assert ("<tr><td class=text>TPS after / before</td><td>0.82 [0.77, 0.87]</td><td>&gt;= 0.8</td>"
+            "<td class=text>INCONCLUSIVE</td><td class=text>longer windows or repeated trials would settle it</td>"
+            "</tr>") in html
+    assert "<td class=text>acknowledged commits lost</td><td>0.00</td><td>&lt;= 0</td><td class=text>PASS</td>" in html
