@@ -55,9 +55,11 @@ def build_report(results: Path, out: Path, *, name: str = "Resilience report", h
     figures = [f for t in tests if t.record is not None and t.status != "broken" for f in t.record.figures]
     history_path = allure.history_file.parent / FIGURES_HISTORY
     history = read_history(history_path)
-    tonight = night_of(figures, run=_run_name(tests))
+    verdicts = [(t.record.title, v) for t in tests if t.record is not None and t.status != "broken"
+                for v in t.record.verdicts]
+    tonight = night_of(figures, run=_run_name(tests), verdicts=verdicts)
     earlier = [n for n in history if n.run != tonight.run]
-    judgements = judge(tonight.figures, tonight.better, earlier, rule)
+    judgements = judge(tonight.figures, tonight.better, earlier, rule, tonight.spread)
     if tonight.figures and (not history or history[-1].run != tonight.run):
         append_night(history_path, tonight)
     summary = out.resolve() / SUMMARY_FILE_NAME

@@ -14,18 +14,23 @@ tonight's 9.5 s (> 8.16 s) is a regression and 7.9 s is not.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from reports.changepoints import Alarm, Detector, alarms
-from reports.scenario_record import Figure
+from reports.scenario_record import Figure, Judged
 from reports.tables import Better
 
 FIGURES_HISTORY = "figures.jsonl"
+# What the figures mean (their windows, their verdicts): a night measured under other definitions is kept in the
+# history but never compared with tonight. Lines written before the field existed are definitions 1.
+FIGURE_DEFINITIONS = 1
+NOISIER = 2.0  # tonight's interval this many times as wide as its usual width is a finding of its own
 REGRESSION_EXIT_CODE = 6  # README "Exit codes": 1 means an SLO was violated, 6 that a figure regressed
 
 
@@ -53,6 +58,8 @@ class Night:
     figures: Mapping[str, float]
     better: Mapping[str, Better]
     run: str = ""  # which run it was (its first test's start): a run reported twice is one night
+    definitions: int = FIGURE_DEFINITIONS
+    spread: Mapping[str, float] = field(default_factory=dict)  # key -> the width of its 95 % interval, when known
 
 
 @dataclass(frozen=True)
@@ -67,12 +74,19 @@ class Judgement:
     moved: Alarm | None = None  # from `change_points_from` nights on: the level change detected tonight, if any
     by_median: bool | None = None  # what the median/MAD rule says then, printed where the two disagree
     nights_seen: int = 0  # the nights the change-point detection looked at, tonight included
+    noisier: float | None = None  # tonight's interval width over its usual width, when at least NOISIER
 
     @property
     def judged(self) -> bool:
         return self.reference is not None
 
     def sentence(self) -> str:
+        said = self._sentence()
+        if self.noisier is not None:
+            said += f"; noisier: its 95 % interval is {self.noisier:.1f} times as wide as on its last nights"
+        return said
+
+    def _sentence(self) -> str:
         if self.reference is None or self.band is None:
             return f"{self.key}: {self.tonight:g} (not judged: {len(self.earlier)} earlier night(s))"
         limit = self.reference + self.band if self.better == "lower" else self.reference - self.band
@@ -88,37 +102,67 @@ class Judgement:
                 f"{self.reference:g}, limit {limit:g})")
 
 
+def comparable(history: Sequence[Night]) -> list[Night]:
+    """The nights measured under tonight's definitions (`FIGURE_DEFINITIONS`)."""
+    return [night for night in history if night.definitions == FIGURE_DEFINITIONS]
+
+
+def noisier(key: str, width: float | None, history: Sequence[Night], rule: RegressionRule) -> float | None:
+    """Tonight's interval width over the median of its last widths, when that is `NOISIER` or more."""
+    widths = [night.spread[key] for night in history if key in night.spread][-rule.window:]
+    if width is None or len(widths) < rule.min_history or statistics.median(widths) <= 0:
+        return None
+    ratio = width / statistics.median(widths)
+    return ratio if ratio >= NOISIER else None
+
+
 def judge(tonight: Mapping[str, float], better: Mapping[str, Better], history: Sequence[Night],
-          rule: RegressionRule = RegressionRule()) -> list[Judgement]:
-    """Every figure of tonight, judged against the nights before it (oldest first in `history`)."""
-    judgements = []
-    for key, value in tonight.items():
-        every = [night.figures[key] for night in history if key in night.figures]
-        earlier = every[-rule.window:]
-        if len(earlier) < rule.min_history:
-            judgements.append(Judgement(key, value, better[key], earlier, None, None, False))
-            continue
-        median = statistics.median(earlier)
-        mad = statistics.median(abs(v - median) for v in earlier)
-        band = max(rule.band_pct / 100.0 * abs(median), rule.mad_k * mad)
-        worse = value - median if better[key] == "lower" else median - value
-        if len(every) < rule.change_points_from:
-            judgements.append(Judgement(key, value, better[key], earlier, median, band, worse > band))
-            continue
-        series = [*every, value]
-        floor = rule.change_floor_pct / 100.0 * abs(statistics.median(every))
-        # the last nights again, as the nightly job saw them: a change alarmed on an earlier night is not new tonight
-        since = max(0, len(series) - 2 - Detector().recent)
-        tonight_alarms = [a for a in alarms(series, better[key], floor=floor, start=since) if a.night == len(series) - 1]
-        moved = tonight_alarms[0] if tonight_alarms else None
-        judgements.append(Judgement(key, value, better[key], earlier, median, band, moved is not None, moved,
-                                    worse > band, len(series)))
-    return judgements
+          rule: RegressionRule = RegressionRule(), spread: Mapping[str, float] | None = None) -> list[Judgement]:
+    """Every figure of tonight, judged against the nights before it (oldest first in `history`) measured under
+    tonight's definitions; with `spread` (tonight's interval widths), a figure grown noisier is said too."""
+    history = comparable(history)
+    judgements = [_judged(key, value, better, history, rule) for key, value in tonight.items()]
+    return [dataclasses.replace(j, noisier=noisier(j.key, (spread or {}).get(j.key), history, rule))
+            for j in judgements]
 
 
-def night_of(figures: Sequence[Figure], *, run: str = "", at: datetime | None = None) -> Night:
+def _judged(key: str, value: float, better: Mapping[str, Better], history: Sequence[Night],
+            rule: RegressionRule) -> Judgement:
+    every = [night.figures[key] for night in history if key in night.figures]
+    earlier = every[-rule.window:]
+    if len(earlier) < rule.min_history:
+        return Judgement(key, value, better[key], earlier, None, None, False)
+    median = statistics.median(earlier)
+    mad = statistics.median(abs(v - median) for v in earlier)
+    band = max(rule.band_pct / 100.0 * abs(median), rule.mad_k * mad)
+    worse = value - median if better[key] == "lower" else median - value
+    if len(every) < rule.change_points_from:
+        return Judgement(key, value, better[key], earlier, median, band, worse > band)
+    series = [*every, value]
+    floor = rule.change_floor_pct / 100.0 * abs(statistics.median(every))
+    # the last nights again, as the nightly job saw them: a change alarmed on an earlier night is not new tonight
+    since = max(0, len(series) - 2 - Detector().recent)
+    tonight_alarms = [a for a in alarms(series, better[key], floor=floor, start=since) if a.night == len(series) - 1]
+    moved = tonight_alarms[0] if tonight_alarms else None
+    return Judgement(key, value, better[key], earlier, median, band, moved is not None, moved, worse > band,
+                     len(series))
+
+
+def night_of(figures: Sequence[Figure], *, run: str = "", at: datetime | None = None,
+             verdicts: Sequence[tuple[str, Judged]] = ()) -> Night:
+    """Tonight's figures: the tables' key cells, and each verdict on an estimate (keyed by its test's title),
+    with the width of its interval as the figure's spread."""
     moment = (at or datetime.now(UTC)).isoformat(timespec="seconds")
-    return Night(moment, {f.key: f.value for f in figures}, {f.key: f.better for f in figures}, run)
+    values = {f.key: f.value for f in figures}
+    better: dict[str, Better] = {f.key: f.better for f in figures}
+    spread = {}
+    for title, verdict in verdicts:
+        if verdict.value is None or verdict.low is None or verdict.high is None or verdict.provenance != "measured":
+            continue
+        key = f"{title} · {verdict.name}"
+        values[key], spread[key] = verdict.value, verdict.high - verdict.low
+        better[key] = "higher" if verdict.op in (">=", ">") else "lower"
+    return Night(moment, values, better, run, FIGURE_DEFINITIONS, spread)
 
 
 def read_history(path: Path) -> list[Night]:
@@ -129,7 +173,8 @@ def read_history(path: Path) -> list[Night]:
             data = json.loads(line)
             nights.append(Night(str(data["at"]), {str(k): float(v) for k, v in data["figures"].items()},
                                 {str(k): v for k, v in data.get("better", {}).items() if v in ("lower", "higher")},
-                                str(data.get("run", ""))))
+                                str(data.get("run", "")), int(data.get("definitions", 1)),
+                                {str(k): float(v) for k, v in data.get("spread", {}).items()}))
         except (ValueError, KeyError, TypeError, AttributeError):
             continue
     return nights
@@ -138,5 +183,6 @@ def read_history(path: Path) -> list[Night]:
 def append_night(path: Path, night: Night) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as out:
-        out.write(json.dumps({"at": night.at, "run": night.run, "figures": dict(night.figures),
-                              "better": dict(night.better)}) + "\n")
+        out.write(json.dumps({"at": night.at, "run": night.run, "definitions": night.definitions,
+                              "figures": dict(night.figures), "better": dict(night.better),
+                              "spread": dict(night.spread)}) + "\n")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reports.regression import Night, RegressionRule, append_night, judge, read_history
+from reports.regression import FIGURE_DEFINITIONS, Night, RegressionRule, append_night, judge, night_of, read_history
+from reports.scenario_record import Judged
 from reports.tables import Better
 
 FAILOVER = "S4 · unplanned · total (s)"
@@ -71,3 +72,35 @@ def test_a_level_change_alarms_once_not_every_night_after() -> None:
     steady = [6.8, 7.0, 6.9, 6.7, 7.1, 6.8, 7.0, 6.9, 6.8, 7.0, 6.9]
     later, = judge({FAILOVER: 9.5}, {FAILOVER: "lower"}, nights(FAILOVER, [*steady, 9.5, 9.4, 9.6]))
     assert not later.regressed  # alarmed two nights ago, when the level moved
+
+
+def test_nights_measured_under_other_definitions_are_kept_but_never_compared(tmp_path: Path) -> None:
+    path = tmp_path / "figures.jsonl"
+    path.write_text("".join(f'{{"at": "2026-10-0{i}T02:00:00+00:00", "run": "old{i}", "figures": {{"{FAILOVER}": 20.0}}, '
+                            f'"better": {{"{FAILOVER}": "lower"}}, "definitions": {FIGURE_DEFINITIONS + 1}}}\n'
+                            for i in range(1, 5)))
+    for night in nights(FAILOVER, [6.0, 6.2]):
+        append_night(path, night)
+    history = read_history(path)
+    assert len(history) == 6 and [n.definitions for n in history[-2:]] == [FIGURE_DEFINITIONS] * 2
+    tonight, = judge({FAILOVER: 19.0}, {FAILOVER: "lower"}, history)
+    assert not tonight.judged and tonight.earlier == [6.0, 6.2], "four nights of another definition are not history"
+
+
+def test_a_verdicts_interval_is_kept_as_its_figures_spread_and_a_doubled_spread_is_a_finding(tmp_path: Path) -> None:
+    key = "S2 · disk group on esx-b1/0 · TPS after / before"
+    def night(run: str, low: float, high: float) -> Night:
+        return night_of([], run=run, verdicts=[("S2 · disk group on esx-b1/0",
+                                                Judged("TPS after / before", (low + high) / 2, "", ">=", 0.8, "PASS",
+                                                       low, high, 0.95, 60, "moving-block bootstrap"))])
+    path = tmp_path / "figures.jsonl"
+    for i in range(4):
+        append_night(path, night(str(i), 0.90, 0.96))
+    history = read_history(path)
+    assert history[0].better[key] == "higher" and round(history[0].spread[key], 2) == 0.06
+    wide = night("tonight", 0.81, 1.05)
+    judged, = judge(wide.figures, wide.better, history, spread=wide.spread)
+    assert judged.noisier is not None and round(judged.noisier, 1) == 4.0 and not judged.regressed
+    assert "noisier: its 95 % interval is 4.0 times as wide as on its last nights" in judged.sentence()
+    usual = night("usual", 0.89, 0.97)
+    assert judge(usual.figures, usual.better, history, spread=usual.spread)[0].noisier is None
