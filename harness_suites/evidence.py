@@ -6,7 +6,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from harness.analysis.intervals import Interval, ratio_interval
+from harness.analysis.intervals import Interval, mean_interval, ratio_interval
 from harness.analysis.resync import mean_rate_bps
 from harness.clusters import FailoverForecast
 from harness.experiment import Experiment, Findings
@@ -23,6 +23,7 @@ class WindowStats:
     min_tps: float | None
     p95_ms: float | None
     avg_txn_ms: float | None
+    interval: Interval | None = None  # the mean TPS's 95 % interval (moving-block bootstrap), from 3 seconds on
 
 
 def window_stats(experiment: Experiment, start: float, end: float, users: int) -> WindowStats:
@@ -37,7 +38,15 @@ def window_stats(experiment: Experiment, start: float, end: float, users: int) -
     p95s = [p.p95_ms for p in points if p.p95_ms is not None]
     # closed loop without think time: mean response time = users / throughput (Little's law)
     return WindowStats(tps, min(p.tps for p in points), statistics.median(p95s) if p95s else None,
-                       1000.0 * users / tps if tps else None)
+                       1000.0 * users / tps if tps else None,
+                       mean_interval([p.tps for p in points]) if len(points) >= 3 else None)
+
+
+def window_ratio(numerator: WindowStats, denominator: WindowStats) -> Interval | None:
+    """One window's mean TPS over another's, with its 95 % interval (None where either has none)."""
+    if numerator.interval is None or denominator.interval is None:
+        return None
+    return ratio_interval(numerator.interval, denominator.interval)
 
 
 def tps_after(findings: Findings) -> float | None:

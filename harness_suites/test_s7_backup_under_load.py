@@ -17,7 +17,7 @@ from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
-from harness_suites.evidence import fmt, fmt_lost, window_stats
+from harness_suites.evidence import fmt, fmt_lost, window_ratio, window_stats
 from reports.published_tables import BackupUnderLoad, s7_backup_table
 
 MB = 1e6
@@ -72,6 +72,7 @@ def test_a_full_backup_under_load_completes_and_keeps_the_business_running(
     ratio = during.tps / before.tps if during.tps is not None and before.tps else None
     scenario_report.judge([
         SloCheck("backup completed (1 = yes)", float(done.completed), ">=", 1),
-        SloCheck("TPS during / before", ratio, ">=", topology.slo.tps_after_min_ratio),
+        SloCheck("TPS during / before", ratio, ">=", topology.slo.tps_after_min_ratio,
+                 interval=window_ratio(during, before)),
         SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
     ])
