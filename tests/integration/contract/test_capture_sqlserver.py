@@ -10,6 +10,7 @@ away must flip the row that reads it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,15 @@ def captured(tmp_path: Path, wsfc: WsfcWorld, sql: SqlServerModel, name: str, ta
     return tmp_path / "capture"
 
 
+def edited(saved: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    """The capture with `change` applied to each of its exchange entries, in place."""
+    entries = [json.loads(line) for line in (saved / "exchanges.jsonl").read_text().splitlines()]
+    for entry in entries:
+        change(entry)
+    (saved / "exchanges.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
+    return saved
+
+
 def judged(result: Replayed) -> list[str]:
     return [f"{r.status} {r.check}" for r in result.findings.rows if r.where in ("sqlserver", "wsfc")]
 
@@ -64,13 +74,11 @@ def test_an_availability_groups_rows_replay_from_its_captured_t_sql(
 def test_a_permission_taken_away_in_the_captured_rows_fails_the_permissions_row(
         tmp_path: Path, wsfc: WsfcWorld, sql: SqlServerModel) -> None:
     saved = captured(tmp_path, wsfc, sql, "stretched-2plus2.yaml", "database:sql-ag-01")
-    lines = []
-    for line in (saved / "exchanges.jsonl").read_text().splitlines():
-        entry = json.loads(line)
+
+    def alter_not_held_on_the_second_replica(entry: dict[str, Any]) -> None:
         if "HAS_PERMS_BY_NAME" in entry["request"].get("sql", "") and entry["endpoint"].endswith("server-3:1433"):
-            entry["answers"][0]["response"]["rows"] = [[0, 1]]  # ALTER on the group: not held on the second replica
-        lines.append(json.dumps(entry))
-    (saved / "exchanges.jsonl").write_text("\n".join(lines) + "\n")
+            entry["answers"][0]["response"]["rows"] = [[0, 1]]
+    edited(saved, alter_not_held_on_the_second_replica)
     result = replay(saved)
     assert result.differences == [
         "sqlserver: role-move on database:db-1: the SQL login's permissions on every replica: live PASS, replay FAIL",
@@ -92,15 +100,13 @@ def test_a_failover_cluster_instances_rows_replay_from_its_captured_powershell(
 def test_a_missing_cluster_module_in_the_captured_output_fails_the_winrm_row(
         tmp_path: Path, wsfc: WsfcWorld, sql: SqlServerModel) -> None:
     saved = captured(tmp_path, wsfc, sql, "stretched-fci.yaml", "database:sql-fci-01")
-    lines = []
-    for line in (saved / "exchanges.jsonl").read_text().splitlines():
-        entry = json.loads(line)
+
+    def module_missing(entry: dict[str, Any]) -> None:
         if "Get-ClusterNode |" in entry["request"].get("script", ""):
             entry["answers"] = [{"response": {"status": 1, "stdout": "", "stderr": "Get-ClusterNode : The term "
                                               "'Get-ClusterNode' is not recognized as the name of a cmdlet"},
                                  "at": entry["answers"][0]["at"], "times": 1}]
-        lines.append(json.dumps(entry))
-    (saved / "exchanges.jsonl").write_text("\n".join(lines) + "\n")
+    edited(saved, module_missing)
     result = replay(saved)
     assert result.differences[0] == ("wsfc: role-move on database:db-1: WinRM reads the failover cluster: live PASS, "
                                      "replay FAIL")
