@@ -49,7 +49,7 @@ def resolve_names(topology: Topology, resolve: Resolver = system_resolver) -> It
                 return (), f"does not resolve ({exc})"
 
         for path, address in topology.management.addresses():
-            if _is_address(address):
+            if is_address(address):
                 continue
             found, problem = lookup(address)
             inside = [f"{site}'s {net}" for ip in found for site, net in networks if ipaddress.IPv4Address(ip) in net]
@@ -60,7 +60,7 @@ def resolve_names(topology: Topology, resolve: Resolver = system_resolver) -> It
         for si, site in enumerate(topology.sites):
             own = [net for name, net in networks if name == site.name]
             for hi, host in enumerate(site.hosts):
-                if _is_address(host.address):
+                if is_address(host.address):
                     continue
                 found, problem = lookup(host.address)
                 outside = [ip for ip in found if own and not any(ipaddress.IPv4Address(ip) in net for net in own)]
@@ -72,7 +72,8 @@ def resolve_names(topology: Topology, resolve: Resolver = system_resolver) -> It
                 yield Resolved(f"sites[{si}].hosts[{hi}].address", host.address, found, problem)
 
 
-def _is_address(text: str) -> bool:
+def is_address(text: str) -> bool:
+    """Whether `text` is written as an IP address (not a name to resolve)."""
     try:
         ipaddress.ip_address(text)
     except ValueError:

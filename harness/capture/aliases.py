@@ -15,6 +15,7 @@ import ipaddress
 import re
 from collections.abc import Iterable
 
+from harness.names import is_address
 from harness_kernel.topology.models import Topology
 
 UUID = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![0-9a-fA-F])")
@@ -39,7 +40,7 @@ class Aliases:
     # -- what is aliased -------------------------------------------------------------------------
     def name(self, value: str, kind: str) -> None:
         """A name, in the cases Windows and SQL Server also write it (SQL01 for sql01): one alias, the same case."""
-        if not value or value in self.map or value in KEPT or _is_address(value):
+        if not value or value in self.map or value in KEPT or is_address(value):
             return  # an address is aliased as one (`address`), keeping its subnet
         self._counts[kind] = self._counts.get(kind, 0) + 1
         alias = f"{kind}-{self._counts[kind]}"
@@ -179,14 +180,6 @@ class Aliases:
 
 
 _UNICAST = [o for o in range(1, 224) if o not in (127, 169)]  # loopback and link-local stay what they are
-
-
-def _is_address(value: str) -> bool:
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _hexish(value: str) -> bool:
