@@ -10,10 +10,7 @@ from pathlib import Path
 
 from faults import registry
 from faults.base import FaultSpec
-from harness.capture.session import capture, replay
 from harness.demo import add_demo_parser
-from harness.discover import Request, draft
-from harness.discover_windows import SqlTarget, WinRmTarget
 from harness.doctor import SCHEMA, examine
 from harness.safety.journal import Journal
 from harness.safety.recover import EXIT_BAD_INPUT, EXIT_REVERT_FAILED, recover
@@ -64,6 +61,8 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         return _replay(args)
     topology = load_source(args.topology, widest_site_prefix=args.widest_site_subnet)
     if args.capture:
+        from harness.capture.session import capture  # paramiko, cryptography: only where a capture is asked for
+
         findings = capture(topology, Path(args.topology).read_text() if not is_lab(args.topology) else "",
                            Path(args.capture))
     else:
@@ -76,6 +75,8 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     """Doctor against a capture served from loopback: exit 0 when it reaches the live run's rows, 10 otherwise."""
+    from harness.capture.session import replay
+
     result = replay(Path(args.replay))
     print(result.findings.dumps() if args.json else result.findings.render())
     print(f"replay: {result.compared} rows compared, {len(result.differences)} differ, "
@@ -88,6 +89,9 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _cmd_discover(args: argparse.Namespace) -> int:
     """Exit 0: the draft is printed; 4: no trust given (the thumbprint is printed), a field or login refused; 10: unreachable."""
+    from harness.discover import Request, draft
+    from harness.discover_windows import SqlTarget, WinRmTarget
+
     winrm = sql = None
     if args.winrm:
         if not (args.winrm_user and args.winrm_password_env):
