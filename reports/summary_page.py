@@ -103,13 +103,29 @@ def sparkline(values: Sequence[float], *, regressed: bool, width: int = 120, hei
             f"<circle cx='{x:.1f}' cy='{y:.1f}' r=3 fill='{colour}' /></svg>")
 
 
+def inconclusive(tests: Sequence[RecordedTest]) -> list[tuple[str, Judged]]:
+    """The verdicts a passed test could not give: its figure's 95 % interval holds the threshold."""
+    return [(t.record.title, v) for t in tests if t.record is not None and t.status == "passed"
+            for v in t.record.verdicts if v.outcome == "INCONCLUSIVE"]
+
+
 def _banner(tests: Sequence[RecordedTest], judgements: Sequence[Judgement]) -> str:
     verdict = overall(tests)
     counts = {status: sum(1 for t in tests if t.status == status) for status in VERDICT}
     detail = ", ".join(f"{n} {VERDICT[s]}" for s, n in counts.items() if n)
     regressed = [j for j in judgements if j.regressed]
-    parts = [f"<span class='banner {BANNER_CLASS[verdict]}'>{VERDICT[verdict]}: {esc(VERDICT_MEANING[verdict])}</span>",
+    unsure = inconclusive(tests)
+    meaning = VERDICT_MEANING[verdict]
+    if verdict == "passed" and unsure:  # no threshold missed, but not every one shown to hold
+        meaning = f"no threshold missed; {len(unsure)} verdict(s) INCONCLUSIVE"
+    parts = [f"<span class='banner {BANNER_CLASS[verdict]}'>{VERDICT[verdict]}: {esc(meaning)}</span>",
              f"<p class=meta>{len(tests)} tests: {esc(detail)}</p>"]
+    if unsure:
+        parts.append("<p class=meta>INCONCLUSIVE (the threshold lies inside the figure's 95 % interval; longer "
+                     "windows or repeated trials would settle it): "
+                     + "; ".join(esc(f"{title}: {v.name} {v.value:.2f} [{v.low:.2f}, {v.high:.2f}] {v.op} "
+                                     f"{v.threshold:g}") for title, v in unsure
+                                 if v.value is not None and v.low is not None and v.high is not None) + "</p>")
     if regressed:
         parts.append(f"<p class=regressed>{len(regressed)} figure(s) got worse than their recent nights: "
                      + "; ".join(esc(j.sentence()) for j in regressed) + "</p>")
@@ -162,11 +178,17 @@ def _scenarios(summary: SummaryInput) -> str:
         record = test.record
         parts.append(f"<section class=scenario><h2>{_link(test, summary.report_ids, record.title)} — "
                      f"<span class='verdict-{'pass' if test.status == 'passed' else 'fail'}'>"
-                     f"{VERDICT.get(test.status, test.status)}</span></h2>"
+                     f"{_test_verdict(test)}</span></h2>"
                      f"<p class=meta>fault: {esc(record.mechanism)} on {esc(record.target)}</p>"
                      f"{record.table_html}{_verdicts(record.verdicts)}"
                      f"{_trend(test, by_key, summary.history, summary.rule)}</section>")
     return "\n".join(parts)
+
+
+def _test_verdict(test: RecordedTest) -> str:
+    if test.status == "passed" and inconclusive([test]):
+        return "PASS, INCONCLUSIVE verdict(s)"
+    return VERDICT.get(test.status, test.status)
 
 
 def _verdicts(verdicts: Sequence[Judged]) -> str:

@@ -109,3 +109,17 @@ def test_a_scenarios_verdicts_show_each_figure_with_its_interval_threshold_and_o
             "<td class=text>INCONCLUSIVE</td><td class=text>longer windows or repeated trials would settle it</td>"
             "</tr>") in html
     assert "<td class=text>acknowledged commits lost</td><td>0.00</td><td>&lt;= 0</td><td class=text>PASS</td>" in html
+
+
+def test_a_run_with_an_inconclusive_verdict_says_so_on_the_first_screen_not_plain_pass() -> None:
+    test = s4_run("u1", 5.7)
+    assert test.record is not None
+    unsure = Judged("TPS after / before", 0.87, "", ">=", 0.8, "INCONCLUSIVE", 0.65, 1.09, 0.95, 8,
+                    "moving-block bootstrap")
+    test = dataclasses.replace(test, record=dataclasses.replace(test.record, verdicts=[unsure]))
+    html = render(SummaryInput(name="Nightly", generated_at="2026-11-24 02:00 UTC", tests=[test], environment={},
+                               judgements=[], history=[], rule=RegressionRule(), report_ids={}, allure_html=None))
+    head = html[:html.index("<section")]
+    assert "PASS: no threshold missed; 1 verdict(s) INCONCLUSIVE" in head and "within every threshold" not in head
+    assert "S4 · unplanned on host-a: TPS after / before 0.87 [0.65, 1.09] &gt;= 0.8" in head
+    assert "PASS, INCONCLUSIVE verdict(s)</span></h2>" in html
