@@ -165,20 +165,29 @@ class Aliases:
         return prefix + "".join(out)[len(prefix):]
 
     def _ipv4(self, bits: int) -> str:
-        """The first octet by a keyed permutation of ordinary unicast octets, the other 24 bits prefix-preserving
-        under it (Crypto-PAn's construction: bit i flips by a keyed function of the bits before it). Prefixes of
-        8 bits and longer are kept: a host stays in its subnet, no address lands where a topology refuses one."""
-        first = bits >> 24
-        if first not in _UNICAST:
-            return str(ipaddress.IPv4Address(bits))
-        order = sorted(_UNICAST, key=lambda octet: self._digest(f"octet/{octet}"))
-        out = order[_UNICAST.index(first)]
-        for i in range(8, 32):
+        """Prefix-preserving (Crypto-PAn's construction: bit i flips by a keyed function of the bits before it).
+        An address in a range of its own kind (the lab's 198.18.0.0/15, the documentation and private ranges)
+        stays in that range, only the bits below its prefix aliased; any other takes its first octet from a keyed
+        permutation of ordinary unicast octets. Prefixes of 8 bits and longer are kept: a host stays in its
+        subnet, and no address lands where a topology refuses one."""
+        address = ipaddress.IPv4Address(bits)
+        kept = next((net for net in _RANGES if address in net), None)
+        if kept is not None:
+            out, start = bits >> (32 - kept.prefixlen), kept.prefixlen
+        else:
+            first = bits >> 24
+            if first not in _UNICAST:
+                return str(address)
+            order = sorted(_UNICAST, key=lambda octet: self._digest(f"octet/{octet}"))
+            out, start = order[_UNICAST.index(first)], 8
+        for i in range(start, 32):
             flip = self._digest(f"{i}/{bits >> (32 - i)}")[0] & 1
             out = (out << 1) | (((bits >> (31 - i)) & 1) ^ flip)
         return str(ipaddress.IPv4Address(out))
 
 
+_RANGES = [ipaddress.IPv4Network(n) for n in ("198.18.0.0/15", "192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24",
+                                              "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10")]
 _UNICAST = [o for o in range(1, 224) if o not in (127, 169)]  # loopback and link-local stay what they are
 
 

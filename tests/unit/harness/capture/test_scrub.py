@@ -20,7 +20,7 @@ SESSION = ENVELOPE.format(
     '<userName>VSPHERE.LOCAL\\harness</userName><fullName>Harness Operator</fullName>'
     '<loginTime>2026-11-26T20:00:00Z</loginTime><lastActiveTime>2026-11-26T20:00:00Z</lastActiveTime>'
     '<locale>en</locale><messageLocale>en</messageLocale><extensionSession>false</extensionSession>'
-    '<ipAddress>10.20.30.40</ipAddress><userAgent>pyvmomi</userAgent><callCount>3</callCount></returnval>'
+    '<ipAddress>192.0.2.40</ipAddress><userAgent>pyvmomi</userAgent><callCount>3</callCount></returnval>'
     '</FetchResponse>')
 HOST_INFO = ENVELOPE.format(
     '<RetrievePropertiesExResponse xmlns="urn:vim25"><returnval><objects><obj type="HostSystem">host-18</obj>'
@@ -35,7 +35,7 @@ def test_a_user_session_keeps_its_key_and_user_and_loses_address_agent_and_full_
     dropped: set[str] = set()
     kept = scrub.soap_answer(SESSION, FETCH, dropped)
     assert "52b1-key" in kept and "harness" in kept
-    assert "10.20.30.40" not in kept and "Harness Operator" not in kept and "pyvmomi" not in kept
+    assert "192.0.2.40" not in kept and "Harness Operator" not in kept and "pyvmomi" not in kept
     assert {"UserSession.ipAddress", "UserSession.fullName", "UserSession.userAgent"} <= dropped
 
 
