@@ -15,6 +15,7 @@ one again after that). What is not the capture's:
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import http.server
 import ipaddress
@@ -82,10 +83,9 @@ def serving(capture: Capture) -> Iterator[Replay]:
     with tempfile.TemporaryDirectory(prefix="harness-replay-") as scratch, ExitStack() as stack:
         work = Path(scratch)
         ca_file, server_context = _tls(work)
-        client_key = paramiko.Ed25519Key.generate() if hasattr(paramiko.Ed25519Key, "generate") else None
         key_file = work / "id"
-        (client_key or paramiko.RSAKey.generate(2048)).write_private_key_file(str(key_file))
-        document = _copy(capture.topology)
+        paramiko.RSAKey.generate(2048).write_private_key_file(str(key_file))  # any key logs in: no secret here
+        document = copy.deepcopy(capture.topology)
         management = document.setdefault("management", {})
         groups: list[Answers] = []
         by_endpoint: dict[str, list[dict[str, Any]]] = {}
@@ -367,9 +367,3 @@ class _Cursor:
 
     def fetchall(self) -> list[tuple[Any, ...]]:
         return [tuple(decoded(v) for v in row) for row in self.found]
-
-
-def _copy(document: dict[str, Any]) -> dict[str, Any]:
-    import copy
-
-    return copy.deepcopy(document)

@@ -213,10 +213,9 @@ def _portable(document: dict[str, Any]) -> dict[str, Any]:
     if isinstance(document.get("lab"), dict):  # a replay is never the lab: a prefix no lab here has
         document["lab"]["prefix"] = REPLAY_LAB_PREFIX
     management = document.get("management") or {}
-    for section in ("vcenter",):
-        if isinstance(management.get(section), dict):
-            management[section].pop("tls", None)
-            _secret_refs(management[section])
+    if isinstance(management.get("vcenter"), dict):
+        management["vcenter"].pop("tls", None)
+        _secret_refs(management["vcenter"])
     for endpoint in (*(management.get("redfish") or []), *(management.get("winrm") or []), *(management.get("ssh") or [])):
         endpoint.pop("tls", None)
         endpoint.pop("host_key", None)
