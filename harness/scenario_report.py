@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Collection, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,8 +71,9 @@ class ScenarioReport:
 
     def record(self, scenario: str, experiment: Experiment, *, fault_kind: str, target: str, title: str,
                table: Table | None, table_name: str | None = None, numbers: Mapping[str, str] | None = None,
-               metrics: Sequence[MetricSeries] = ()) -> None:
-        """`metrics`: more series to plot beside the workload's (an I/O workload's IOPS)."""
+               metrics: Sequence[MetricSeries] = (), modelled: Collection[str] = ()) -> None:
+        """`metrics`: more series to plot beside the workload's (an I/O workload's IOPS); `modelled`: the table's
+        columns (keys) whose values the platform's model gave, kept out of the nightly trend."""
         title_and_parameters(human_title(scenario, title, target), {"fault kind": fault_kind, "target": target})
         apply_labels(ExperimentLabels(scenario=scenario, fault_kind=fault_kind, target=target))
         resync = [experiment.resync_bytes] if any(p.value > 0 for p in experiment.resync_bytes.points()) else []
@@ -80,7 +81,7 @@ class ScenarioReport:
                                  table=table, title=title))
         self.pending.append(scenario_record(scenario, human_title(scenario, title, target), fault_kind=fault_kind,
                                             target=target, mechanism=mechanism(experiment, fault_kind, target),
-                                            table=table, numbers=numbers or {}))
+                                            table=table, numbers=numbers or {}, modelled=modelled))
         if table is not None and table_name is not None:
             self.keep_table(table, table_name)
         self.numbers.update(numbers or {})

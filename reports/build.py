@@ -59,7 +59,7 @@ def build_report(results: Path, out: Path, *, name: str = "Resilience report", h
                 for v in t.record.verdicts]
     tonight = night_of(figures, run=_run_name(tests), verdicts=verdicts)
     earlier = [n for n in history if n.run != tonight.run]
-    judgements = judge(tonight.figures, tonight.better, earlier, rule, tonight.spread)
+    judgements = judge(tonight.figures, tonight.better, earlier, rule, tonight.spread, tonight.scales)
     if tonight.figures and (not history or history[-1].run != tonight.run):
         append_night(history_path, tonight)
     summary = out.resolve() / SUMMARY_FILE_NAME

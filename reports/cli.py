@@ -20,6 +20,9 @@ def add_regression_options(parser: argparse.ArgumentParser) -> None:
                         help=f"nights the median is taken over (default {defaults.window})")
     parser.add_argument("--regression-band-pct", type=float, default=defaults.band_pct, metavar="PCT",
                         help=f"noise band as a share of that median (default {defaults.band_pct:g})")
+    parser.add_argument("--regression-band-points", type=float, default=defaults.band_points, metavar="POINTS",
+                        help="noise band of a figure that is already a percentage (a drop %%, a change %%), in "
+                             f"points (default {defaults.band_points:g})")
     parser.add_argument("--regression-mad", type=float, default=defaults.mad_k, metavar="K",
                         help=f"noise band as K median absolute deviations, the larger band counts (default "
                              f"{defaults.mad_k:g})")
@@ -28,7 +31,8 @@ def add_regression_options(parser: argparse.ArgumentParser) -> None:
 
 
 def regression_rule(args: argparse.Namespace) -> RegressionRule:
-    return RegressionRule(window=args.regression_window, band_pct=args.regression_band_pct, mad_k=args.regression_mad,
+    return RegressionRule(window=args.regression_window, band_pct=args.regression_band_pct,
+                          band_points=args.regression_band_points, mad_k=args.regression_mad,
                           min_history=args.regression_min_nights)
 
 
@@ -66,4 +70,14 @@ def run_report(args: argparse.Namespace) -> int:
     if report.pdf_file is not None:
         print(f"pdf: {report.pdf_file}", file=sys.stderr)
     print(report.summary_file)
-    return REGRESSION_EXIT_CODE if args.fail_on_regression and report.regressions else 0
+    return exit_code(report.verdict, regressed=bool(report.regressions), fail_on_regression=args.fail_on_regression)
+
+
+def exit_code(verdict: str, *, regressed: bool, fail_on_regression: bool) -> int:
+    """The night's code by the README's table: 1 when an SLO failed, whatever the history; 10 when a test broke
+    (the harness or the infrastructure); 6 only when every SLO held and a figure regressed."""
+    if verdict == "failed":
+        return 1
+    if verdict == "broken":
+        return 10
+    return REGRESSION_EXIT_CODE if fail_on_regression and regressed else 0

@@ -13,6 +13,13 @@ from dataclasses import dataclass, replace
 from reports.tables import Cell, CellVerdict, Column, Table, Threshold
 from workloads.mail import InstanceResult, MailResults
 
+# The smallest change of a key figure that may count as a regression across nights, in its unit: below these
+# the lab's run-to-run wobble, and no change a change board would act on (24 ms of detection time).
+SECONDS_FLOOR = 0.25
+MS_FLOOR = 0.5
+TPS_FLOOR = 10.0
+IOPS_FLOOR = 5.0
+
 
 def _pct(part: float | None, whole: float | None) -> float | None:
     if part is None or whole is None or whole == 0:
@@ -48,8 +55,9 @@ def s1_latency_table(steps: Sequence[LatencyStep], *, min_tps_pct: float = 80.0,
     thresholds = [Threshold("tps_pct", ">=", min_tps_pct, "throughput kept")]
     if max_avg_txn_ms is not None:
         thresholds.append(Threshold("avg_txn_ms", "<=", max_avg_txn_ms, "transaction time"))
-    columns = [Column("rtt_ms", "added RTT (ms)", "{:g}"), Column("tps", "TPS", better="higher"),
-               Column("avg_txn_ms", "avg transaction (ms)", "{:.1f}", better="lower"), Column("p95_ms", "p95 (ms)", "{:.1f}"),
+    columns = [Column("rtt_ms", "added RTT (ms)", "{:g}"), Column("tps", "TPS", better="higher", floor=TPS_FLOOR),
+               Column("avg_txn_ms", "avg transaction (ms)", "{:.1f}", better="lower", floor=MS_FLOOR),
+               Column("p95_ms", "p95 (ms)", "{:.1f}"),
                Column("write_latency_ms", "write latency (ms)", "{:.1f}"),
                Column("tps_pct", "TPS % of baseline", "{:.1f}")]
     if all(s.write_latency_ms is None for s in ordered):
@@ -98,11 +106,11 @@ def s2_failure_table(failures: Sequence[ComponentFailure], *, min_tps_after_pct:
          "drop_pct": _drop_pct(f.tps_before, f.tps_after), "recover_s": f.recover_s, "resync_gb": f.resync_gb,
          "resync_rate": f.resync_gb_per_min, "resync_eta_s": f.resync_eta_s, "note": f.note or None} for f in failures]
     columns = [Column("failure", "failure", text=True), Column("tps_before", "TPS before"),
-               Column("tps_after", "TPS after"), Column("drop_pct", "drop %", "{:.1f}", better="lower"),
-               Column("recover_s", "time to recover (s)", "{:.0f}", better="lower"),
+               Column("tps_after", "TPS after"), Column("drop_pct", "drop %", "{:.1f}", better="lower", points=True),
+               Column("recover_s", "time to recover (s)", "{:.0f}", better="lower", floor=1.0),
                Column("resync_gb", "resync (GB)", "{:.2f}"),
                Column("resync_rate", "resync rate (GB/min)", "{:.2f}"),
-               Column("resync_eta_s", "resync ETA (s)", "{:.0f}", better="lower"),
+               Column("resync_eta_s", "resync ETA (s)", "{:.0f}", better="lower", floor=1.0),
                Column("note", "note", text=True)]
     thresholds = [Threshold("drop_pct", "<=", 100.0 - min_tps_after_pct, "TPS after"),
                   Threshold("recover_s", "<=", max_recover_s, "recovery")]
@@ -131,8 +139,10 @@ def s3_site_table(failures: Sequence[S3Row], *, min_tps_after_pct: float = 80.0,
          "drop_pct": _drop_pct(f.tps_before, f.tps_after), "p95_before_ms": f.p95_before_ms,
          "p95_after_ms": f.p95_after_ms, "failover_s": f.failover_s, "restarted": f.restarted or None} for f in failures]
     columns = [Column("site", "site lost", text=True), Column("tps_before", "TPS before"), Column("tps_after", "TPS after"),
-               Column("drop_pct", "drop %", "{:.1f}"), Column("p95_before_ms", "p95 before (ms)", "{:.1f}"),
-               Column("p95_after_ms", "p95 after (ms)", "{:.1f}"), Column("failover_s", "failover (s)", "{:.1f}", better="lower"),
+               Column("drop_pct", "drop %", "{:.1f}", better="lower", points=True),
+               Column("p95_before_ms", "p95 before (ms)", "{:.1f}"),
+               Column("p95_after_ms", "p95 after (ms)", "{:.1f}"),
+               Column("failover_s", "failover (s)", "{:.1f}", better="lower", floor=SECONDS_FLOOR),
                Column("restarted", "restarted where", text=True)]
     thresholds = [Threshold("drop_pct", "<=", 100.0 - min_tps_after_pct, "TPS after"),
                   Threshold("failover_s", "<=", max_failover_s, "failover")]
@@ -166,11 +176,13 @@ def s4_failover_table(runs: Sequence[S4Row], *, max_total_s: float = 35.0, max_l
     server_phases = [Column("databases_online_s", "databases online (s)", "{:.1f}"),
                      Column("listener_s", "listener (s)", "{:.1f}")]
     shown_phases = [c for c in server_phases if any(row[c.key] is not None for row in rows)]
-    columns = [Column("kind", "failover", text=True), Column("detect_s", "detect (s)", "{:.1f}", better="lower"),
+    columns = [Column("kind", "failover", text=True),
+               Column("detect_s", "detect (s)", "{:.1f}", better="lower", floor=SECONDS_FLOOR),
                Column("promote_s", "promote (s)", "{:.1f}"), *shown_phases,
                Column("first_commit_s", "first commit (s)", "{:.1f}"),
-               Column("total_s", "total (s)", "{:.1f}", better="lower"),
-               Column("client_reconnect_s", "client reconnect (s)", "{:.1f}", better="lower"),
+               Column("total_s", "total (s)", "{:.1f}", better="lower", floor=SECONDS_FLOOR),
+               Column("client_reconnect_s", "client reconnect (s)", "{:.1f}", better="lower",
+                      floor=SECONDS_FLOOR),
                Column("lost_commits", "lost commits", "{:d}", better="lower")]
     thresholds = [Threshold("total_s", "<=", max_total_s, "failover"),
                   Threshold("lost_commits", "<=", max_lost_commits, "acknowledged commits lost")]
@@ -206,9 +218,11 @@ def s5_migration_table(steps: Sequence[MigrationStep], *, min_tps_after_pct: flo
          "stun_s": s.stun_s} for s in sorted(steps, key=lambda s: s.rtt_ms)]
     columns = [Column("rtt_ms", "added RTT (ms)", "{:g}"), Column("tps_before", "TPS before"),
                Column("tps_during", "TPS during"), Column("tps_after", "TPS after"),
-               Column("after_pct", "after % of before", "{:.1f}"), Column("min_tps", "min TPS (per s)", better="higher"),
-               Column("migration_s", "migration (s)", "{:.1f}", better="lower"),
-               Column("stun_s", "stun seen by clients (s)", "{:.2f}", better="lower")]
+               Column("after_pct", "after % of before", "{:.1f}"),
+               Column("min_tps", "min TPS (per s)", better="higher", floor=TPS_FLOOR),
+               Column("migration_s", "migration (s)", "{:.1f}", better="lower", floor=SECONDS_FLOOR),
+               Column("stun_s", "stun seen by clients (s)", "{:.2f}", better="lower",
+                      floor=SECONDS_FLOOR)]
     thresholds = [Threshold("after_pct", ">=", min_tps_after_pct, "TPS after"),
                   Threshold("stun_s", "<=", max_stun_s, "tolerated stall")]
     return Table(title, columns, rows, thresholds, (
@@ -247,10 +261,10 @@ def s6_interference_table(runs: Sequence[Interference], *, min_tps_kept_pct: flo
          "iops_change": _change_pct(r.iops_alone, r.iops_mixed), "io_ms_alone": r.io_ms_alone,
          "io_ms_mixed": r.io_ms_mixed} for r in runs]
     columns = [Column("configuration", "configuration", text=True), Column("tps_alone", "TPS alone"),
-               Column("tps_mixed", "TPS mixed"), Column("tps_change", "TPS change %", "{:+.2f}", better="higher"),
+               Column("tps_mixed", "TPS mixed"), Column("tps_change", "TPS change %", "{:+.2f}", better="higher", points=True),
                Column("txn_ms_alone", "avg txn alone (ms)", "{:.1f}"), Column("txn_ms_mixed", "avg txn mixed (ms)", "{:.1f}"),
                Column("iops_alone", "I/O IOPS alone"), Column("iops_mixed", "I/O IOPS mixed"),
-               Column("iops_change", "IOPS change %", "{:+.2f}", better="higher"),
+               Column("iops_change", "IOPS change %", "{:+.2f}", better="higher", points=True),
                Column("io_ms_alone", "I/O latency alone (ms)", "{:.2f}"),
                Column("io_ms_mixed", "I/O latency mixed (ms)", "{:.2f}")]
     thresholds = [Threshold("tps_change", ">=", min_tps_kept_pct - 100.0, "TPS kept with the I/O workload")]
@@ -276,11 +290,11 @@ def esrp_table(results: MailResults, *, configuration: str, window_s: float, db_
                 "log_write_p95_ms": r.log_write.percentiles_ms.get(95.0),
                 "log_write_p99_ms": r.log_write.percentiles_ms.get(99.0)}
     columns = [Column("instance", "instance", text=True), Column("target_iops", "DB target IOPS"),
-               Column("db_iops", "DB IOPS", better="higher"), Column("achieved_pct", "achieved %", "{:.1f}"),
-               Column("db_read_ms", "DB read avg (ms)", "{:.2f}", better="lower"),
+               Column("db_iops", "DB IOPS", better="higher", floor=IOPS_FLOOR), Column("achieved_pct", "achieved %", "{:.1f}"),
+               Column("db_read_ms", "DB read avg (ms)", "{:.2f}", better="lower", floor=MS_FLOOR),
                Column("db_read_p95_ms", "DB read p95 (ms)", "{:.2f}"), Column("db_read_p99_ms", "DB read p99 (ms)", "{:.2f}"),
                Column("db_write_ms", "DB write avg (ms)", "{:.2f}"), Column("log_iops", "log writes/s"),
-               Column("log_write_ms", "log write avg (ms)", "{:.2f}", better="lower"),
+               Column("log_write_ms", "log write avg (ms)", "{:.2f}", better="lower", floor=MS_FLOOR),
                Column("log_write_p95_ms", "log write p95 (ms)", "{:.2f}"),
                Column("log_write_p99_ms", "log write p99 (ms)", "{:.2f}")]
     thresholds = [t for t in (
@@ -319,9 +333,9 @@ def s7_backup_table(cases: Sequence[BackupUnderLoad], *, min_tps_kept_pct: float
          "completed": 1 if c.completed else 0} for c in cases]
     columns = [Column("case", "backup", text=True), Column("size_mb", "size (MB)", "{:,.1f}"),
                Column("duration_s", "duration (s)", "{:.1f}"),
-               Column("mb_s", "throughput (MB/s)", "{:.1f}", better="higher"),
+               Column("mb_s", "throughput (MB/s)", "{:.1f}", better="higher", floor=0.5),
                Column("tps_before", "TPS before"), Column("tps_during", "TPS during"),
-               Column("tps_change", "TPS impact %", "{:+.2f}", better="higher"),
+               Column("tps_change", "TPS impact %", "{:+.2f}", better="higher", points=True),
                Column("p95_before_ms", "p95 before (ms)", "{:.1f}"),
                Column("p95_during_ms", "p95 during (ms)", "{:.1f}"), Column("completed", "completed (1 = yes)", "{:d}")]
     thresholds = [Threshold("tps_change", ">=", min_tps_kept_pct - 100.0, "TPS kept during the backup"),

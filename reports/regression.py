@@ -3,9 +3,15 @@
 Each night's key figures are appended to a history file (`figures.jsonl` beside Allure's own
 history), one line per run. Tonight's value of a figure is a **regression** when it is worse,
 in the figure's own better direction, than the median of the last `window` nights by more than
-the noise band: max(`band_pct` % of that median, `mad_k` x their median absolute deviation).
-A figure is judged only once `min_history` earlier nights have it; a figure that is new, or
-whose history is too short, is reported as such and never flagged.
+the noise band. For a figure on a ratio scale (seconds, TPS, MB/s) the band is
+max(`band_pct` % of that median, `mad_k` x their median absolute deviation, the figure's floor);
+for a figure that is already a percentage (a drop %, a change %) it is max(`band_points`
+points, `mad_k` x MAD, the floor): 20 % of a -3 % change would be 0.6 points. The floor is the
+figure's own (`Column.floor`: 0.25 s for a detection time), so a median of 0 or a wobble of
+24 ms is not a regression. A figure is judged only once `min_history` earlier nights have it;
+a figure that is new, or whose history is too short, is reported as such and never flagged. A
+figure the platform's model gave (`Figure.provenance`) is neither kept nor judged: changing the
+model is not a change of the cluster.
 
 Example with the defaults (window 7, band 20 %, 3 MAD, min 3): failover totals of 6.5, 6.8,
 7.0, 6.9, 6.6 s give median 6.8 s and MAD 0.2 s; the band is max(1.36, 0.6) = 1.36 s, so
@@ -38,6 +44,7 @@ REGRESSION_EXIT_CODE = 6  # README "Exit codes": 1 means an SLO was violated, 6 
 class RegressionRule:
     window: int = 7
     band_pct: float = 20.0
+    band_points: float = 5.0  # the band of a figure that is already a percentage, in points
     mad_k: float = 3.0
     min_history: int = 3
     change_points_from: int = 10  # earlier nights from which a moved level (`reports.changepoints`) decides
@@ -45,9 +52,19 @@ class RegressionRule:
 
     def describe(self) -> str:
         return (f"worse than the median of the last {self.window} nights by more than max({self.band_pct:g} %, "
-                f"{self.mad_k:g} x MAD), once {self.min_history} earlier nights exist; from "
+                f"{self.mad_k:g} x MAD, its floor) ({self.band_points:g} points for a percentage), once "
+                f"{self.min_history} earlier nights exist; from "
                 f"{self.change_points_from} nights on, a level that moved worse by more than "
                 f"{self.change_floor_pct:g} % in the last nights (change-point detection)")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How a change of one figure is measured: in `points` for a percentage, else as a share of its level; a
+    change under `floor` (the figure's unit) is never a regression."""
+
+    points: bool = False
+    floor: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +77,7 @@ class Night:
     run: str = ""  # which run it was (its first test's start): a run reported twice is one night
     definitions: int = FIGURE_DEFINITIONS
     spread: Mapping[str, float] = field(default_factory=dict)  # key -> the width of its 95 % interval, when known
+    scales: Mapping[str, Scale] = field(default_factory=dict)  # key -> how its change is measured (default: a share)
 
 
 @dataclass(frozen=True)
@@ -117,29 +135,34 @@ def noisier(key: str, width: float | None, history: Sequence[Night], rule: Regre
 
 
 def judge(tonight: Mapping[str, float], better: Mapping[str, Better], history: Sequence[Night],
-          rule: RegressionRule = RegressionRule(), spread: Mapping[str, float] | None = None) -> list[Judgement]:
+          rule: RegressionRule = RegressionRule(), spread: Mapping[str, float] | None = None,
+          scales: Mapping[str, Scale] | None = None) -> list[Judgement]:
     """Every figure of tonight, judged against the nights before it (oldest first in `history`) measured under
-    tonight's definitions; with `spread` (tonight's interval widths), a figure grown noisier is said too."""
+    tonight's definitions, each on its `scales` (a share of its level by default); with `spread` (tonight's
+    interval widths), a figure grown noisier is said too."""
     history = comparable(history)
-    judgements = [_judged(key, value, better, history, rule) for key, value in tonight.items()]
+    judgements = [_judged(key, value, better, history, rule, (scales or {}).get(key, Scale()))
+                  for key, value in tonight.items()]
     return [dataclasses.replace(j, noisier=noisier(j.key, (spread or {}).get(j.key), history, rule))
             for j in judgements]
 
 
 def _judged(key: str, value: float, better: Mapping[str, Better], history: Sequence[Night],
-            rule: RegressionRule) -> Judgement:
+            rule: RegressionRule, scale: Scale) -> Judgement:
     every = [night.figures[key] for night in history if key in night.figures]
     earlier = every[-rule.window:]
     if len(earlier) < rule.min_history:
         return Judgement(key, value, better[key], earlier, None, None, False)
     median = statistics.median(earlier)
     mad = statistics.median(abs(v - median) for v in earlier)
-    band = max(rule.band_pct / 100.0 * abs(median), rule.mad_k * mad)
+    usual = rule.band_points if scale.points else rule.band_pct / 100.0 * abs(median)
+    band = max(usual, rule.mad_k * mad, scale.floor)
     worse = value - median if better[key] == "lower" else median - value
     if len(every) < rule.change_points_from:
         return Judgement(key, value, better[key], earlier, median, band, worse > band)
     series = [*every, value]
-    floor = rule.change_floor_pct / 100.0 * abs(statistics.median(every))
+    moved_by = rule.band_points if scale.points else rule.change_floor_pct / 100.0 * abs(statistics.median(every))
+    floor = max(moved_by, scale.floor)
     # the last nights again, as the nightly job saw them: a change alarmed on an earlier night is not new tonight
     since = max(0, len(series) - 2 - Detector().recent)
     tonight_alarms = [a for a in alarms(series, better[key], floor=floor, start=since) if a.night == len(series) - 1]
@@ -150,11 +173,13 @@ def _judged(key: str, value: float, better: Mapping[str, Better], history: Seque
 
 def night_of(figures: Sequence[Figure], *, run: str = "", at: datetime | None = None,
              verdicts: Sequence[tuple[str, Judged]] = ()) -> Night:
-    """Tonight's figures: the tables' key cells, and each verdict on an estimate (keyed by its test's title),
-    with the width of its interval as the figure's spread."""
+    """Tonight's measured figures: the tables' key cells (not those the platform's model gave), and each verdict
+    on an estimate (keyed by its test's title), with the width of its interval as the figure's spread."""
     moment = (at or datetime.now(UTC)).isoformat(timespec="seconds")
-    values = {f.key: f.value for f in figures}
-    better: dict[str, Better] = {f.key: f.better for f in figures}
+    measured = [f for f in figures if f.provenance == "measured"]
+    values = {f.key: f.value for f in measured}
+    better: dict[str, Better] = {f.key: f.better for f in measured}
+    scales = {f.key: Scale(f.points, f.floor) for f in measured if f.points or f.floor}
     spread = {}
     for title, verdict in verdicts:
         if verdict.value is None or verdict.low is None or verdict.high is None or verdict.provenance != "measured":
@@ -162,7 +187,7 @@ def night_of(figures: Sequence[Figure], *, run: str = "", at: datetime | None = 
         key = f"{title} · {verdict.name}"
         values[key], spread[key] = verdict.value, verdict.high - verdict.low
         better[key] = "higher" if verdict.op in (">=", ">") else "lower"
-    return Night(moment, values, better, run, FIGURE_DEFINITIONS, spread)
+    return Night(moment, values, better, run, FIGURE_DEFINITIONS, spread, scales)
 
 
 def read_history(path: Path) -> list[Night]:

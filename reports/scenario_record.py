@@ -10,7 +10,7 @@ found again the next night.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
@@ -28,6 +28,9 @@ class Figure:
     value: float
     better: Better
     shown: str  # as the table shows it
+    points: bool = False  # a percentage: its changes are measured in points
+    floor: float = 0.0  # a change smaller than this (the figure's unit) is never a regression
+    provenance: str = "measured"  # or "modelled": the platform's model gave it; never judged across nights
 
 
 @dataclass(frozen=True)
@@ -84,8 +87,8 @@ def row_label(table: Table, row: Mapping[str, Any]) -> str:
     return f"{name} {shown} {unit.rstrip(')')}".rstrip()
 
 
-def figures_of(scenario: str, table: Table) -> list[Figure]:
-    """Every numeric cell of the table's key-figure columns."""
+def figures_of(scenario: str, table: Table, modelled: Collection[str] = ()) -> list[Figure]:
+    """Every numeric cell of the table's key-figure columns; those of the `modelled` columns (keys) marked so."""
     found = []
     for row in table.rows:
         label = row_label(table, row)
@@ -95,13 +98,15 @@ def figures_of(scenario: str, table: Table) -> list[Figure]:
                 continue
             found.append(Figure(key=f"{scenario} · {label} · {column.title}", scenario=scenario, row=label,
                                 column=column.title, value=float(value), better=column.better,
-                                shown=format_cell(column, value)))
+                                shown=format_cell(column, value), points=column.points, floor=column.floor,
+                                provenance="modelled" if column.key in modelled else "measured"))
     return found
 
 
 def scenario_record(scenario: str, title: str, *, fault_kind: str, target: str, mechanism: str, table: Table | None,
-                    numbers: Mapping[str, str]) -> ScenarioRecord:
+                    numbers: Mapping[str, str], modelled: Collection[str] = ()) -> ScenarioRecord:
     return ScenarioRecord(scenario=scenario, title=title, fault_kind=fault_kind, target=target, mechanism=mechanism,
                           verdict=table.verdict.value if table is not None else "",
                           table_html=to_html_fragment(table) if table is not None else "",
-                          numbers=dict(numbers), figures=figures_of(scenario, table) if table is not None else [])
+                          numbers=dict(numbers),
+                          figures=figures_of(scenario, table, modelled) if table is not None else [])

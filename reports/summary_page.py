@@ -131,8 +131,9 @@ def _banner(tests: Sequence[RecordedTest], judgements: Sequence[Judgement]) -> s
                      + "; ".join(esc(j.sentence()) for j in regressed) + "</p>")
     else:
         judged = sum(1 for j in judgements if j.judged)
+        short = "" if judged == len(judgements) else "; the others have too short a history"
         parts.append(f"<p class=meta>No figure got worse than its recent nights ({judged} of {len(judgements)} "
-                     "figures judged; the others have too short a history).</p>")
+                     f"figures judged{short}).</p>")
     return "\n".join(parts)
 
 
@@ -158,14 +159,16 @@ def _trend(test: RecordedTest, by_key: Mapping[str, Judgement], history: Sequenc
         judgement = by_key.get(figure.key)
         earlier = [night.figures[figure.key] for night in history if figure.key in night.figures][-rule.window:]
         regressed = judgement is not None and judgement.regressed
-        verdict = ("<span class=regressed>regressed</span>" if regressed else
+        verdict = ("modelled: not judged" if figure.provenance != "measured" else
+                   "<span class=regressed>regressed</span>" if regressed else
                    "within band" if judgement is not None and judgement.judged else f"{len(earlier)} earlier night(s)")
-        reference = f"{judgement.reference:g}" if judgement is not None and judgement.reference is not None else "—"
+        reference = (f"{judgement.reference:.3g} ({len(judgement.earlier)})"
+                     if judgement is not None and judgement.reference is not None else "—")
         rows.append(f"<tr><td class=text>{esc(figure.row)} · {esc(figure.column)}</td><td>{esc(figure.shown)}</td>"
                     f"<td>{reference}</td><td class=text>{verdict}</td>"
                     f"<td>{sparkline([*earlier, figure.value], regressed=regressed)}</td></tr>")
     return ("<h3>Figures over the last nights</h3><table><thead><tr><th class=text>figure</th><th>tonight</th>"
-            f"<th>median of last {rule.window}</th><th class=text>trend verdict</th><th>nights</th></tr></thead>"
+            "<th>median of earlier nights (n)</th><th class=text>trend verdict</th><th>nights</th></tr></thead>"
             "<tbody>" + "".join(rows) + "</tbody></table>")
 
 

@@ -34,13 +34,17 @@ class CellVerdict(StrEnum):
 @dataclass(frozen=True)
 class Column:
     """`fmt` formats numbers; text cells are shown as they are. A column whose `better` is set holds a
-    key figure: its values are kept night after night and judged for regressions in that direction."""
+    key figure: its values are kept night after night and judged for regressions in that direction,
+    `points` when they are already percentages (a change is measured in points, not as a share of a
+    share), `floor` the change in the column's unit too small to be a regression (24 ms of detection)."""
 
     key: str
     title: str
     fmt: str = "{:,.0f}"
     text: bool = False
     better: Better | None = None
+    points: bool = False
+    floor: float = 0.0
 
 
 @dataclass(frozen=True)
