@@ -90,6 +90,7 @@ class Experiment:
     ledger: LedgerReport | None = None
     stop_report: StopReport | None = None
     degraded_on_purpose: bool = False  # N-1: started while a fault the test holds keeps the cluster degraded
+    stopped_t: float | None = None  # when the workload was stopped: its last second is partial
     _running: bool = False
     _start_wall: float = 0.0
     _sampling: threading.Event = field(default_factory=threading.Event)
@@ -126,6 +127,7 @@ class Experiment:
         if self._sampler is not None:
             self._sampler.join(timeout=15)
         self._running = False
+        self.stopped_t = self.timeline.now()  # the workload's last second from here on is partial
         reports = [workload.stop() for workload in self.workloads]
         self.stop_report = reports[0] if reports else None
         keeper = next((w for w in self.workloads if w.keeps_ledger), None)
@@ -279,7 +281,8 @@ class Experiment:
             spec=spec, in_effect_t=in_effect, revert_t=revert_t, healthy_t=healthy_t,
             primary_before=primary_before, primary_after=self.cluster.primary_node(),
             impact=impact(self.series.points(), in_effect, revert_t, baseline_s=int(self.durations.baseline_s) - 2,
-                          band=SteadyBand(sustain_s=self.durations.steady_window_s)),
+                          band=SteadyBand(sustain_s=self.durations.steady_window_s), stopped_t=self.stopped_t,
+                          commit_gaps=self.timeline.commit_gaps()),
             phases=phases,
             resync=progress(samples, reported_eta=reported_eta), resync_done_t=completed_at(samples),
             forecast=forecast,

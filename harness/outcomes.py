@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from harness.analysis.slo import InconclusiveVerdict
+from harness.analysis.slo import Finding, InconclusiveVerdict
 from harness.plugin_state import PluginState, plugin_state
 from harness_kernel.errors import ConfigError, HarnessError
 from reports.summary import Outcome, format_summary
@@ -88,7 +88,8 @@ def exit_status(session: pytest.Session, exitstatus: int) -> int:
 
 
 class _Flags:
-    """Each `InconclusiveVerdict` a test warned about (pytest hands warnings over with the test's id only)."""
+    """Each `InconclusiveVerdict` and `Finding` a test warned about (pytest hands warnings over with the test's id
+    only)."""
 
     def __init__(self, state: PluginState) -> None:
         self.state = state
@@ -96,6 +97,8 @@ class _Flags:
     def pytest_warning_recorded(self, warning_message: Any, when: str, nodeid: str, location: Any) -> None:
         if isinstance(warning_message.message, InconclusiveVerdict) and nodeid:
             self.state.inconclusive.setdefault(nodeid, []).append(str(warning_message.message))
+        if isinstance(warning_message.message, Finding) and nodeid:
+            self.state.findings.setdefault(nodeid, []).append(str(warning_message.message))
 
 
 @pytest.hookimpl(trylast=True)
@@ -103,16 +106,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_Flags(plugin_state(config)), "harness-inconclusive")
 
 
-def _flagged(outcome: Outcome, nodeid: str, inconclusive: dict[str, list[str]]) -> Outcome:
-    """A passed test with verdicts it could not give is INCONCLUSIVE in the summary, saying which."""
-    if outcome.status != "passed" or nodeid not in inconclusive:
+def _flagged(outcome: Outcome, nodeid: str, state: PluginState) -> Outcome:
+    """A passed test with verdicts it could not give is INCONCLUSIVE in the summary, saying which; its findings
+    are listed whatever its verdict."""
+    outcome = dataclasses.replace(outcome, findings=tuple(state.findings.get(nodeid, ())))
+    if outcome.status != "passed" or nodeid not in state.inconclusive:
         return outcome
-    return dataclasses.replace(outcome, status="inconclusive", reason="; ".join(inconclusive[nodeid]))
+    return dataclasses.replace(outcome, status="inconclusive", reason="; ".join(state.inconclusive[nodeid]))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = plugin_state(config)
-    outcomes = [_flagged(o, nodeid, state.inconclusive) for nodeid, o in state.outcomes.items()]
+    outcomes = [_flagged(o, nodeid, state) for nodeid, o in state.outcomes.items()]
     if any(o.scenario for o in outcomes):
         terminalreporter.write_line("")
         for line in format_summary([o for o in outcomes if o.scenario]).splitlines():

@@ -24,6 +24,7 @@ class PluginState:
     bad_input: int = 0  # tests that errored on bad input (a ConfigError: a value, a missing or rejected credential)
     failed: int = 0  # tests that failed (an SLO)
     inconclusive: dict[str, list[str]] = field(default_factory=dict)  # node id -> verdicts it could not give
+    findings: dict[str, list[str]] = field(default_factory=dict)  # node id -> what no threshold judges (outages)
 
 
 STATE = pytest.StashKey[PluginState]()

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from collections.abc import Collection, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from faults.base import FaultSpec
-from harness.analysis.slo import SloCheck, assert_verdicts
+from harness.analysis.slo import Finding, SloCheck, assert_verdicts
 from harness.experiment import Experiment
 from harness_kernel.errors import HarnessError
 from harness_kernel.history import EventKind
@@ -71,9 +72,11 @@ class ScenarioReport:
 
     def record(self, scenario: str, experiment: Experiment, *, fault_kind: str, target: str, title: str,
                table: Table | None, table_name: str | None = None, numbers: Mapping[str, str] | None = None,
-               metrics: Sequence[MetricSeries] = (), modelled: Collection[str] = ()) -> None:
+               metrics: Sequence[MetricSeries] = (), modelled: Collection[str] = (),
+               findings: Sequence[str] = ()) -> None:
         """`metrics`: more series to plot beside the workload's (an I/O workload's IOPS); `modelled`: the table's
-        columns (keys) whose values the platform's model gave, kept out of the nightly trend."""
+        columns (keys) whose values the platform's model gave, kept out of the nightly trend; `findings`: what no
+        threshold judges and a reader must see (an outage inside a window meant to be steady), warned as such."""
         title_and_parameters(human_title(scenario, title, target), {"fault kind": fault_kind, "target": target})
         apply_labels(ExperimentLabels(scenario=scenario, fault_kind=fault_kind, target=target))
         resync = [experiment.resync_bytes] if any(p.value > 0 for p in experiment.resync_bytes.points()) else []
@@ -81,7 +84,10 @@ class ScenarioReport:
                                  table=table, title=title))
         self.pending.append(scenario_record(scenario, human_title(scenario, title, target), fault_kind=fault_kind,
                                             target=target, mechanism=mechanism(experiment, fault_kind, target),
-                                            table=table, numbers=numbers or {}, modelled=modelled))
+                                            table=table, numbers=numbers or {}, modelled=modelled,
+                                            findings=findings))
+        for finding in findings:
+            warnings.warn(Finding(f"{human_title(scenario, title, target)}: {finding}"), stacklevel=2)
         if table is not None and table_name is not None:
             self.keep_table(table, table_name)
         self.numbers.update(numbers or {})

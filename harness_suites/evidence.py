@@ -6,6 +6,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from harness.analysis.impact import WindowGaps, window_gaps
 from harness.analysis.intervals import Interval, mean_interval, ratio_interval
 from harness.analysis.resync import mean_rate_bps
 from harness.clusters import FailoverForecast
@@ -17,13 +18,21 @@ GB = 1e9
 
 @dataclass(frozen=True)
 class WindowStats:
-    """The OLTP workload over one window: mean and lowest per-second TPS, median p95, mean transaction time."""
+    """The OLTP workload over one window: mean and lowest per-second TPS, median p95, mean transaction time, and
+    what the mean hides (whole seconds without any commit, the longest commit gap)."""
 
     tps: float | None
     min_tps: float | None
     p95_ms: float | None
     avg_txn_ms: float | None
     interval: Interval | None = None  # the mean TPS's 95 % interval (moving-block bootstrap), from 3 seconds on
+    gaps: WindowGaps | None = None
+
+    def outage(self, name: str) -> list[str]:
+        """A finding when this window, meant to be steady, holds seconds without any commit."""
+        if self.gaps is None or not self.gaps.seconds_without_commit:
+            return []
+        return [f"{name}: {self.gaps.seconds_without_commit} s without any commit"]
 
 
 def window_stats(experiment: Experiment, start: float, end: float, users: int) -> WindowStats:
@@ -36,10 +45,12 @@ def window_stats(experiment: Experiment, start: float, end: float, users: int) -
         return WindowStats(None, None, None, None)
     tps = statistics.fmean(p.tps for p in points)
     p95s = [p.p95_ms for p in points if p.p95_ms is not None]
+    gaps = window_gaps([p.t for p in points], [p.tps for p in points], first, last,
+                       experiment.timeline.commit_gaps())
     # closed loop without think time: mean response time = users / throughput (Little's law)
     return WindowStats(tps, min(p.tps for p in points), statistics.median(p95s) if p95s else None,
                        1000.0 * users / tps if tps else None,
-                       mean_interval([p.tps for p in points]) if len(points) >= 3 else None)
+                       mean_interval([p.tps for p in points]) if len(points) >= 3 else None, gaps)
 
 
 def window_ratio(numerator: WindowStats, denominator: WindowStats) -> Interval | None:
@@ -50,18 +61,23 @@ def window_ratio(numerator: WindowStats, denominator: WindowStats) -> Interval |
 
 
 def tps_after(findings: Findings) -> float | None:
-    """The level the business runs at once the fault is over (or, if it never ends, during it)."""
-    reference = findings.impact.after or findings.impact.during
-    return reference.mean if reference else None
+    """The steady level the business runs at while the fault holds (None: none was reached before the revert)."""
+    return findings.impact.after.mean if findings.impact.after else None
 
 
 def tps_ratio_interval(findings: Findings) -> Interval | None:
-    """TPS after (or during, as `tps_after` chooses) over before, with its 95 % interval: each window's mean by
-    the moving-block bootstrap, the ratio by the delta method (`harness.analysis.intervals.ratio_interval`)."""
-    windows = findings.impact.intervals
-    after = windows.get("after") if findings.impact.after else windows.get("during")
-    before = windows.get("baseline")
+    """TPS after over before, with its 95 % interval: each window's mean by the moving-block bootstrap, the ratio
+    by the delta method (`harness.analysis.intervals.ratio_interval`)."""
+    after, before = findings.impact.intervals.get("after"), findings.impact.intervals.get("before")
     return ratio_interval(after, before) if after is not None and before is not None else None
+
+
+def no_steady_state(findings: Findings, observe_s: float) -> str | None:
+    """Why TPS after / before cannot be judged: no steady state was reached while the fault held."""
+    if findings.impact.after is not None:
+        return None
+    return (f"no steady state while the fault held ({observe_s:g} s): a longer --observe-s would show one; the "
+            "time to recover says when the business came back")
 
 
 def component_row(label: str, findings: Findings, note: str = "") -> ComponentFailure:
@@ -71,7 +87,7 @@ def component_row(label: str, findings: Findings, note: str = "") -> ComponentFa
                                                             if findings.resync_done_t else []))
     first_eta = next((p.eta_s for p in findings.resync if p.eta_s is not None), None)
     return ComponentFailure(
-        failure=label, tps_before=findings.impact.baseline.mean, tps_after=tps_after(findings),
+        failure=label, tps_before=findings.impact.before.mean, tps_after=tps_after(findings),
         recover_s=findings.impact.time_to_recover_s, resync_gb=total / GB if total else None,
         resync_gb_per_min=rate * 60 / GB if rate else None, resync_eta_s=first_eta, note=note)
 

@@ -20,6 +20,7 @@ from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault, Sweep
 from harness.scenario_report import ScenarioReport
 from harness_kernel.history import EventKind
+from harness_suites.evidence import window_stats
 from reports.allure.steps import phase
 from reports.published_tables import LatencyStep, largest_kept_rtt, s1_latency_table
 
@@ -85,7 +86,9 @@ def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
     scenario_report.record("S1", experiment, fault_kind="latency", target=link or "link", title="S1 latency sweep",
                            table=table, table_name="s1-latency",
                            numbers={**{f"{s.rtt_ms:g} ms": f"{s.tps:.0f} TPS" for s in measured},
-                                    "verdict": table.extra_lines[0] if table.extra_lines else ""})
+                                    "verdict": table.extra_lines[0] if table.extra_lines else ""},
+                           findings=[found for w in windows for found in window_stats(
+                               experiment, w.start, w.end, users).outage(f"{w.rtt_ms:g} ms step")])
     lost = experiment.ledger.lost_count if experiment.ledger else None
     scenario_report.judge([
         SloCheck(f"throughput measured at {s.rtt_ms:g} ms (TPS)", s.tps, ">", 0) for s in measured

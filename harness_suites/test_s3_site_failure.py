@@ -16,7 +16,7 @@ from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_kernel.history import EventKind
-from harness_suites.evidence import fmt, fmt_lost, tps_after, tps_ratio_interval
+from harness_suites.evidence import fmt, fmt_lost, no_steady_state, tps_after, tps_ratio_interval
 from reports.published_tables import S3Row, s3_site_table
 
 SITE = ScenarioFault("site of the primary", Role.PRIMARY_SITE, "site-power-loss")
@@ -39,10 +39,9 @@ def test_the_surviving_site_takes_over_within_the_slo(
     impact = findings.impact
     detected = experiment.timeline.events(EventKind.DETECTED)
     row = S3Row(
-        site=findings.spec.target.removeprefix("site:"), tps_before=impact.baseline.mean, tps_after=tps_after(findings),
-        p95_before_ms=p95(experiment, impact.baseline.start, impact.baseline.end),
-        p95_after_ms=p95(experiment, (impact.after or impact.baseline).start, (impact.after or impact.baseline).end)
-        if impact.after else None,
+        site=findings.spec.target.removeprefix("site:"), tps_before=impact.before.mean, tps_after=tps_after(findings),
+        p95_before_ms=p95(experiment, impact.before.start, impact.before.end),
+        p95_after_ms=p95(experiment, impact.after.start, impact.after.end) if impact.after else None,
         failover_s=findings.phases.total_s,
         restarted=f"{findings.primary_after} on {site_after}; witness saw {len(detected)} failure event(s)")
     table = s3_site_table([row], min_tps_after_pct=100 * topology.slo.tps_after_min_ratio,
@@ -52,12 +51,13 @@ def test_the_surviving_site_takes_over_within_the_slo(
                            title="S3 site failure", table=table, table_name="s3-site-failure",
                            numbers={"failover": fmt(row.failover_s, " s"), "TPS before": fmt(row.tps_before, "", 0),
                                     "after": fmt(row.tps_after, "", 0), "serving": row.restarted.split(";")[0],
-                                    "lost": fmt_lost(lost)})
+                                    "lost": fmt_lost(lost)},
+                           findings=impact.outages)
     ratio = row.tps_after / row.tps_before if row.tps_after is not None and row.tps_before else None
     scenario_report.judge([
         SloCheck("failover duration", row.failover_s, "<=", topology.slo.failover_max_s, " s"),
         SloCheck("serving from the other site (1 = yes)", float(site_after != row.site), ">=", 1),
         SloCheck("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio,
-                 interval=tps_ratio_interval(findings)),
+                 interval=tps_ratio_interval(findings), not_judged=no_steady_state(findings, experiment.durations.observe_s)),
         SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
     ])

@@ -47,9 +47,9 @@ def added_rtt(experiment: Experiment, spec: FaultSpec, rtt_ms: float, seconds: f
 
 
 def migrate_once(experiment: Experiment, spec: FaultSpec, rtt_ms: float, step_s: float,
-                 users: int) -> tuple[MigrationStep, Interval | None]:
+                 users: int) -> tuple[MigrationStep, Interval | None, list[str]]:
     """Before window, the migration (inject), after window on the other site; the revert brings it back. With the
-    step, TPS after / before and its 95 % interval."""
+    step, TPS after / before and its 95 % interval, and the findings: a steady window without commits."""
     now = experiment.timeline.now
     before_start = now()
     experiment.measure(f"before, {rtt_ms:g} ms", step_s)
@@ -66,7 +66,7 @@ def migrate_once(experiment: Experiment, spec: FaultSpec, rtt_ms: float, step_s:
                          min_tps=during.min_tps, migration_s=evidence.get("migration_s", end - start),
                          stun_s=longest_gap_within(experiment.timeline, start, end + 1.0),
                          drs=" ".join(str(evidence[k]) for k in ("drs", "moved_back") if evidence.get(k))), \
-        window_ratio(after, before)
+        window_ratio(after, before), [*before.outage(f"before, {rtt_ms:g} ms"), *after.outage(f"after, {rtt_ms:g} ms")]
 
 
 @pytest.mark.scenario("S5")
@@ -79,14 +79,15 @@ def test_a_live_migration_across_sites_keeps_the_business_running(
     warmup_s, step_s = pytestconfig.getoption("--warmup-s"), pytestconfig.getoption("--step-s")
     users = pytestconfig.getoption("--users")
     link = LATENCY.resolve(experiment.cluster, topology)
-    measured, ratios, migration = [], [], None
+    measured, ratios, found, migration = [], [], [], None
     experiment.baseline()  # a steady state before the first step's own window
     for rtt in steps:
         with phase("observe", f"migration at {rtt:g} ms added RTT"), \
                 added_rtt(experiment, link, rtt, warmup_s + 2 * step_s + 2 * MIGRATION_TIMEOUT_S):
             experiment.measure(f"warm-up at {rtt:g} ms", warmup_s)
             migration = MIGRATION.resolve(experiment.cluster, topology)
-            step, ratio = migrate_once(experiment, migration, rtt, step_s, users)
+            step, ratio, outages = migrate_once(experiment, migration, rtt, step_s, users)
+            found += outages
             measured.append(step)
             ratios.append(ratio)
     experiment.finish()
@@ -104,7 +105,7 @@ def test_a_live_migration_across_sites_keeps_the_business_running(
                                                            f"{fmt(s.stun_s, ' s', 2)}" for s in measured},
                                     "lost": fmt_lost(lost)},
                            # the pre-copy is the model's and the freeze lasts the model's stun
-                           modelled=("migration_s", "stun_s") if modelled else ())
+                           modelled=("migration_s", "stun_s") if modelled else (), findings=found)
     scenario_report.judge([
         *(SloCheck(f"TPS after / before at {s.rtt_ms:g} ms", s.tps_after / s.tps_before
                   if s.tps_after is not None and s.tps_before else None, ">=", topology.slo.tps_after_min_ratio,

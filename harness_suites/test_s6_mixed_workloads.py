@@ -127,9 +127,9 @@ class Setting:
 
 
 def measure(setting: Setting, configuration: str, *,
-            degraded: bool) -> tuple[Interference, Experiment, Interval | None]:
-    """I/O alone, then OLTP alone, then both; one OLTP experiment (one ledger) for the last two. The third value:
-    TPS mixed / alone with its 95 % interval."""
+            degraded: bool) -> tuple[Interference, Experiment, Interval | None, list[str]]:
+    """I/O alone, then OLTP alone, then both; one OLTP experiment (one ledger) for the last two. Then TPS mixed /
+    alone with its 95 % interval, and the findings: an OLTP window holding seconds without any commit."""
     tag = configuration.split(":")[0].lower().replace(" ", "-")
     now = setting.timeline.now
     alone = setting.fio(f"io-alone-{tag}")
@@ -161,7 +161,8 @@ def measure(setting: Setting, configuration: str, *,
                         txn_ms_alone=oltp_alone.avg_txn_ms, txn_ms_mixed=oltp_mixed.avg_txn_ms,
                         iops_alone=io_alone.iops, iops_mixed=io_mixed.iops,
                         io_ms_alone=io_alone.latency_ms, io_ms_mixed=io_mixed.latency_ms), experiment, \
-        window_ratio(oltp_mixed, oltp_alone)
+        window_ratio(oltp_mixed, oltp_alone), \
+        [*oltp_alone.outage(f"{configuration}, OLTP alone"), *oltp_mixed.outage(f"{configuration}, mixed")]
 
 
 def io_root(cluster: Cluster, option: str | None) -> Path:
@@ -195,13 +196,13 @@ def test_mixed_workloads_interfere_within_the_slo_with_all_nodes_and_with_one_lo
     heal_or_rebuild(cluster, durations, before=True)
     with own_directory(io_root(cluster, pytestconfig.getoption("--io-dir"))) as root:
         setting = Setting(harness_run, cluster, schema, timeline, progress, durations, pytestconfig, root)
-        first, _, first_ratio = measure(setting, "all nodes", degraded=False)
+        first, _, first_ratio, first_found = measure(setting, "all nodes", degraded=False)
         spec = STANDBY_DOWN.resolve(cluster, topology)
         with phase("inject", f"{spec.kind} on {spec.target} for the whole N-1 measurement"), \
                 harness_run.inject(timeline, spec, duration_s=4 * setting.window_s + durations.settle_s + 120):
             progress.wait("settle with one node lost", durations.settle_s)
-            last, experiment, last_ratio = measure(setting, f"N-1: {spec.target.removeprefix('host:')} down",
-                                                   degraded=True)
+            last, experiment, last_ratio, last_found = measure(
+                setting, f"N-1: {spec.target.removeprefix('host:')} down", degraded=True)
     heal_or_rebuild(cluster, durations, before=False)
     runs, ratios = [first, last], [first_ratio, last_ratio]
     table = s6_interference_table(runs, min_tps_kept_pct=100 * topology.slo.tps_after_min_ratio,
@@ -211,7 +212,8 @@ def test_mixed_workloads_interfere_within_the_slo_with_all_nodes_and_with_one_lo
                            metrics=[setting.iops],
                            numbers={r.configuration: f"TPS {fmt(r.tps_alone, '', 0)} -> {fmt(r.tps_mixed, '', 0)}, "
                                                      f"IOPS {fmt(r.iops_alone, '', 0)} -> {fmt(r.iops_mixed, '', 0)}"
-                                    for r in runs})
+                                    for r in runs},
+                           findings=[*first_found, *last_found])
     scenario_report.judge([
         *(SloCheck(f"{r.configuration}: TPS mixed / alone", r.tps_mixed / r.tps_alone
                   if r.tps_mixed is not None and r.tps_alone else None, ">=", topology.slo.tps_after_min_ratio,

@@ -55,7 +55,9 @@ def test_a_full_backup_under_load_completes_and_keeps_the_business_running(
         done, ended = experiment.await_operation(active, timeout_s)
     experiment.measure("settle", experiment.durations.settle_s)
     experiment.finish()
-    during = window_stats(experiment, active.injected_at, ended, users)
+    # during = exactly the backup's run, as the backup itself reports it (the harness's start precedes it)
+    began = experiment.timeline.t_of_wall(done.started_wall) if done.started_wall else active.injected_at
+    during = window_stats(experiment, began, ended, users)
     duration = done.finished_wall - done.started_wall if done.finished_wall and done.started_wall else None
     row = BackupUnderLoad(case=case.label, size_mb=done.bytes_done / MB if done.bytes_done is not None else None,
                           duration_s=duration, tps_before=before.tps or 0.0, tps_during=during.tps,
@@ -68,7 +70,8 @@ def test_a_full_backup_under_load_completes_and_keeps_the_business_running(
                            numbers={"backup": f"{fmt(row.size_mb, ' MB')} in {fmt(duration, ' s')} "
                                               f"({fmt(throughput, ' MB/s')})",
                                     "TPS before": fmt(before.tps, "", 0), "during": fmt(during.tps, "", 0),
-                                    "lost": fmt_lost(lost), **({"backup error": done.error} if done.error else {})})
+                                    "lost": fmt_lost(lost), **({"backup error": done.error} if done.error else {})},
+                           findings=[*before.outage("before"), *during.outage("during the backup")])
     ratio = during.tps / before.tps if during.tps is not None and before.tps else None
     scenario_report.judge([
         SloCheck("backup completed (1 = yes)", float(done.completed), ">=", 1),

@@ -30,10 +30,14 @@ def _span(metric: MetricSeries) -> float:
     return points[-1].t - points[0].t if points else 0.0
 
 
-def metrics_json(series: TransactionSeries, metrics: Sequence[MetricSeries] = ()) -> str:
+def metrics_json(series: TransactionSeries, metrics: Sequence[MetricSeries] = (),
+                 commit_gaps: Sequence[tuple[float, float]] = ()) -> str:
+    """The series, and the workload's commit gaps (start, end on the timeline; end null: open at the stop)."""
     step = step_for(len(series))
     return json.dumps({"transactions": {"name": series.name, "points": [p.to_dict() for p in series.points(step=step)]},
-                       "metrics": [m.to_dict(step_for(_span(m))) for m in metrics]}, indent=1)
+                       "metrics": [m.to_dict(step_for(_span(m))) for m in metrics],
+                       "commit_gaps": [{"start": start, "end": None if math.isinf(end) else end}
+                                       for start, end in commit_gaps]}, indent=1)
 
 
 def transactions_csv(series: TransactionSeries) -> str:

@@ -64,6 +64,7 @@ class ScenarioRecord:
     numbers: Mapping[str, str] = field(default_factory=dict)
     figures: Sequence[Figure] = ()
     verdicts: Sequence[Judged] = ()
+    findings: Sequence[str] = ()  # what no threshold judges: an outage inside a window meant to be steady
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1)
@@ -104,9 +105,11 @@ def figures_of(scenario: str, table: Table, modelled: Collection[str] = ()) -> l
 
 
 def scenario_record(scenario: str, title: str, *, fault_kind: str, target: str, mechanism: str, table: Table | None,
-                    numbers: Mapping[str, str], modelled: Collection[str] = ()) -> ScenarioRecord:
+                    numbers: Mapping[str, str], modelled: Collection[str] = (),
+                    findings: Sequence[str] = ()) -> ScenarioRecord:
     return ScenarioRecord(scenario=scenario, title=title, fault_kind=fault_kind, target=target, mechanism=mechanism,
                           verdict=table.verdict.value if table is not None else "",
                           table_html=to_html_fragment(table) if table is not None else "",
                           numbers=dict(numbers),
-                          figures=figures_of(scenario, table, modelled) if table is not None else [])
+                          figures=figures_of(scenario, table, modelled) if table is not None else [],
+                          findings=list(findings))

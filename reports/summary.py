@@ -23,6 +23,7 @@ class Outcome:
     status: str
     numbers: Mapping[str, str] = field(default_factory=dict)
     reason: str = ""
+    findings: Sequence[str] = ()  # what no threshold judges: an outage inside a window meant to be steady
 
 
 def _first_line(text: str, width: int = 110) -> str:
@@ -41,6 +42,7 @@ def format_summary(outcomes: Sequence[Outcome], report: str | None = None) -> st
             lines.append("       " + ", ".join(f"{k} {v}" for k, v in o.numbers.items()))
         if o.reason and o.status in ("failed", "error", "inconclusive"):
             lines.append(f"       why: {_first_line(o.reason)}")
+        lines += [f"       finding: {_first_line(f)}" for f in o.findings]
     counts = {s: sum(1 for o in outcomes if o.status == s) for s in _VERDICTS}
     lines.append("  " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
     if report:

@@ -183,7 +183,7 @@ def _scenarios(summary: SummaryInput) -> str:
                      f"<span class='verdict-{'pass' if test.status == 'passed' else 'fail'}'>"
                      f"{_test_verdict(test)}</span></h2>"
                      f"<p class=meta>fault: {esc(record.mechanism)} on {esc(record.target)}</p>"
-                     f"{record.table_html}{_verdicts(record.verdicts)}"
+                     f"{record.table_html}{_verdicts(record.verdicts)}{_findings(record.findings)}"
                      f"{_trend(test, by_key, summary.history, summary.rule)}</section>")
     return "\n".join(parts)
 
@@ -209,6 +209,13 @@ def _verdicts(verdicts: Sequence[Judged]) -> str:
     return ("<h3>Verdicts</h3><table><thead><tr><th class=text>figure</th><th>value [95 % interval]</th>"
             "<th>required</th><th class=text>outcome</th><th class=text>how</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table>")
+
+
+def _findings(findings: Sequence[str]) -> str:
+    """What no threshold judges and the board must still see (an outage inside a window meant to be steady)."""
+    if not findings:
+        return ""
+    return ("<h3>Findings</h3><ul>" + "".join(f"<li class=note>{esc(f)}</li>" for f in findings) + "</ul>")
 
 
 def _environment(environment: Mapping[str, str], tests: Sequence[RecordedTest], modelled_note: str) -> str:

@@ -25,6 +25,11 @@ class InconclusiveVerdict(UserWarning):
     (the plugin turns this warning into an error then)."""
 
 
+class Finding(UserWarning):
+    """What no threshold judges and a reader must still see: an outage inside a window meant to be steady (a mean
+    of 928 TPS can hold 9 s without any commit). The run's summary lists it beside the test's verdict."""
+
+
 @dataclass(frozen=True)
 class SloCheck:
     """One service-level threshold judged against what was measured (the run's verdict combines them)."""

@@ -76,6 +76,11 @@ class Timeline:
         found = [e for e in self.events(kind, source) if e.t <= before]
         return found[-1] if found else None
 
+    def commit_gaps(self) -> list[tuple[float, float]]:
+        """Every commit gap as (start, end); a gap still open when the workload stopped ends at infinity."""
+        return [(float(e.attrs["start"]), float("inf") if e.attrs.get("end") is None else float(e.attrs["end"]))
+                for e in self.events(EventKind.COMMIT_GAP)]
+
     def __iter__(self) -> Iterator[Event]:
         return iter(self.events())
 

@@ -127,8 +127,10 @@ def attach_fault_record(timeline: Timeline) -> None:
     allure.attach(fault_record_json(timeline), name="fault record (json)", attachment_type=allure.attachment_type.JSON)
 
 
-def attach_metrics(series: TransactionSeries, metrics: Sequence[MetricSeries] = ()) -> None:
-    allure.attach(metrics_json(series, metrics), name="metrics (json)", attachment_type=allure.attachment_type.JSON)
+def attach_metrics(series: TransactionSeries, metrics: Sequence[MetricSeries] = (),
+                   commit_gaps: Sequence[tuple[float, float]] = ()) -> None:
+    allure.attach(metrics_json(series, metrics, commit_gaps), name="metrics (json)",
+                  attachment_type=allure.attachment_type.JSON)
     allure.attach(transactions_csv(series), name="transactions per second (csv)", attachment_type=allure.attachment_type.CSV)
     if metrics:
         allure.attach(metric_series_csv(metrics), name="sampled metrics (csv)", attachment_type=allure.attachment_type.CSV)
@@ -155,7 +157,7 @@ def attach_evidence(evidence: Evidence) -> None:
                "latency timeline")
     if evidence.table is not None:
         attach_table(evidence.table)
-    attach_metrics(evidence.series, evidence.metrics)
+    attach_metrics(evidence.series, evidence.metrics, evidence.timeline.commit_gaps())
     attach_fault_record(evidence.timeline)
     for name, text in evidence.extra.items():
         allure.attach(text, name=name, attachment_type=allure.attachment_type.TEXT)

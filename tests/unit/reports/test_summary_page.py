@@ -123,3 +123,23 @@ def test_a_run_with_an_inconclusive_verdict_says_so_on_the_first_screen_not_plai
     assert "PASS: no threshold missed; 1 verdict(s) INCONCLUSIVE" in head and "within every threshold" not in head
     assert "S4 · unplanned on host-a: TPS after / before 0.87 [0.65, 1.09] &gt;= 0.8" in head
     assert "PASS, INCONCLUSIVE verdict(s)</span></h2>" in html
+
+
+def test_a_scenarios_findings_and_its_modelled_figures_are_said_as_such() -> None:
+    from reports.published_tables import ComponentFailure, s2_failure_table
+
+    table = s2_failure_table([ComponentFailure("disk", 1000.0, 950.0, 12.0, 0.5, 1.0, 30.0)])
+    record = scenario_record("S2", "S2 · disk on esx-b1", fault_kind="disk-failure", target="disk:esx-b1/0",
+                             mechanism="disk-failure via vsan", table=table, numbers={},
+                             modelled=("resync_gb", "resync_rate", "resync_eta_s"),
+                             findings=["before: 2 s without any commit"])
+    test = RecordedTest(uuid="u2", title=record.title, full_name="harness_suites.test_s2#t", status="passed",
+                        start=1000, labels={"epic": "S2"}, message="", record=ScenarioRecord.from_json(record.to_json()))
+    tonight = night_of(test.record.figures if test.record else [], run="tonight")
+    html = render(SummaryInput(name="Nightly", generated_at="2026-11-27 02:00 UTC", tests=[test], environment={},
+                               judgements=judge(tonight.figures, tonight.better, [], scales=tonight.scales),
+                               history=[], rule=RegressionRule(), report_ids={}, allure_html=None))
+    section = html[html.index("<section"):]
+    assert "<h3>Findings</h3>" in section and "before: 2 s without any commit" in section
+    eta_row = section[section.index("disk · resync ETA (s)"):].split("</tr>")[0]
+    assert "modelled: not judged" in eta_row

@@ -39,9 +39,9 @@ def test_time_to_recover_is_the_start_of_the_first_steady_window_after_the_fault
     assert result.recovered_at == 36
     assert result.time_to_recover_s == pytest.approx(6.0)
     assert result.outage_s == 6
-    assert result.baseline.mean == pytest.approx(520, rel=0.05)
-    assert result.during is not None and result.during.mean == pytest.approx(900, rel=0.05)
-    assert result.after is not None and result.after.mean == pytest.approx(520, rel=0.05)
+    assert result.before.mean == pytest.approx(520, rel=0.05)
+    assert result.after is not None and result.after.mean == pytest.approx(900, rel=0.05), "while the fault held"
+    assert result.recovered is not None and result.recovered.mean == pytest.approx(520, rel=0.05)
     assert result.drop_pct == pytest.approx(-73, abs=5)  # faster while asynchronous: a negative drop
 
 
@@ -50,13 +50,13 @@ def test_a_degraded_but_steady_state_is_a_recovery_at_a_lower_level():
     result = impact(degraded, fault_t=60.0, revert_t=None, baseline_s=60)
     assert result.time_to_recover_s == pytest.approx(5.0)
     assert result.drop_pct == pytest.approx(100 * (1800 - 1640) / 1800, abs=2)
-    assert result.after is None
+    assert result.recovered is None
 
 
 def test_no_recovery_is_reported_as_none_not_as_a_number():
     dead = series((500, 30), (0, 60))
     result = impact(dead, fault_t=30.0, revert_t=None, baseline_s=30)
-    assert result.recovered_at is None and result.time_to_recover_s is None and result.during is None
+    assert result.recovered_at is None and result.time_to_recover_s is None and result.after is None
 
 
 def test_a_noisy_window_is_not_steady():
@@ -122,4 +122,4 @@ def test_a_recovery_reached_only_after_revert_still_counts():
     host_down = series((600, 30), (0, 12), (590, 30))
     result = impact(host_down, fault_t=30.0, revert_t=38.0, baseline_s=20)
     assert result.recovered_at == 42 and result.time_to_recover_s == pytest.approx(12.0)
-    assert result.during is None and result.after is not None
+    assert result.after is None and result.recovered is not None, "no steady state while the fault held"

@@ -98,3 +98,25 @@ def test_a_run_flags_an_inconclusive_verdict_or_fails_it_for_go_live_acceptance(
     assert done.returncode == code, done.stdout[-2000:]
     assert said in done.stdout
     assert "TPS after / before: 0.82 [0.77, 0.87]" in done.stdout
+
+
+OUTAGE_SUITE = textwrap.dedent("""\
+    import warnings
+
+    import pytest
+    from harness.analysis.slo import Finding
+
+    @pytest.mark.scenario("S1")
+    def test_steady_step():
+        warnings.warn(Finding("S1 · latency sweep on link: 4 ms step: 9 s without any commit"))
+    """)
+
+
+def test_an_outage_inside_a_steady_window_is_listed_beside_a_passing_verdict(tmp_path: Path) -> None:
+    suite = tmp_path / "test_outage_suite.py"
+    suite.write_text(OUTAGE_SUITE)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "harness.plugin",
+                           str(suite), "--rootdir", str(tmp_path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "finding: S1 · latency sweep on link: 4 ms step: 9 s without any commit" in done.stdout
