@@ -90,7 +90,7 @@ class Experiment:
     ledger: LedgerReport | None = None
     stop_report: StopReport | None = None
     degraded_on_purpose: bool = False  # N-1: started while a fault the test holds keeps the cluster degraded
-    stopped_t: float | None = None  # when the workload was stopped: its last second is partial
+    repeats: int = 1  # trials of each fault case (`--repeat`)
     _running: bool = False
     _start_wall: float = 0.0
     _sampling: threading.Event = field(default_factory=threading.Event)
@@ -127,7 +127,6 @@ class Experiment:
         if self._sampler is not None:
             self._sampler.join(timeout=15)
         self._running = False
-        self.stopped_t = self.timeline.now()  # the workload's last second from here on is partial
         reports = [workload.stop() for workload in self.workloads]
         self.stop_report = reports[0] if reports else None
         keeper = next((w for w in self.workloads if w.keeps_ledger), None)
@@ -253,6 +252,19 @@ class Experiment:
     # -- one failure, start to end -------------------------------------------------------
     def run_failure(self, choose: Callable[[Cluster], FaultSpec], *, observe_s: float | None = None) -> Findings:
         """Baseline, inject the fault `choose` picks on the live cluster, observe, revert, recover."""
+        return self.run_failures(choose, observe_s=observe_s, repeats=1)[0]
+
+    def run_failures(self, choose: Callable[[Cluster], FaultSpec], *, observe_s: float | None = None,
+                     repeats: int | None = None) -> list[Findings]:
+        """`repeats` trials (default: the run's `--repeat`), each a baseline and then the fault, so a slow drift
+        of the cluster falls on both sides of every comparison. Each trial waits, bounded, for the cluster to be
+        healthy and resynced (quiet) before the next one; the workload runs through all of them and its ledger
+        proves them together."""
+        trials = [self._trial(choose, observe_s) for _ in range(repeats or self.repeats)]
+        self.finish()
+        return trials
+
+    def _trial(self, choose: Callable[[Cluster], FaultSpec], observe_s: float | None) -> Findings:
         self.baseline()
         baseline_tps = _mean_tps(self.series, self.timeline.now() - self.durations.baseline_s, self.timeline.now())
         primary_before = self.cluster.primary_node()
@@ -267,7 +279,6 @@ class Experiment:
         revert = self.timeline.last(EventKind.REVERT)
         revert_t = revert.t if revert is not None else self.timeline.now()
         healthy_t = self.recover()
-        self.finish()
         align(self.cluster.ha_events(since_wall, primary_before), offset, self.timeline)
         # A planned operation is in effect only once it completed; the outage starts at inject.
         in_effect = active.injected_at
@@ -281,7 +292,7 @@ class Experiment:
             spec=spec, in_effect_t=in_effect, revert_t=revert_t, healthy_t=healthy_t,
             primary_before=primary_before, primary_after=self.cluster.primary_node(),
             impact=impact(self.series.points(), in_effect, revert_t, baseline_s=int(self.durations.baseline_s) - 2,
-                          band=SteadyBand(sustain_s=self.durations.steady_window_s), stopped_t=self.stopped_t,
+                          band=SteadyBand(sustain_s=self.durations.steady_window_s), stopped_t=self.timeline.now(),
                           commit_gaps=self.timeline.commit_gaps()),
             phases=phases,
             resync=progress(samples, reported_eta=reported_eta), resync_done_t=completed_at(samples),

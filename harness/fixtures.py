@@ -17,6 +17,7 @@ import pytest
 
 from harness.clusters import Cluster, Provisioned, cluster_for, cluster_parts, observers, probe
 from harness.experiment import Experiment, PhaseDurations
+from harness.plugin_state import run_options
 from harness.progress import Progress
 from harness.safety.run import HarnessRun
 from harness_kernel.errors import ConfigError, HarnessError
@@ -127,7 +128,7 @@ def new_experiment(harness_run: HarnessRun, cluster: Cluster, schema: Scale | No
     topology = harness_run.topology
     return Experiment(harness_run, cluster, timeline, progress, [workload], durations, series=series, step=phase,
                       degraded_on_purpose=degraded_on_purpose, parts=list(cluster_parts(topology).values()),
-                      observers=observers(topology))
+                      observers=observers(topology), repeats=run_options(config).repeat)
 
 
 def distributed_load(dialect: Dialect, settings: ConnectionSettings, timeline: Timeline, series: TransactionSeries,

@@ -99,6 +99,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--inconclusive", choices=("flag", "fail"), default="flag",
                     help="a figure whose 95 %% interval holds its threshold: flag it in the summary (nightly runs), "
                          "or fail the test (go-live acceptance)")
+    group.addoption("--repeat", type=int, default=1, metavar="N",
+                    help="S2, S3 and S4: each fault case N times, a baseline before each (slow drift cancels); the "
+                         "tables give the median of the trials and the verdicts their 95 %% interval across them")
     group.addoption("--quiet-progress", action="store_true", default=False,
                     help="one line per wait instead of a live progress bar (CI)")
     group.addoption("--tables-dir", default=None, help="write the scenario tables (HTML, Markdown, JSON) here")

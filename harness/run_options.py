@@ -127,6 +127,7 @@ class RunOptions(BaseModel):
     tables_dir: Annotated[str, _checked(_path)] | None = None
     widest_site_subnet: int = Field(default=WIDEST_SITE_PREFIX, ge=1, le=32)
     inconclusive: Literal["flag", "fail"] = "flag"
+    repeat: int = Field(default=1, ge=1, le=100)
 
     @property
     def rtt_step_values(self) -> tuple[float, ...]:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.analysis.impact import WindowGaps, window_gaps
-from harness.analysis.intervals import Interval, mean_interval, ratio_interval
+from harness.analysis.intervals import Interval, mean_interval, ratio_interval, repeats_interval
 from harness.analysis.resync import mean_rate_bps
 from harness.clusters import FailoverForecast
 from harness.experiment import Experiment, Findings
@@ -72,12 +73,40 @@ def tps_ratio_interval(findings: Findings) -> Interval | None:
     return ratio_interval(after, before) if after is not None and before is not None else None
 
 
-def no_steady_state(findings: Findings, observe_s: float) -> str | None:
-    """Why TPS after / before cannot be judged: no steady state was reached while the fault held."""
-    if findings.impact.after is not None:
+def no_steady_state(trials: Sequence[Findings], observe_s: float) -> str | None:
+    """Why TPS after / before cannot be judged: a trial reached no steady state while the fault held."""
+    missing = sum(1 for f in trials if f.impact.after is None)
+    if not missing:
         return None
-    return (f"no steady state while the fault held ({observe_s:g} s): a longer --observe-s would show one; the "
-            "time to recover says when the business came back")
+    which = "" if len(trials) == 1 else f" in {missing} of {len(trials)} trials"
+    return (f"no steady state while the fault held ({observe_s:g} s){which}: a longer --observe-s would show one; "
+            "the time to recover says when the business came back")
+
+
+def median_of(values: Sequence[float | None]) -> float | None:
+    """The median of the values measured (None when none was)."""
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def tps_ratio(trials: Sequence[Findings]) -> tuple[float | None, Interval | None]:
+    """TPS after / before and its 95 % interval: of one trial, by its windows' bootstrap; of repeated trials, the
+    median of their ratios with the interval across them (None: a trial reached no steady state)."""
+    ratios = [f.impact.after.mean / f.impact.before.mean for f in trials
+              if f.impact.after is not None and f.impact.before.mean > 0]
+    if len(ratios) < len(trials):
+        return None, None
+    if len(trials) == 1:
+        return ratios[0], tps_ratio_interval(trials[0])
+    found = repeats_interval(ratios)
+    return (found.value if found else None), found
+
+
+def duration(values: Sequence[float | None]) -> tuple[float | None, Interval | None]:
+    """A duration measured once per trial: the value of one, or the median of repeated trials with its interval
+    across them (not when a trial measured none: its median is then the measured trials', judged on its value)."""
+    found = repeats_interval([v for v in values if v is not None]) if None not in values else None
+    return (found.value, found) if found is not None else (median_of(values), None)
 
 
 def component_row(label: str, findings: Findings, note: str = "") -> ComponentFailure:
@@ -90,6 +119,19 @@ def component_row(label: str, findings: Findings, note: str = "") -> ComponentFa
         failure=label, tps_before=findings.impact.before.mean, tps_after=tps_after(findings),
         recover_s=findings.impact.time_to_recover_s, resync_gb=total / GB if total else None,
         resync_gb_per_min=rate * 60 / GB if rate else None, resync_eta_s=first_eta, note=note)
+
+
+def component_rows(label: str, trials: Sequence[Findings], note: str = "") -> ComponentFailure:
+    """One row for the trials of a component failure: each figure the median of the trials."""
+    rows = [component_row(label, f, note) for f in trials]
+    if len(rows) == 1:
+        return rows[0]
+    return ComponentFailure(
+        failure=label, tps_before=statistics.median(r.tps_before for r in rows),
+        tps_after=median_of([r.tps_after for r in rows]), recover_s=median_of([r.recover_s for r in rows]),
+        resync_gb=median_of([r.resync_gb for r in rows]), resync_gb_per_min=median_of([r.resync_gb_per_min for r in rows]),
+        resync_eta_s=median_of([r.resync_eta_s for r in rows]),
+        note=f"median of {len(rows)} trials" + (f"; {note}" if note else ""))
 
 
 def fmt(value: float | None, unit: str = "", digits: int = 1) -> str:

@@ -226,7 +226,8 @@ def s5_migration_table(steps: Sequence[MigrationStep], *, min_tps_after_pct: flo
     thresholds = [Threshold("after_pct", ">=", min_tps_after_pct, "TPS after"),
                   Threshold("stun_s", "<=", max_stun_s, "tolerated stall")]
     return Table(title, columns, rows, thresholds, (
-        "during = the migration task, start to end; stun = the longest commit gap the clients saw in it "
+        "during = the migration task, start to end; migration = the platform's task (vCenter: start to complete "
+        "time); stun = the longest commit gap the clients saw in it "
         f"(— = none longer than {gap_threshold_s:g} s, the driver's gap threshold)", *notes))
 
 

@@ -149,3 +149,19 @@ def ratio_interval(numerator: Interval, denominator: Interval) -> Interval | Non
     half = t_quantile(1.0 - (1.0 - level) / 2.0, df) * abs(ratio) * math.sqrt(relative)
     return Interval(ratio, ratio - half, ratio + half, level, min(numerator.n, denominator.n),
                     max(numerator.block, denominator.block), df, RATIO_METHOD)
+
+
+REPEATS_METHOD = "median of the repeats ± Student t on n - 1 df times 1.2533 s / sqrt(n) (the median's standard error)"
+
+
+def repeats_interval(values: list[float] | tuple[float, ...], *, level: float = LEVEL) -> Interval | None:
+    """A figure measured once per repeated trial (a failover's seconds, a ratio per trial): the trials' median,
+    with the interval of a median of independent draws: Student t on n - 1 degrees of freedom times the
+    median's standard error, sqrt(pi / 2) s / sqrt(n) for normal spread. None under two trials."""
+    n = len(values)
+    if n < 2:
+        return None
+    x = np.asarray(values, dtype=np.float64)
+    median = float(np.median(x))
+    half = t_quantile(1.0 - (1.0 - level) / 2.0, n - 1) * math.sqrt(math.pi / 2.0) * float(x.std(ddof=1)) / math.sqrt(n)
+    return Interval(median, median - half, median + half, level, n, 1, float(n - 1), REPEATS_METHOD)
