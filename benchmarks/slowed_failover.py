@@ -29,6 +29,7 @@ from harness_kernel.topology.models import LabSettings  # noqa: E402
 from harness_lab.controller import Lab  # noqa: E402
 from harness_lab.layout import LabLayout  # noqa: E402
 from reports.regression import FIGURES_HISTORY  # noqa: E402
+from tests.support.seeded_nights import seed_like_last  # noqa: E402
 
 PREFIX = "hslow"
 FAILOVER = "S4 · unplanned: the active node's host fails · total (s)"
@@ -68,11 +69,7 @@ def main() -> int:
             results, verdict = night(tmp, 0, args.observe_s)
             first = report(results, out)
             history = out / FIGURES_HISTORY
-            measured = json.loads(history.read_text().splitlines()[-1])
-            normal = measured["figures"][FAILOVER]
-            for i, factor in enumerate((0.97, 1.03)):  # two earlier nights like the first, seeded
-                seeded = {**measured, "run": f"seeded-{i}", "figures": {**measured["figures"], FAILOVER: normal * factor}}
-                history.write_text(json.dumps(seeded) + "\n" + history.read_text())
+            normal = seed_like_last(history, FAILOVER)  # two earlier nights like the first
             print(f"normal night: total {normal:.1f} s; {verdict}; report exit {first.returncode}", flush=True)
             lab.pg.sql(f"alter system set pgautofailover.node_considered_unhealthy_timeout to {args.timeout_ms}")
             lab.pg.sql("select pg_reload_conf()")

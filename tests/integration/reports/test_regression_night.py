@@ -23,6 +23,7 @@ from harness_lab.controller import Lab
 from harness_lab.layout import LabLayout
 from reports.allure.results_read import read_tests
 from reports.regression import FIGURES_HISTORY, REGRESSION_EXIT_CODE
+from tests.support.seeded_nights import seed_like_last
 
 ROOT = Path(__file__).parents[3]
 PREFIX = "hlabr"
@@ -64,11 +65,7 @@ def test_a_slower_failover_is_flagged_and_fails_the_run_with_the_regression_code
     assert verdict.n == 2 and verdict.low is not None and verdict.high is not None, "two trials, one interval"
     assert verdict.low <= verdict.value <= verdict.high and "repeats" in verdict.method
     history = out / FIGURES_HISTORY
-    measured = json.loads(history.read_text().splitlines()[-1])
-    normal = measured["figures"][FAILOVER]
-    for i, factor in enumerate((0.97, 1.03)):  # two earlier nights like the first, seeded
-        seeded = {**measured, "run": f"seeded-{i}", "figures": {**measured["figures"], FAILOVER: normal * factor}}
-        history.write_text(json.dumps(seeded) + "\n" + history.read_text())
+    normal = seed_like_last(history, FAILOVER)  # two earlier nights like the first
 
     lab.pg.sql("alter system set pgautofailover.node_considered_unhealthy_timeout to 12000")
     lab.pg.sql("select pg_reload_conf()")
