@@ -28,7 +28,8 @@ from tests.support.seeded_nights import seed_like_last
 ROOT = Path(__file__).parents[3]
 PREFIX = "hlabr"
 FAILOVER = "S4 · unplanned: the active node's host fails (median of 2 trials) · total (s)"
-WINDOWS = ["--baseline-s", "5", "--observe-s", "10", "--settle-s", "3", "--steady-window-s", "3",
+# the fault held longer than the slowed detection (12 s), so the slowed night fails over in every trial
+WINDOWS = ["--baseline-s", "5", "--observe-s", "16", "--settle-s", "3", "--steady-window-s", "3",
            "--recover-timeout-s", "120", "--repeat", "2"]
 
 
