@@ -55,7 +55,7 @@ def build_report(results: Path, out: Path, *, name: str = "Resilience report", h
     figures = [f for t in tests if t.record is not None and t.status != "broken" for f in t.record.figures]
     history_path = allure.history_file.parent / FIGURES_HISTORY
     history = read_history(history_path)
-    verdicts = [(t.record.title, v) for t in tests if t.record is not None and t.status != "broken"
+    verdicts = [(t.record.case, v) for t in tests if t.record is not None and t.status != "broken"
                 for v in t.record.verdicts]
     tonight = night_of(figures, run=_run_name(tests), verdicts=verdicts)
     earlier = [n for n in history if n.run != tonight.run]

@@ -176,7 +176,8 @@ def _judged(key: str, value: float, better: Mapping[str, Better], history: Seque
 def night_of(figures: Sequence[Figure], *, run: str = "", at: datetime | None = None,
              verdicts: Sequence[tuple[str, Judged]] = ()) -> Night:
     """Tonight's measured figures: the tables' key cells (not those the platform's model gave), and each verdict
-    on an estimate (keyed by its test's title), with the width of its interval as the figure's spread."""
+    on an estimate (keyed by its test's case: the title without the target the fault found), with the width of
+    its interval as the figure's spread."""
     moment = (at or datetime.now(UTC)).isoformat(timespec="seconds")
     measured = [f for f in figures if f.provenance == "measured"]
     values = {f.key: f.value for f in measured}

@@ -66,6 +66,13 @@ class ScenarioRecord:
     verdicts: Sequence[Judged] = ()
     findings: Sequence[str] = ()  # what no threshold judges: an outage inside a window meant to be steady
 
+    @property
+    def case(self) -> str:
+        """The title without its target ("S4 · unplanned: ... on host-b" -> "S4 · unplanned: ..."): the same case
+        every night, whichever node the fault found there (a verdict's key in the nightly history)."""
+        where = self.target.partition(":")[2] or self.target
+        return self.title.removesuffix(f" on {where}")
+
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1)
 

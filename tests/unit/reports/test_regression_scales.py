@@ -78,3 +78,16 @@ def test_figures_the_model_gave_are_neither_kept_nor_judged() -> None:
 def test_the_reports_exit_code_puts_a_failed_slo_before_the_history(
         verdict: str, regressed: bool, fail_on_regression: bool, code: int) -> None:
     assert exit_code(verdict, regressed=regressed, fail_on_regression=fail_on_regression) == code
+
+
+def test_a_verdicts_key_in_the_history_is_its_case_not_the_node_the_fault_found() -> None:
+    from reports.scenario_record import Judged, scenario_record
+
+    keys = set()
+    for host in ("host-a", "host-b"):  # the primary alternates between nights
+        record = scenario_record("S4", f"S4 · unplanned: the active node's host fails on {host}",
+                                 fault_kind="host-power-loss", target=f"host:{host}", mechanism="", table=None,
+                                 numbers={})
+        verdict = Judged("failover duration", 6.0, "s", "<=", 35.0, "PASS", 5.5, 6.5, 0.95, 3)
+        keys |= set(night_of([], verdicts=[(record.case, verdict)]).figures)
+    assert keys == {"S4 · unplanned: the active node's host fails · failover duration"}
