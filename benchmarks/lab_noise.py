@@ -41,17 +41,19 @@ def run_demo(out: Path, suites: list[str]) -> int:
     return run.returncode
 
 
-def collect(out: Path) -> tuple[dict[str, float], dict[str, tuple[str, float | None]]]:
-    """A run's key figures (key -> value) and its verdicts (test · name -> outcome, interval width)."""
+def collect(out: Path) -> tuple[dict[str, float], dict[str, tuple[str, str]]]:
+    """A run's key figures (key -> value) and its verdicts (test · name -> outcome, the estimate with its 95 %
+    interval and width)."""
     figures: dict[str, float] = {}
-    verdicts: dict[str, tuple[str, float | None]] = {}
+    verdicts: dict[str, tuple[str, str]] = {}
     for test in read_tests(out / "allure-results"):
         if test.record is None:
             continue
         figures.update({f.key: f.value for f in test.record.figures if f.provenance == "measured"})
         for v in test.record.verdicts:
-            width = v.high - v.low if v.high is not None and v.low is not None else None
-            verdicts[f"{test.record.title} · {v.name}"] = (v.outcome, width)
+            shown = "" if v.high is None or v.low is None or v.value is None else \
+                f" {v.value:.3f} [{v.low:.3f}, {v.high:.3f}] (width {v.high - v.low:.3f})"
+            verdicts[f"{test.record.title} · {v.name}"] = (v.outcome, shown)
     return figures, verdicts
 
 
@@ -64,7 +66,7 @@ def main() -> int:
                         help="read these demo outputs (`make demo OUT=...`) instead of running the demo")
     args = parser.parse_args()
     values: dict[str, list[float]] = defaultdict(list)
-    verdicts: dict[str, list[tuple[str, float | None]]] = defaultdict(list)
+    verdicts: dict[str, list[tuple[str, str]]] = defaultdict(list)
     outs = args.runs or [args.out / f"run-{k + 1}" for k in range(args.k)]
     for k, out in enumerate(outs):
         code = "read" if args.runs else f"exit {run_demo(out, args.suite)}"
@@ -90,7 +92,7 @@ def main() -> int:
         runs_judged = verdicts[key]
         differ += len({outcome for outcome, _ in runs_judged}) > 1
         inconclusive += sum(outcome == "INCONCLUSIVE" for outcome, _ in runs_judged)
-        shown = [outcome + (f" ({width:.3f})" if width is not None else "") for outcome, width in runs_judged]
+        shown = [outcome + estimate for outcome, estimate in runs_judged]
         print(f"{key} | " + " | ".join(shown))
     print(f"\nverdicts_differing={differ} inconclusive={inconclusive} runs={len(outs)}")
     return 0
