@@ -16,7 +16,6 @@ while it holds).
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from harness_kernel.topology.models import LabSettings  # noqa: E402
 from harness_lab.controller import Lab  # noqa: E402
 from harness_lab.layout import LabLayout  # noqa: E402
+from reports.allure.results_read import read_tests  # noqa: E402
 from reports.regression import FIGURES_HISTORY  # noqa: E402
 from tests.support.seeded_nights import seed_like_last  # noqa: E402
 
@@ -77,7 +77,7 @@ def main() -> int:
                 for n in range(1, args.nights + 1):
                     results, verdict = night(tmp, n, args.observe_s)
                     judged = report(results, out)
-                    figures = json.loads(history.read_text().splitlines()[-1])["figures"]
+                    figures = {f.key: f.value for t in read_tests(results) if t.record for f in t.record.figures}
                     line = next((x for x in judged.stderr.splitlines() if x.startswith(f"REGRESSION {FAILOVER}")), "")
                     fails += verdict.split()[1:2] == ["FAIL"]
                     regressions += bool(line)

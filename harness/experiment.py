@@ -28,7 +28,7 @@ from harness.progress import Progress
 from harness.safety.guards import Guard, ThroughputFloor
 from harness.safety.run import HarnessRun
 from harness.safety.runner import ActiveFault
-from harness_kernel.errors import HarnessError
+from harness_kernel.errors import HarnessError, StopConditionTripped
 from harness_kernel.history import EventKind
 from harness_kernel.history.series import MetricSeries, TransactionSeries
 from harness_kernel.history.timeline import Timeline
@@ -91,6 +91,7 @@ class Experiment:
     stop_report: StopReport | None = None
     degraded_on_purpose: bool = False  # N-1: started while a fault the test holds keeps the cluster degraded
     repeats: int = 1  # trials of each fault case (`--repeat`)
+    halted: list[str] = field(default_factory=list)  # trials a guard stopped early, and why
     _running: bool = False
     _start_wall: float = 0.0
     _sampling: threading.Event = field(default_factory=threading.Event)
@@ -273,9 +274,12 @@ class Experiment:
         offset = self.cluster.clock_offset()
         since_wall = time.time() + offset - 1.0
         observe = observe_s if observe_s is not None else self.durations.observe_s
-        with self.fault(spec, guards=[self.throughput_guard(baseline_tps)], duration_s=observe) as active, \
-                self.step("observe", f"{observe:.0f} s with the fault in effect"):
-            self.measure(f"observe {spec.kind}", observe)
+        try:
+            with self.fault(spec, guards=[self.throughput_guard(baseline_tps)], duration_s=observe) as active, \
+                    self.step("observe", f"{observe:.0f} s with the fault in effect"):
+                self.measure(f"observe {spec.kind}", observe)
+        except StopConditionTripped as exc:  # a guard reverted the fault early: the trial is measured all the same,
+            self.halted.append(f"{spec.kind} on {spec.target}: {exc}")  # and the scenario's verdict fails with it
         revert = self.timeline.last(EventKind.REVERT)
         revert_t = revert.t if revert is not None else self.timeline.now()
         healthy_t = self.recover()

@@ -69,6 +69,7 @@ class ScenarioReport:
     tables_dir: Path | None
     numbers: MutableMapping[str, str]
     pending: list[ScenarioRecord] = field(default_factory=list)  # recorded, its verdicts not yet given
+    halted: list[str] = field(default_factory=list)  # trials of the recorded experiment a guard stopped early
 
     def record(self, scenario: str, experiment: Experiment, *, fault_kind: str, target: str, title: str,
                table: Table | None, table_name: str | None = None, numbers: Mapping[str, str] | None = None,
@@ -77,6 +78,7 @@ class ScenarioReport:
         """`metrics`: more series to plot beside the workload's (an I/O workload's IOPS); `modelled`: the table's
         columns (keys) whose values the platform's model gave, kept out of the nightly trend; `findings`: what no
         threshold judges and a reader must see (an outage inside a window meant to be steady), warned as such."""
+        self.halted = list(experiment.halted)
         title_and_parameters(human_title(scenario, title, target), {"fault kind": fault_kind, "target": target})
         apply_labels(ExperimentLabels(scenario=scenario, fault_kind=fault_kind, target=target))
         resync = [experiment.resync_bytes] if any(p.value > 0 for p in experiment.resync_bytes.points()) else []
@@ -94,7 +96,11 @@ class ScenarioReport:
 
     def judge(self, checks: Sequence[SloCheck]) -> list[SloCheck]:
         """The verdicts into the scenario record (attached now), then judged: an AssertionError for a FAIL, a
-        warning (flagged in the summary) for an INCONCLUSIVE (`harness.analysis.slo.assert_verdicts`)."""
+        warning (flagged in the summary) for an INCONCLUSIVE (`harness.analysis.slo.assert_verdicts`). A trial a
+        guard stopped early fails the scenario, its figures kept (a failover slower than the guard allows)."""
+        if self.halted:
+            checks = [*checks, SloCheck(f"trials halted by a guard ({'; '.join(self.halted)})",
+                                        float(len(self.halted)), "<=", 0)]
         if self.pending:
             last = self.pending.pop()
             self.pending.append(dataclasses.replace(last, verdicts=[judged(c) for c in checks]))

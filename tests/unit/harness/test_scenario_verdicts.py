@@ -39,3 +39,11 @@ def test_a_failing_verdict_is_recorded_before_the_test_fails(monkeypatch: pytest
     with pytest.raises(AssertionError, match="SLO violated: acknowledged commits lost"):
         kept.judge([SloCheck.lost_commits(1, 0)])
     assert [v.outcome for v in attached[0].verdicts] == ["FAIL"] and kept.pending == []
+
+
+def test_a_trial_a_guard_halted_fails_the_scenario_with_its_record_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    kept, attached = report(monkeypatch)
+    kept.halted = ["host-power-loss on host:host-a: throughput-floor: TPS stayed below 161 for 35 s"]
+    with pytest.raises(AssertionError, match="trials halted by a guard"):
+        kept.judge([SloCheck.lost_commits(0, 0)])
+    assert [v.outcome for v in attached[0].verdicts] == ["PASS", "FAIL"]
