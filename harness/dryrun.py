@@ -112,6 +112,8 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
                 lines.append(f"  {spec.kind} on {spec.target}: {exc}")
                 continue
             lines.extend("  " + line for line in plan.render().split("\n"))
+            if options is not None and options.repeat > 1 and item.get_closest_marker("repeated"):
+                lines.append(f"    {options.repeat} trials (--repeat), each after a baseline and, bounded, a quiet cluster")
             if isinstance(fault, Assumes):
                 lines.append("    assumes (probed read-only before inject; refused unless each holds): "
                              + ", ".join(a.id for a, _ in fault.assumptions()))

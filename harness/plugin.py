@@ -114,6 +114,7 @@ MARKERS = (
     "scenario(name): the validation scenario (S1..S7) a test reproduces",
     "fault_kind(kind): the kind of fault a test injects",
     "faults(*faults): faults a test injects, for dry-run plans (FaultSpec or ScenarioFault)",
+    "repeated: the test runs its fault case --repeat times (Experiment.run_failures), as its dry-run plan says",
 )
 
 

@@ -42,6 +42,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.mark.scenario("S2")
+@pytest.mark.repeated
 def test_the_business_recovers_to_a_steady_state_within_the_slo(
         failure: ScenarioFault, experiment: Experiment, harness_run: HarnessRun,
         scenario_report: ScenarioReport, product_versions: dict[str, str]) -> None:

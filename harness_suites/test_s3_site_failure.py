@@ -28,6 +28,7 @@ def p95(experiment: Experiment, start: float, end: float) -> float | None:
 
 
 @pytest.mark.scenario("S3")
+@pytest.mark.repeated
 @pytest.mark.parametrize("fault", [SITE], ids=["primary-site"])
 def test_the_surviving_site_takes_over_within_the_slo(
         fault: ScenarioFault, experiment: Experiment, harness_run: HarnessRun,

@@ -26,6 +26,7 @@ STANDBY = ScenarioFault("the standby's host fails", Role.STANDBY_HOST,
 
 
 @pytest.mark.scenario("S4")
+@pytest.mark.repeated
 @pytest.mark.parametrize("fault", [UNPLANNED, PLANNED], ids=["unplanned", "planned"])
 def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
         fault: ScenarioFault, experiment: Experiment, harness_run: HarnessRun,
@@ -60,6 +61,7 @@ def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
 
 
 @pytest.mark.scenario("S4")
+@pytest.mark.repeated
 @pytest.mark.parametrize("fault", [STANDBY], ids=["standby-loss"])
 def test_losing_the_standby_stalls_the_workload_no_longer_than_tolerated(
         fault: ScenarioFault, experiment: Experiment, harness_run: HarnessRun,

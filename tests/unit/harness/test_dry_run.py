@@ -176,3 +176,17 @@ def test_the_backup_suite_plans_a_copy_only_backup_where_it_is_told_to_write():
     plan = plan_of(result.stdout, "backup on database:sql-ag-01 via sqlserver")
     assert "BACKUP DATABASE [bench] TO DISK = N'D:\\Backup\\harness-bench-" in plan and "WITH COPY_ONLY" in plan, plan
     assert "KILL the backup's session" in plan and "Remove-Item -LiteralPath 'D:\\Backup\\harness-bench-" in plan
+
+
+REPEATED_SUITE = SUITE.replace('@pytest.mark.parametrize("fault"', '@pytest.mark.repeated\n@pytest.mark.parametrize("fault"')
+
+
+def test_a_repeated_test_plans_each_fault_as_many_trials_as_repeat_asks(tmp_path, victim: Victim):
+    topology = write_topology(tmp_path, victim.pidfile)
+    suite = tmp_path / "test_suite.py"
+    suite.write_text(REPEATED_SUITE)
+    result = run_pytest([str(suite), "--topology", str(topology), "--dry-run", "--repeat", "3", "--state-dir",
+                         str(tmp_path / "s"), "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "--repeat=3" in result.stdout
+    assert "3 trials (--repeat), each after a baseline and, bounded, a quiet cluster" in result.stdout
