@@ -31,9 +31,7 @@ class WindowStats:
 
     def outage(self, name: str) -> list[str]:
         """A finding when this window, meant to be steady, holds seconds without any commit."""
-        if self.gaps is None or not self.gaps.seconds_without_commit:
-            return []
-        return [f"{name}: {self.gaps.seconds_without_commit} s without any commit"]
+        return self.gaps.outage(name) if self.gaps is not None else []
 
 
 def window_stats(experiment: Experiment, start: float, end: float, users: int) -> WindowStats:

@@ -33,6 +33,10 @@ class WindowGaps:
     seconds_without_commit: int
     longest_gap_s: float | None
 
+    def outage(self, name: str) -> list[str]:
+        """The finding, when the window `name`, meant to be steady, holds seconds without any commit."""
+        return [f"{name}: {self.seconds_without_commit} s without any commit"] if self.seconds_without_commit else []
+
 
 @dataclass(frozen=True)
 class Impact:
@@ -56,8 +60,7 @@ class Impact:
     @property
     def outages(self) -> list[str]:
         """The windows meant to be steady that hold seconds without any commit, as sentences."""
-        return [f"{name}: {g.seconds_without_commit} s without any commit" for name, g in self.gaps.items()
-                if g.seconds_without_commit]
+        return [found for name, gaps in self.gaps.items() for found in gaps.outage(name)]
 
 
 def impact(points: Sequence[SecondPoint], fault_t: float, revert_t: float | None, *,
