@@ -1,8 +1,9 @@
 """Transaction mixes: which transactions a virtual user runs, and how often.
 
-A transaction only issues statements; the user opens and commits it, so that timing, error
-handling and the ledger are the same for every kind. Write transactions receive the ledger id
-they must insert in the same transaction.
+A transaction only issues statements, through the user's `Execute` (which keeps a prepared
+statement per SQL text); the user opens and commits it, so that timing, error handling and the
+ledger are the same for every kind. Write transactions receive the ledger id they must insert
+in the same transaction.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 from workloads.oltp.dialect import Statements
 from workloads.oltp.schema import Scale
 
-Body = Callable[[Any, Statements, random.Random, Scale, int], None]
+Execute = Callable[..., Any]  # (sql, *parameters) -> the cursor that ran it
+Body = Callable[[Execute, Statements, random.Random, Scale, int], None]
 
 
 @dataclass(frozen=True)
@@ -54,28 +56,35 @@ TPCB_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-def tpcb(cur: Any, sql: Statements, rng: random.Random, scale: Scale, ledger_id: int) -> None:
-    values = {"aid": rng.randint(1, scale.accounts), "bid": rng.randint(1, scale.branches),
-              "tid": rng.randint(1, scale.tellers), "delta": rng.randint(-5000, 5000), "ledger_id": ledger_id}
-    for statement, names in TPCB_STEPS:
-        cur.execute(getattr(sql, statement), *(values[name] for name in names))
-        if statement.startswith("select"):
-            cur.fetchall()
+_NAMES = ("aid", "bid", "tid", "delta", "ledger_id")
+# TPCB_STEPS compiled once: (statement, positions of its parameters in _NAMES, returns rows)
+_TPCB_PLAN = tuple((statement, tuple(_NAMES.index(n) for n in names), statement.startswith("select"))
+                   for statement, names in TPCB_STEPS)
 
 
-def customer_position(cur: Any, sql: Statements, rng: random.Random, scale: Scale, ledger_id: int) -> None:
+def tpcb(execute: Execute, sql: Statements, rng: random.Random, scale: Scale, ledger_id: int) -> None:
+    randint = rng.randint
+    values = (randint(1, scale.accounts), randint(1, scale.branches), randint(1, scale.tellers),
+              randint(-5000, 5000), ledger_id)
+    for statement, positions, returns_rows in _TPCB_PLAN:
+        cursor = execute(getattr(sql, statement), *[values[i] for i in positions])
+        if returns_rows:
+            cursor.fetchall()
+
+
+def customer_position(execute: Execute, sql: Statements, rng: random.Random, scale: Scale, ledger_id: int) -> None:
     """Read a customer's holdings: ten neighbouring accounts and their branch."""
     low = rng.randint(1, max(1, scale.accounts - 9))
-    cur.execute(sql.select_account_range, low, low + 9).fetchall()
-    cur.execute(sql.select_branch, (low - 1) // scale.accounts_per_branch + 1).fetchall()
+    execute(sql.select_account_range, low, low + 9).fetchall()
+    execute(sql.select_branch, (low - 1) // scale.accounts_per_branch + 1).fetchall()
 
 
-def market_watch(cur: Any, sql: Statements, rng: random.Random, scale: Scale, ledger_id: int) -> None:
+def market_watch(execute: Execute, sql: Statements, rng: random.Random, scale: Scale, ledger_id: int) -> None:
     """An aggregate over a hundred accounts of one branch."""
     bid = rng.randint(1, scale.branches)
     first = (bid - 1) * scale.accounts_per_branch + 1
     low = rng.randint(first, first + max(0, scale.accounts_per_branch - 100))
-    cur.execute(sql.sum_branch_accounts, bid, low, low + 99).fetchall()
+    execute(sql.sum_branch_accounts, bid, low, low + 99).fetchall()
 
 
 TPCB_KIND = TransactionKind("tpcb", True, tpcb)
