@@ -30,7 +30,7 @@ from harness_lab.shell import BASE_PATH
 from harness_lab.vsphere_binding import simulator_binary
 from reports.allure.generate import allure_binary
 from reports.cli import add_regression_options, regression_rule
-from reports.regression import REGRESSION_EXIT_CODE
+from reports.regression import FIGURES_HISTORY, REGRESSION_EXIT_CODE
 
 CHECKOUT = Path(__file__).resolve().parents[1]  # the repository, when run from one (its Makefile sets the lab up)
 
@@ -78,6 +78,7 @@ SMOKE = DemoSettings(PhaseDurations(baseline_s=5, observe_s=6, settle_s=4, stead
 FULL_ADDS = "S1 at 1, 2 and 8 ms; S2's disk group and host power-off; S5 at 0, 1 and 2 ms; S7's unthrottled backup"
 
 
+REPORT_DIR = "report"  # under OUT: the report, and the figures history the suites read (`--figures-history`)
 SUITES = "harness_suites"  # run by name (`--pyargs`), from a checkout or an installed package alike
 LAB_SUITES = ("test_s1_latency_sweep", "test_s4_application_failover", "test_s6_mixed_workloads",
               "test_s7_backup_under_load")
@@ -130,6 +131,7 @@ def pytest_command(args: argparse.Namespace, results: Path, tables: Path, *, top
     command = [sys.executable, "-m", "pytest", "--pyargs", *modules, "--rootdir", str(suites_root()),
                "-p", "no:cacheprovider",
                "--topology", topology or args.lab, "--alluredir", str(results), "--tables-dir", str(tables),
+               "--figures-history", str(results.parent / REPORT_DIR / FIGURES_HISTORY),
                *w.options(), "-q", "-rA", *(f"--deselect={node}" for node in w.deselect)]
     if clean:
         command.append("--clean-alluredir")
@@ -200,7 +202,7 @@ def run_demo(args: argparse.Namespace) -> int:
         print(f"demo interrupted ({', '.join(signal.Signals(s).name for s in signals)}): pytest exit {returncode}; "
               "no report built", file=sys.stderr)
         return returncode or 128 + signals[0]
-    report = build_report(results, out / "report", name="Resilience demo (embedded lab)", rule=regression_rule(args),
+    report = build_report(results, out / REPORT_DIR, name="Resilience demo (embedded lab)", rule=regression_rule(args),
                           pdf=not args.no_pdf)
     print("\nscenario tables (measured in this run)\n")
     for table in sorted(tables.glob("*.md")):

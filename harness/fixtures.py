@@ -164,9 +164,11 @@ def scenario_report(pytestconfig: pytest.Config, key_numbers: dict[str, str]) ->
     """`scenario_report.record(...)`: labels, evidence, the table kept in --tables-dir, key numbers;
     `scenario_report.judge([...])`: the verdicts, into the record and judged."""
     from harness.scenario_report import ScenarioReport  # plotting only when a scenario reports
+    from reports.regression import earlier_values, read_history
 
-    directory = pytestconfig.getoption("--tables-dir")
-    report = ScenarioReport(Path(directory) if directory else None, key_numbers)
+    directory, history = pytestconfig.getoption("--tables-dir"), pytestconfig.getoption("--figures-history")
+    nights = earlier_values(read_history(Path(history))) if history else {}
+    report = ScenarioReport(Path(directory) if directory else None, key_numbers, nights)
     yield report
     report.flush()
 

@@ -99,6 +99,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--inconclusive", choices=("flag", "fail"), default="flag",
                     help="a figure whose 95 %% interval holds its threshold: flag it in the summary (nightly runs), "
                          "or fail the test (go-live acceptance)")
+    group.addoption("--figures-history", default=None, metavar="PATH",
+                    help="the figures history of earlier nights (figures.jsonl beside the report): a duration measured "
+                         "in one trial tonight takes its 95 %% interval from its spread over the last nights")
     group.addoption("--repeat", type=int, default=1, metavar="N",
                     help="S2, S3 and S4: each fault case N times, a baseline before each (slow drift cancels); the "
                          "tables give the median of the trials and the verdicts their 95 %% interval across them")

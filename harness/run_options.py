@@ -125,6 +125,7 @@ class RunOptions(BaseModel):
     change_ticket: Annotated[str, _checked(_plain), Field(max_length=200)] | None = None
     change_url: Annotated[str, _checked(_plain), Field(max_length=2000)] | None = None
     tables_dir: Annotated[str, _checked(_path)] | None = None
+    figures_history: Annotated[str, _checked(_path)] | None = None
     widest_site_subnet: int = Field(default=WIDEST_SITE_PREFIX, ge=1, le=32)
     inconclusive: Literal["flag", "fail"] = "flag"
     repeat: int = Field(default=1, ge=1, le=100)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from faults.base import FaultSpec
+from harness.analysis.intervals import NIGHTS_METHOD, nights_interval
 from harness.analysis.slo import Finding, SloCheck, assert_verdicts
 from harness.experiment import Experiment
 from harness_kernel.errors import HarnessError
@@ -30,6 +31,7 @@ from reports.allure.steps import (
     attach_json,
     title_and_parameters,
 )
+from reports.regression import verdict_key
 from reports.scenario_record import ATTACHMENT_NAME, Judged, ScenarioRecord, scenario_record
 from reports.tables import Table, to_html, to_markdown
 
@@ -61,13 +63,25 @@ def judged(check: SloCheck) -> Judged:
     return Judged(check.name, check.measured, check.unit.strip(), check.op, check.threshold, check.outcome,
                   interval.low if interval else None, interval.high if interval else None,
                   interval.level if interval else None, interval.n if interval else None,
-                  interval.method if interval else "", note=note)
+                  interval.method if interval else "", note=note, trial_figure=check.trial_figure,
+                  interval_from_nights=interval is not None and interval.method == NIGHTS_METHOD)
+
+
+def with_nights_interval(check: SloCheck, earlier: Sequence[float]) -> SloCheck:
+    """A figure measured in one trial tonight takes its interval from the spread of its last nights (when it has
+    enough of them); a figure with an interval of tonight's own keeps it."""
+    if not check.trial_figure or check.interval is not None or check.measured is None or check.not_judged:
+        return check
+    interval = nights_interval(check.measured, list(earlier))
+    return check if interval is None else dataclasses.replace(check, interval=interval)
 
 
 @dataclass
 class ScenarioReport:
     tables_dir: Path | None
     numbers: MutableMapping[str, str]
+    # each figure's values on the earlier nights (`--figures-history`), keyed as the history keys a verdict
+    nights: Mapping[str, Sequence[float]] = field(default_factory=dict)
     pending: list[ScenarioRecord] = field(default_factory=list)  # recorded, its verdicts not yet given
     halted: list[str] = field(default_factory=list)  # trials of the recorded experiment a guard stopped early
 
@@ -103,6 +117,7 @@ class ScenarioReport:
                                         float(len(self.halted)), "<=", 0)]
         if self.pending:
             last = self.pending.pop()
+            checks = [with_nights_interval(c, self.nights.get(verdict_key(last.case, c.name), ())) for c in checks]
             self.pending.append(dataclasses.replace(last, verdicts=[judged(c) for c in checks]))
         self.flush()
         return assert_verdicts(checks)

@@ -61,7 +61,8 @@ def test_the_surviving_site_takes_over_within_the_slo(
                            findings=[f for t in trials for f in t.impact.outages])
     ratio, ratio_interval = tps_ratio(trials)
     scenario_report.judge([
-        SloCheck("failover duration", failover_s, "<=", topology.slo.failover_max_s, " s", interval=failover_interval),
+        SloCheck("failover duration", failover_s, "<=", topology.slo.failover_max_s, " s", interval=failover_interval,
+                 trial_figure=True),
         SloCheck("serving from the other site (1 = yes)", float(all(moved)), ">=", 1),
         SloCheck("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio, interval=ratio_interval,
                  not_judged=no_steady_state(trials, experiment.durations.observe_s)),

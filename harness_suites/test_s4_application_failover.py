@@ -53,7 +53,8 @@ def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
                                     **forecast_beside_measured(findings.forecast, phases.detect_s, phases.client_rto_s)})
     limit = topology.slo.planned_failover_max_s if fault is PLANNED else topology.slo.failover_max_s
     scenario_report.judge([
-        SloCheck("failover duration (in effect to first commit)", total_s, "<=", limit, " s", interval=total_interval),
+        SloCheck("failover duration (in effect to first commit)", total_s, "<=", limit, " s", interval=total_interval,
+                 trial_figure=True),
         SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
         SloCheck("the role moved (1 = another node is primary)",
                 float(all(t.primary_after != t.primary_before for t in trials)), ">=", 1),
@@ -76,7 +77,7 @@ def test_losing_the_standby_stalls_the_workload_no_longer_than_tolerated(
                            numbers={"stall": fmt(stall, " s", 2), "lost": fmt_lost(lost)})
     scenario_report.judge([
         SloCheck("write stall while the standby is lost", stall, "<=", topology.slo.non_primary_stall_max_s, " s",
-                 interval=stall_interval),
+                 interval=stall_interval, trial_figure=True),
         SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
         SloCheck("the primary stayed (1 = same node)",
                  float(all(t.primary_after == t.primary_before for t in trials)), ">=", 1),

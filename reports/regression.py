@@ -185,12 +185,31 @@ def night_of(figures: Sequence[Figure], *, run: str = "", at: datetime | None = 
     scales = {f.key: Scale(f.points, f.floor) for f in measured if f.points or f.floor}
     spread = {}
     for title, verdict in verdicts:
-        if verdict.value is None or verdict.low is None or verdict.high is None or verdict.provenance != "measured":
+        if verdict.value is None or verdict.provenance != "measured":
             continue
-        key = f"{title} · {verdict.name}"
-        values[key], spread[key] = verdict.value, verdict.high - verdict.low
+        own = verdict.low is not None and verdict.high is not None and not verdict.interval_from_nights
+        if not own and not verdict.trial_figure:
+            continue
+        key = verdict_key(title, verdict.name)
+        values[key] = verdict.value
+        if own and verdict.low is not None and verdict.high is not None:
+            spread[key] = verdict.high - verdict.low
         better[key] = "higher" if verdict.op in (">=", ">") else "lower"
     return Night(moment, values, better, run, FIGURE_DEFINITIONS, spread, scales)
+
+
+def verdict_key(case: str, name: str) -> str:
+    """A verdict's figure in the history: its test's case (the title without the target) and its name."""
+    return f"{case} · {name}"
+
+
+def earlier_values(history: Sequence[Night]) -> dict[str, list[float]]:
+    """Each figure's values over the comparable nights, oldest first (what a one-trial figure's interval rests on)."""
+    values: dict[str, list[float]] = {}
+    for night in comparable(history):
+        for key, value in night.figures.items():
+            values.setdefault(key, []).append(value)
+    return values
 
 
 def read_history(path: Path) -> list[Night]:

@@ -50,6 +50,8 @@ class Judged:
     method: str = ""  # "" for a value judged as it is (a count, one duration)
     provenance: str = "measured"  # or "modelled": the lab's model, not a measurement of a product
     note: str = ""  # why not judged; what would settle an INCONCLUSIVE
+    trial_figure: bool = False  # varies from trial to trial (a duration): kept in the history even without interval
+    interval_from_nights: bool = False  # one trial tonight: the interval is the last nights' spread, not tonight's
 
 
 @dataclass(frozen=True)

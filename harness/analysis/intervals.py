@@ -165,3 +165,22 @@ def repeats_interval(values: list[float] | tuple[float, ...], *, level: float = 
     median = float(np.median(x))
     half = t_quantile(1.0 - (1.0 - level) / 2.0, n - 1) * math.sqrt(math.pi / 2.0) * float(x.std(ddof=1)) / math.sqrt(n)
     return Interval(median, median - half, median + half, level, n, 1, float(n - 1), REPEATS_METHOD)
+
+
+NIGHTS_MIN = 3  # nights a figure needs before their spread may stand for tonight's uncertainty
+NIGHTS_MAX = 10  # the most recent nights used: older ones may predate a change to the cluster
+NIGHTS_METHOD = "one trial tonight: the spread of the last nights' values, Student t on n - 1 df"
+
+
+def nights_interval(value: float, earlier: list[float] | tuple[float, ...], *,
+                    level: float = LEVEL) -> Interval | None:
+    """A figure measured once tonight that could not be repeated (one site failure a night): tonight's value
+    plus or minus t on n - 1 degrees of freedom times the standard deviation of the same figure over the last
+    nights (at most NIGHTS_MAX), each of them one trial too. Their spread holds any real change between them as
+    well, so the interval errs wide, never narrow. None under NIGHTS_MIN nights."""
+    recent = list(earlier)[-NIGHTS_MAX:]
+    n = len(recent)
+    if n < NIGHTS_MIN:
+        return None
+    half = t_quantile(1.0 - (1.0 - level) / 2.0, n - 1) * float(np.asarray(recent, dtype=np.float64).std(ddof=1))
+    return Interval(value, value - half, value + half, level, n, 1, float(n - 1), NIGHTS_METHOD)

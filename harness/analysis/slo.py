@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from harness.analysis.intervals import Interval
+from harness.analysis.intervals import NIGHTS_METHOD, REPEATS_METHOD, Interval
 
 _OPS: dict[str, Callable[[float, float], bool]] = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
 Outcome = Literal["PASS", "FAIL", "INCONCLUSIVE", "NOT JUDGED"]
@@ -41,6 +41,9 @@ class SloCheck:
     unit: str = ""
     not_judged: str | None = None  # why this run cannot judge it (e.g. an observe-only workload keeps no ledger)
     interval: Interval | None = None  # the figure's 95 % interval, when it is an estimate
+    # a figure that varies from trial to trial (a duration): with no interval of tonight's own (one trial),
+    # the spread of its last nights gives it one (`ScenarioReport.judge`)
+    trial_figure: bool = False
 
     @classmethod
     def lost_commits(cls, lost: int | None, maximum: int) -> SloCheck:
@@ -76,6 +79,12 @@ class SloCheck:
     def settle(self) -> str:
         """What would tell: more seconds in the windows (a narrower interval), or repeats of the fault."""
         assert self.interval is not None
+        if self.interval.method == NIGHTS_METHOD:
+            return (f"the threshold lies inside the 95 % interval from the spread of the last {self.interval.n} "
+                    "nights (one trial tonight): repeated trials (--repeat) would settle it")
+        if self.interval.method == REPEATS_METHOD:
+            return (f"the threshold lies inside the 95 % interval of {self.interval.n} trials: more trials "
+                    "(--repeat) would settle it")
         return (f"the threshold lies inside the 95 % interval of {self.interval.n} samples (block "
                 f"{self.interval.block}): longer windows or repeated trials would settle it")
 

@@ -47,3 +47,27 @@ def test_a_trial_a_guard_halted_fails_the_scenario_with_its_record_kept(monkeypa
     with pytest.raises(AssertionError, match="trials halted by a guard"):
         kept.judge([SloCheck.lost_commits(0, 0)])
     assert [v.outcome for v in attached[0].verdicts] == ["PASS", "FAIL"]
+
+
+def test_a_duration_measured_once_takes_its_interval_from_the_last_nights(monkeypatch: pytest.MonkeyPatch) -> None:
+    kept, attached = report(monkeypatch)
+    kept.nights = {"S2 · host · time to recover to a steady state": [20.0, 34.0, 22.0, 31.0],
+                   "S2 · host · acknowledged commits lost": [0.0, 0.0, 0.0, 0.0]}
+    with pytest.warns(InconclusiveVerdict, match="last 4 nights"):
+        kept.judge([SloCheck("time to recover to a steady state", 28.0, "<=", 30.0, " s", trial_figure=True),
+                    SloCheck.lost_commits(0, 0)])
+    recover, lost = attached[0].verdicts
+    assert recover.outcome == "INCONCLUSIVE" and recover.interval_from_nights and recover.n == 4
+    assert recover.low is not None and recover.high is not None and recover.low < 28.0 < 30.0 < recover.high
+    assert lost.low is None and not lost.interval_from_nights
+
+
+def test_a_figure_with_an_interval_of_its_own_keeps_it_whatever_the_nights(monkeypatch: pytest.MonkeyPatch) -> None:
+    kept, attached = report(monkeypatch)
+    kept.nights = {"S2 · host · TPS after / before": [0.5, 0.9, 0.95]}
+    own = SloCheck("TPS after / before", 0.9, ">=", 0.8, interval=Interval(0.9, 0.86, 0.94, 0.95, 60, 4, 14.0),
+                   trial_figure=True)
+    kept.judge([own, SloCheck("time to recover to a steady state", 12.0, "<=", 30.0, " s", trial_figure=True)])
+    ratio, recover = attached[0].verdicts
+    assert (ratio.low, ratio.high, ratio.interval_from_nights) == (0.86, 0.94, False)
+    assert recover.low is None and recover.outcome == "PASS"  # no nights of its own yet: judged as measured

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reports.regression import FIGURE_DEFINITIONS, Night, RegressionRule, append_night, judge, night_of, read_history
+from reports.regression import (
+    FIGURE_DEFINITIONS,
+    Night,
+    RegressionRule,
+    append_night,
+    earlier_values,
+    judge,
+    night_of,
+    read_history,
+)
 from reports.scenario_record import Judged
 from reports.tables import Better
 
@@ -104,3 +113,18 @@ def test_a_verdicts_interval_is_kept_as_its_figures_spread_and_a_doubled_spread_
     assert "noisier: its 95 % interval is 4.0 times as wide as on its last nights" in judged.sentence()
     usual = night("usual", 0.89, 0.97)
     assert judge(usual.figures, usual.better, history, spread=usual.spread)[0].noisier is None
+
+
+def test_a_duration_measured_once_is_kept_for_the_nights_after_and_a_borrowed_interval_is_no_spread() -> None:
+    case = "S3 · site failure"
+    once = Judged("failover duration", 6.1, "s", "<=", 30.0, "PASS", trial_figure=True)
+    borrowed = Judged("failover duration", 6.1, "s", "<=", 30.0, "PASS", 5.2, 7.0, 0.95, 4,
+                      "one trial tonight: the spread of the last nights' values", trial_figure=True,
+                      interval_from_nights=True)
+    a_flag = Judged("serving from the other site (1 = yes)", 1.0, "", ">=", 1.0, "PASS")
+    for verdict in (once, borrowed):
+        night = night_of([], verdicts=[(case, verdict), (case, a_flag)])
+        assert night.figures == {f"{case} · failover duration": 6.1} and night.spread == {}
+        assert night.better == {f"{case} · failover duration": "lower"}
+    assert earlier_values([night_of([], verdicts=[(case, once)]), night_of([], verdicts=[(case, borrowed)])]) == \
+        {f"{case} · failover duration": [6.1, 6.1]}
