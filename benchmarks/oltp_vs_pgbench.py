@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import multiprocessing
 import os
 import random
 import re
@@ -26,6 +27,7 @@ import time
 import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -35,13 +37,49 @@ from tests.support.localpg import PG_BIN
 from tests.support.oltp_local import LocalBench as Bench
 from tests.support.oltp_local import start_bench
 from workloads.oltp import TPCB, TPCE_LIKE, DriverConfig, Mix, OltpDriver
+from workloads.oltp.driver import first_free_user_id
 from workloads.oltp.mix import TPCB_STEPS
 from workloads.oltp.schema import Scale
 
 
-def cpu_seconds(who: int) -> float:
-    usage = resource.getrusage(who)
-    return usage.ru_utime + usage.ru_stime
+@dataclass(frozen=True)
+class Usage:
+    """A client's CPU and context switches over a run (rusage deltas)."""
+
+    user_s: float = 0.0
+    system_s: float = 0.0
+    voluntary: int = 0  # switches while waiting (a reply from the server, the interpreter lock)
+    involuntary: int = 0  # preempted
+
+    @classmethod
+    def now(cls, who: int) -> Usage:
+        r = resource.getrusage(who)
+        return cls(r.ru_utime, r.ru_stime, r.ru_nvcsw, r.ru_nivcsw)
+
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(self.user_s - other.user_s, self.system_s - other.system_s,
+                     self.voluntary - other.voluntary, self.involuntary - other.involuntary)
+
+    @property
+    def cpu_s(self) -> float:
+        return self.user_s + self.system_s
+
+
+@dataclass(frozen=True)
+class Run:
+    tps: float
+    seconds: float
+    usage: Usage
+
+    @property
+    def cpu_per_1000_tps(self) -> float:
+        return self.usage.cpu_s / self.seconds / self.tps * 1000
+
+    def per_transaction(self) -> str:
+        n = self.tps * self.seconds
+        return (f"user {1e6 * self.usage.user_s / n:.0f} us, system {1e6 * self.usage.system_s / n:.0f} us, "
+                f"{self.usage.voluntary / n:.1f} + {self.usage.involuntary / n:.1f} context switches "
+                "(waiting + preempted)")
 
 
 def pgbench_script(bench: Bench) -> str:
@@ -60,41 +98,69 @@ def pgbench_script(bench: Bench) -> str:
 
 
 def run_driver(bench: Bench, clients: int, seconds: float, mix: Mix = TPCB, think_time_s: float = 0.0,
-               wait_connected_s: float = 60.0) -> tuple[float, float]:
-    """(TPS over the measured window, client CPU seconds per second); the window starts once
-    every user has connected."""
+               wait_connected_s: float = 60.0, first_user_id: int | None = None) -> Run:
+    """TPS over the measured window and what the client spent in it; the window starts once every user
+    has connected."""
     timeline, series = Timeline(), TransactionSeries()
     driver = OltpDriver(bench.dialect, bench.settings, timeline, series,
-                        DriverConfig(users=clients, mix=mix, scale=bench.scale, think_time_s=think_time_s))
+                        DriverConfig(users=clients, mix=mix, scale=bench.scale, think_time_s=think_time_s,
+                                     first_user_id=first_user_id))
     driver.start()
     deadline = time.monotonic() + wait_connected_s
     while sum(u.connects for u in driver.users) < clients and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(0.5)
     commits_before = sum(p.commits for p in series.points())
-    t0, cpu0 = timeline.now(), cpu_seconds(resource.RUSAGE_SELF)
+    t0, usage0 = timeline.now(), Usage.now(resource.RUSAGE_SELF)
     time.sleep(seconds)
     commits_after = sum(p.commits for p in series.points())
-    t1, cpu1 = timeline.now(), cpu_seconds(resource.RUSAGE_SELF)
+    t1, usage1 = timeline.now(), Usage.now(resource.RUSAGE_SELF)
     report = driver.stop(timeout_s=5.0)
     if report.stuck or report.crashed:
         print(f"  warning: stuck={len(report.stuck)} crashed={len(report.crashed)}")
-    return (commits_after - commits_before) / (t1 - t0), (cpu1 - cpu0) / (t1 - t0)
+    return Run((commits_after - commits_before) / (t1 - t0), t1 - t0, usage1 - usage0)
 
 
-def run_pgbench(bench: Bench, script: Path, clients: int, seconds: float) -> tuple[float, float]:
+def _one_user_process(bench: Bench, seconds: float, user_id: int, start: Any, out: Any) -> None:
+    out.send(run_driver(bench, 1, seconds, first_user_id=user_id, wait_connected_s=30.0) if start.wait(60) else None)
+
+
+def run_driver_processes(bench: Bench, clients: int, seconds: float) -> Run:
+    """The same driver with one user per process (forked): no interpreter lock shared between users. Not a
+    shape the harness runs (a user per process does not scale to hundreds), but it measures what the lock
+    costs: the difference from `run_driver` at the same client count."""
+    context = multiprocessing.get_context("fork")
+    start, ends = context.Event(), [context.Pipe(duplex=False) for _ in range(clients)]
+    base = first_free_user_id(bench.dialect, bench.settings)
+    workers = [context.Process(target=_one_user_process, args=(bench, seconds, base + i, start, send))
+               for i, (_, send) in enumerate(ends)]
+    for worker in workers:
+        worker.start()
+    start.set()
+    runs = [receive.recv() if receive.poll(seconds + 90) else None for receive, _ in ends]
+    for worker in workers:
+        worker.join(10)
+    done = [r for r in runs if r is not None]
+    if len(done) < clients:
+        raise RuntimeError(f"{clients - len(done)} of {clients} one-user processes did not report")
+    usage = Usage(sum(r.usage.user_s for r in done), sum(r.usage.system_s for r in done),
+                  sum(r.usage.voluntary for r in done), sum(r.usage.involuntary for r in done))
+    return Run(sum(r.tps for r in done), statistics.fmean(r.seconds for r in done), usage)
+
+
+def run_pgbench(bench: Bench, script: Path, clients: int, seconds: float) -> Run:
     password = bench.settings.credentials.password
     env = {**os.environ, "PGPASSWORD": password.reveal() if password else ""}
-    cpu0 = cpu_seconds(resource.RUSAGE_CHILDREN)
+    usage0 = Usage.now(resource.RUSAGE_CHILDREN)
     done = subprocess.run([str(PG_BIN / "pgbench"), "-h", bench.server.host, "-p", str(bench.server.port), "-U", "postgres",
                            "-n", "-c", str(clients), "-j", str(min(clients, os.cpu_count() or 1)), "-T", str(int(seconds)),
                            "-f", str(script), bench.settings.database],
                           capture_output=True, text=True, env=env, check=True, timeout=seconds + 60)
-    cpu = cpu_seconds(resource.RUSAGE_CHILDREN) - cpu0
+    usage = Usage.now(resource.RUSAGE_CHILDREN) - usage0
     match = re.search(r"tps = ([\d.]+) \(without initial connection time\)", done.stdout)
     if not match:
         raise RuntimeError(f"pgbench printed no tps:\n{done.stdout}\n{done.stderr}")
-    return float(match.group(1)), cpu / seconds
+    return Run(float(match.group(1)), seconds, usage)
 
 
 def series_memory_one_hour(tps: int = 500, seconds: int = 3600) -> tuple[int, int]:
@@ -120,7 +186,8 @@ def capacity(bench: Bench, steps: list[int], seconds: float, think_time_s: float
     saturate this two-core server and the step measures the server, not the client."""
     best, sustained = 0.0, 0
     for users in steps:
-        tps, cpu = run_driver(bench, users, seconds, mix=TPCE_LIKE, think_time_s=think_time_s)
+        run = run_driver(bench, users, seconds, mix=TPCE_LIKE, think_time_s=think_time_s)
+        tps, cpu = run.tps, run.usage.cpu_s / run.seconds
         print(f"  users={users:4d} tps={tps:8.1f} (demand <= {users / think_time_s:6.0f}) client_cpu={cpu:.2f} cores")
         if tps < 0.9 * best:
             break
@@ -157,30 +224,51 @@ def placements() -> list[Placement]:
 
 @dataclass(frozen=True)
 class Comparison:
-    driver_tps: float
-    pgbench_tps: float
-    driver_cpu_per_1000: float
-    pgbench_cpu_per_1000: float
+    driver: list[Run]
+    pgbench: list[Run]
+    driver_processes: list[Run]
+
+    @property
+    def driver_tps(self) -> float:
+        return statistics.median(r.tps for r in self.driver)
+
+    @property
+    def pgbench_tps(self) -> float:
+        return statistics.median(r.tps for r in self.pgbench)
 
     @property
     def ratio(self) -> float:
         return self.driver_tps / self.pgbench_tps
 
+    def print(self) -> None:
+        print(f"  median driver tps={self.driver_tps:.1f}  median pgbench tps={self.pgbench_tps:.1f}  "
+              f"ratio={self.ratio:.3f}")
+        print(f"  client cpu per 1000 tps: driver {median_run(self.driver).cpu_per_1000_tps:.2f} cores, "
+              f"pgbench {median_run(self.pgbench).cpu_per_1000_tps:.2f} cores")
+        print(f"  client per transaction: driver {median_run(self.driver).per_transaction()}")
+        print(f"                          pgbench {median_run(self.pgbench).per_transaction()}")
+        if self.driver_processes:
+            alone = median_run(self.driver_processes)
+            print(f"  driver with one user per process (no shared interpreter lock): tps={alone.tps:.1f} "
+                  f"ratio={alone.tps / self.pgbench_tps:.3f}; per transaction {alone.per_transaction()}")
 
-def compare(bench: Bench, script: Path, clients: int, seconds: float, pairs: int) -> Comparison:
-    """Alternating runs, driver first; medians of each."""
-    driver_tps, pgbench_tps, driver_cpu, pgbench_cpu = [], [], [], []
+
+def median_run(runs: list[Run]) -> Run:
+    return sorted(runs, key=lambda r: r.tps)[len(runs) // 2]
+
+
+def compare(bench: Bench, script: Path, clients: int, seconds: float, pairs: int, *, processes: bool) -> Comparison:
+    """Alternating runs, driver first (then, with `processes`, the driver with a process per user); medians."""
+    driver, pgbench, driver_processes = [], [], []
     for pair in range(pairs):
-        tps, cpu = run_driver(bench, clients, seconds)
-        driver_tps.append(tps)
-        driver_cpu.append(cpu / tps * 1000)
-        print(f"  run {2 * pair + 1}: driver  tps={tps:.1f}")
-        tps, cpu = run_pgbench(bench, script, clients, seconds)
-        pgbench_tps.append(tps)
-        pgbench_cpu.append(cpu / tps * 1000)
-        print(f"  run {2 * pair + 2}: pgbench tps={tps:.1f}")
-    return Comparison(statistics.median(driver_tps), statistics.median(pgbench_tps),
-                      statistics.median(driver_cpu), statistics.median(pgbench_cpu))
+        driver.append(run_driver(bench, clients, seconds))
+        print(f"  run {pair + 1}: driver  tps={driver[-1].tps:.1f}")
+        pgbench.append(run_pgbench(bench, script, clients, seconds))
+        print(f"  run {pair + 1}: pgbench tps={pgbench[-1].tps:.1f}")
+        if processes:
+            driver_processes.append(run_driver_processes(bench, clients, seconds))
+            print(f"  run {pair + 1}: driver, a process per user tps={driver_processes[-1].tps:.1f}")
+    return Comparison(driver, pgbench, driver_processes)
 
 
 def main() -> int:
@@ -204,11 +292,9 @@ def main() -> int:
             for placement in placements():
                 placement.apply(bench)
                 print(f"{placement.name}: server on CPUs {sorted(placement.server)}, clients on {sorted(placement.client)}")
-                result = results[placement.name] = compare(bench, script, args.clients, args.seconds, args.pairs)
-                print(f"  median driver tps={result.driver_tps:.1f}  median pgbench tps={result.pgbench_tps:.1f}  "
-                      f"ratio={result.ratio:.3f}")
-                print(f"  client cpu per 1000 tps: driver {result.driver_cpu_per_1000:.2f} cores, "
-                      f"pgbench {result.pgbench_cpu_per_1000:.2f} cores")
+                result = results[placement.name] = compare(bench, script, args.clients, args.seconds, args.pairs,
+                                                           processes=placement.name == "shared cores")
+                result.print()
             placements()[-1].apply(bench)
         size, samples = series_memory_one_hour()
         print(f"series memory after 1 h of samples ({samples} transactions): {size / 1e6:.2f} MB")

@@ -12,6 +12,7 @@ from harness.analysis.intervals import Interval, mean_interval, ratio_interval, 
 from harness.analysis.resync import mean_rate_bps
 from harness.clusters import FailoverForecast
 from harness.experiment import Experiment, Findings
+from harness_kernel.history.series import SecondPoint
 from reports.published_tables import ComponentFailure
 
 GB = 1e9
@@ -36,20 +37,33 @@ class WindowStats:
 
 def window_stats(experiment: Experiment, start: float, end: float, users: int) -> WindowStats:
     """Whole seconds inside [start, end); a window shorter than a second takes the seconds it touches."""
-    first, last = math.ceil(start), math.floor(end)
-    if last <= first:
-        first, last = math.floor(start), math.ceil(end)
-    points = experiment.series.points(first, last)
+    return pooled_window_stats(experiment, [(start, end)], users)
+
+
+def pooled_window_stats(experiment: Experiment, spans: Sequence[tuple[float, float]], users: int) -> WindowStats:
+    """One condition measured in several blocks (interleaved with another condition's, so that a slow drift falls
+    on both): the whole seconds inside each [start, end) pooled, their gaps added up."""
+    points: list[SecondPoint] = []
+    silent, longest = 0, None
+    commit_gaps = experiment.timeline.commit_gaps()
+    for start, end in spans:
+        first, last = math.ceil(start), math.floor(end)
+        if last <= first:
+            first, last = math.floor(start), math.ceil(end)
+        inside = experiment.series.points(first, last)
+        points += inside
+        gaps = window_gaps([p.t for p in inside], [p.tps for p in inside], first, last, commit_gaps)
+        silent += gaps.seconds_without_commit
+        longest = max((g for g in (longest, gaps.longest_gap_s) if g is not None), default=None)
     if not points:
         return WindowStats(None, None, None, None)
     tps = statistics.fmean(p.tps for p in points)
     p95s = [p.p95_ms for p in points if p.p95_ms is not None]
-    gaps = window_gaps([p.t for p in points], [p.tps for p in points], first, last,
-                       experiment.timeline.commit_gaps())
     # closed loop without think time: mean response time = users / throughput (Little's law)
     return WindowStats(tps, min(p.tps for p in points), statistics.median(p95s) if p95s else None,
                        1000.0 * users / tps if tps else None,
-                       mean_interval([p.tps for p in points]) if len(points) >= 3 else None, gaps)
+                       mean_interval([p.tps for p in points]) if len(points) >= 3 else None,
+                       WindowGaps(silent, longest))
 
 
 def window_ratio(numerator: WindowStats, denominator: WindowStats) -> Interval | None:
