@@ -17,6 +17,7 @@ import pytest
 from harness.analysis.slo import Finding, InconclusiveVerdict
 from harness.plugin_state import PluginState, plugin_state
 from harness_kernel.errors import ConfigError, HarnessError
+from reports.outcome import test_verdict
 from reports.summary import Outcome, format_summary
 
 EXIT_HARNESS_BROKEN = 10
@@ -107,12 +108,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _flagged(outcome: Outcome, nodeid: str, state: PluginState) -> Outcome:
-    """A passed test with verdicts it could not give is INCONCLUSIVE in the summary, saying which; its findings
-    are listed whatever its verdict."""
-    outcome = dataclasses.replace(outcome, findings=tuple(state.findings.get(nodeid, ())))
-    if outcome.status != "passed" or nodeid not in state.inconclusive:
-        return outcome
-    return dataclasses.replace(outcome, status="inconclusive", reason="; ".join(state.inconclusive[nodeid]))
+    """A passed test is INCONCLUSIVE (saying which verdicts) or passes with findings in the summary, by the
+    order the report's banner reads too (`reports.outcome`); its findings are listed whatever its verdict."""
+    findings = tuple(state.findings.get(nodeid, ()))
+    outcome = dataclasses.replace(outcome, findings=findings)
+    verdict = test_verdict(outcome.status, inconclusive=nodeid in state.inconclusive, findings=bool(findings))
+    if verdict == "INCONCLUSIVE":
+        return dataclasses.replace(outcome, status="inconclusive", reason="; ".join(state.inconclusive[nodeid]))
+    if verdict == "PASS with findings":
+        return dataclasses.replace(outcome, status="findings")
+    return outcome
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from harness.analysis.impact import WindowGaps, window_gaps
 from harness.analysis.intervals import Interval, mean_interval, ratio_interval, repeats_interval
 from harness.analysis.resync import mean_rate_bps
+from harness.analysis.slo import SloCheck
 from harness.clusters import FailoverForecast
 from harness.experiment import Experiment, Findings
 from harness_kernel.history.series import SecondPoint
-from reports.published_tables import ComponentFailure
+from reports.published_tables import ComponentFailure, LatencyStep
 
 GB = 1e9
 
@@ -163,3 +164,26 @@ def forecast_beside_measured(forecast: FailoverForecast | None, detect_s: float 
             "detect: forecast / measured": f"{fmt(forecast.detection_s, ' s')} / {fmt(detect_s, ' s')}",
             "RTO: redo estimate / client measured": f"{fmt(forecast.rto_s, ' s')} / {fmt(client_rto_s, ' s')}",
             "RPO: log send queue before the fault": fmt(forecast.rpo_kb, " KB", 0)}
+
+
+def kept_rtt_check(kept: float | None, ratio: float, required_ms: float | None, largest_step_ms: float) -> SloCheck:
+    """The sweep's finding judged against the RTT the design must carry (`slo.required_rtt_ms`); without one the
+    sweep characterises (its steps below the target are findings, `below_target`)."""
+    name = f"largest added RTT keeping {100 * ratio:g} % of the baseline's TPS"
+    if required_ms is None:
+        return SloCheck(name, kept, ">=", 0, " ms", not_judged="no required inter-site RTT (slo.required_rtt_ms): "
+                        "the sweep characterises the link")
+    if required_ms > largest_step_ms:
+        return SloCheck(name, kept, ">=", required_ms, " ms",
+                        not_judged=f"the sweep stops at {largest_step_ms:g} ms, below the required {required_ms:g} ms "
+                                   "(--rtt-steps)")
+    return SloCheck(name, kept, ">=", required_ms, " ms")  # None: not even the baseline step kept it, a FAIL
+
+
+def below_target(steps: Sequence[LatencyStep], ratio: float, required_ms: float | None) -> list[str]:
+    """A step beyond the required RTT (every step, without one) that does not keep the throughput target, said as a
+    finding: there the sweep characterises the link; up to the required RTT the verdict judges it."""
+    baseline = min(steps, key=lambda s: s.rtt_ms).tps if steps else 0.0
+    return [f"at {s.rtt_ms:g} ms added RTT, TPS is {100 * s.tps / baseline:.1f} % of the baseline's "
+            f"(target {100 * ratio:g} %)" for s in steps
+            if baseline > 0 and s.tps < ratio * baseline and (required_ms is None or s.rtt_ms > required_ms)]

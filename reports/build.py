@@ -14,6 +14,7 @@ from pathlib import Path
 
 from reports.allure.generate import ReportOutput, generate_report
 from reports.allure.results_read import RecordedTest, read_environment, read_tests, report_ids
+from reports.outcome import Verdict
 from reports.regression import (
     FIGURES_HISTORY,
     Judgement,
@@ -43,8 +44,8 @@ class Report:
         return [j for j in self.judgements if j.regressed]
 
     @property
-    def verdict(self) -> str:
-        return overall(self.tests)
+    def verdict(self) -> Verdict:
+        return overall(self.tests, regressed=bool(self.regressions))
 
 
 def build_report(results: Path, out: Path, *, name: str = "Resilience report", history_file: Path | None = None,

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from reports.outcome import exit_code
 from reports.regression import REGRESSION_EXIT_CODE, RegressionRule
 
 
@@ -71,13 +72,3 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"pdf: {report.pdf_file}", file=sys.stderr)
     print(report.summary_file)
     return exit_code(report.verdict, regressed=bool(report.regressions), fail_on_regression=args.fail_on_regression)
-
-
-def exit_code(verdict: str, *, regressed: bool, fail_on_regression: bool) -> int:
-    """The night's code by the README's table: 1 when an SLO failed, whatever the history; 10 when a test broke
-    (the harness or the infrastructure); 6 only when every SLO held and a figure regressed."""
-    if verdict == "failed":
-        return 1
-    if verdict == "broken":
-        return 10
-    return REGRESSION_EXIT_CODE if fail_on_regression and regressed else 0

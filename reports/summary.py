@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 _VERDICTS = {
     "passed": "PASS",
+    "findings": "PASS with findings",
     "failed": "FAIL  (SLO violated)",
     "error": "ERROR (harness or infrastructure broken)",
     "skipped": "SKIP",
@@ -14,9 +15,13 @@ _VERDICTS = {
 }
 
 
+_COUNTED = {"findings": "passed with findings"}
+
+
 @dataclass(frozen=True)
 class Outcome:
-    """One test's result as the plugin saw it; `status` is passed / failed / error / skipped / inconclusive."""
+    """One test's result as the plugin saw it; `status` is passed / findings / failed / error / skipped /
+    inconclusive (`reports.outcome` orders them)."""
 
     test: str
     scenario: str
@@ -44,7 +49,7 @@ def format_summary(outcomes: Sequence[Outcome], report: str | None = None) -> st
             lines.append(f"       why: {_first_line(o.reason)}")
         lines += [f"       finding: {_first_line(f)}" for f in o.findings]
     counts = {s: sum(1 for o in outcomes if o.status == s) for s in _VERDICTS}
-    lines.append("  " + ", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    lines.append("  " + ", ".join(f"{n} {_COUNTED.get(s, s)}" for s, n in counts.items() if n))
     if report:
         lines.append(f"  report: {report}")
     return "\n".join(lines)

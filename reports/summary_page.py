@@ -15,24 +15,23 @@ from dataclasses import dataclass
 
 from reports.allure.results_read import RecordedTest
 from reports.html import STYLE, esc
+from reports.outcome import CSS_CLASS, MEANING, ORDER, Verdict, run_verdict, test_verdict
 from reports.regression import Judgement, Night, RegressionRule
 from reports.scenario_record import Judged
 
-VERDICT = {"passed": "PASS", "failed": "FAIL", "broken": "ERROR", "skipped": "SKIP", "unknown": "UNKNOWN"}
-BANNER_CLASS = {"passed": "pass", "failed": "fail", "broken": "broken"}
-VERDICT_MEANING = {"passed": "within every threshold", "failed": "an SLO was violated",
-                   "broken": "harness or infrastructure broken: the product was not judged", "skipped": "not run"}
 SUMMARY_STYLE = STYLE + """
 body{max-width:78rem}
 header{border-bottom:2px solid #1d2430;margin-bottom:.8rem;padding-bottom:.4rem}
 .banner{font-size:1.35rem;font-weight:700;padding:.45rem .7rem;border-radius:.3rem;display:inline-block}
 .banner.pass{background:#dff3e3;color:#13582a}.banner.fail{background:#fadddd;color:#8a1414}
-.banner.broken{background:#fde9c8;color:#7a4a00}
+.banner.broken{background:#fde9c8;color:#7a4a00}.banner.amber{background:#fff1c2;color:#6b4e00}
+.banner.skip{background:#e8ebef;color:#1d2430}
 .regressed{color:#8a1414;font-weight:700}
 h2{font-size:1.05rem;margin:1.2rem 0 .3rem;border-bottom:1px solid #c9d1dc}
 h3{font-size:.95rem;margin:.8rem 0 .2rem}
-td.status-passed{color:#13582a;font-weight:700}td.status-failed{color:#8a1414;font-weight:700}
-td.status-broken{color:#7a4a00;font-weight:700}
+td.status-pass{color:#13582a;font-weight:700}td.status-fail{color:#8a1414;font-weight:700}
+td.status-broken{color:#7a4a00;font-weight:700}td.status-amber{color:#6b4e00;font-weight:700}
+.verdict-amber{color:#6b4e00;font-weight:700}.verdict-broken{color:#7a4a00;font-weight:700}
 td.figures{white-space:normal;text-align:left;font-size:.85rem}
 .meta{color:#4a5566;font-size:.85rem}
 button.allure{font-size:.9rem;padding:.3rem .7rem;margin:.3rem 0}
@@ -75,9 +74,16 @@ class SummaryInput:
     modelled_note: str = ""
 
 
-def overall(tests: Sequence[RecordedTest]) -> str:
-    statuses = {t.status for t in tests}
-    return "failed" if "failed" in statuses else "broken" if "broken" in statuses else "passed"
+def overall(tests: Sequence[RecordedTest], *, regressed: bool = False) -> Verdict:
+    """The run's verdict: the worst of its tests', a regressed figure making a pass one with findings."""
+    return run_verdict((verdict_of(t) for t in tests), regressed=regressed)
+
+
+def verdict_of(test: RecordedTest) -> Verdict:
+    """A test's verdict from its Allure status and its record: INCONCLUSIVE verdicts, findings."""
+    record = test.record
+    return test_verdict(test.status, inconclusive=bool(inconclusive([test])),
+                        findings=record is not None and bool(record.findings))
 
 
 def _link(test: RecordedTest, ids: Mapping[str, str], text: str) -> str:
@@ -110,15 +116,15 @@ def inconclusive(tests: Sequence[RecordedTest]) -> list[tuple[str, Judged]]:
 
 
 def _banner(tests: Sequence[RecordedTest], judgements: Sequence[Judgement]) -> str:
-    verdict = overall(tests)
-    counts = {status: sum(1 for t in tests if t.status == status) for status in VERDICT}
-    detail = ", ".join(f"{n} {VERDICT[s]}" for s, n in counts.items() if n)
     regressed = [j for j in judgements if j.regressed]
+    verdict = overall(tests, regressed=bool(regressed))
+    counts: dict[Verdict, int] = {v: 0 for v in ORDER}
+    for test in tests:
+        counts[verdict_of(test)] += 1
+    detail = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
     unsure = inconclusive(tests)
-    meaning = VERDICT_MEANING[verdict]
-    if verdict == "passed" and unsure:  # no threshold missed, but not every one shown to hold
-        meaning = f"no threshold missed; {len(unsure)} verdict(s) INCONCLUSIVE"
-    parts = [f"<span class='banner {BANNER_CLASS[verdict]}'>{VERDICT[verdict]}: {esc(meaning)}</span>",
+    with_findings = [t for t in tests if verdict_of(t) == "PASS with findings"]
+    parts = [f"<span class='banner {CSS_CLASS[verdict]}'>{esc(verdict)}: {esc(MEANING[verdict])}</span>",
              f"<p class=meta>{len(tests)} tests: {esc(detail)}</p>"]
     if unsure:
         parts.append("<p class=meta>INCONCLUSIVE (the threshold lies inside the figure's 95 % interval; longer "
@@ -126,6 +132,10 @@ def _banner(tests: Sequence[RecordedTest], judgements: Sequence[Judgement]) -> s
                      + "; ".join(esc(f"{title}: {v.name} {v.value:.2f} [{v.low:.2f}, {v.high:.2f}] {v.op} "
                                      f"{v.threshold:g}") for title, v in unsure
                                  if v.value is not None and v.low is not None and v.high is not None) + "</p>")
+    if with_findings:
+        parts.append("<p class=meta>Findings: " + "; ".join(
+            esc(f"{t.record.title}: {f}") for t in with_findings if t.record is not None for f in t.record.findings)
+            + "</p>")
     if regressed:
         parts.append(f"<p class=regressed>{len(regressed)} figure(s) got worse than their recent nights: "
                      + "; ".join(esc(j.sentence()) for j in regressed) + "</p>")
@@ -143,8 +153,9 @@ def _overview(tests: Sequence[RecordedTest], ids: Mapping[str, str]) -> str:
         figures = ", ".join(f"{k} {v}" for k, v in test.record.numbers.items()) if test.record else ""
         why = f"<br><span class=meta>{esc(test.message.splitlines()[0][:200])}</span>" \
             if test.status in ("failed", "broken") and test.message else ""
+        verdict = verdict_of(test)
         rows.append(f"<tr><td class=text>{esc(test.scenario or '—')}</td><td class=text>{_link(test, ids, test.title)}</td>"
-                    f"<td class='text status-{esc(test.status)}'>{VERDICT.get(test.status, test.status)}</td>"
+                    f"<td class='text status-{CSS_CLASS[verdict]}'>{esc(verdict)}</td>"
                     f"<td class=figures>{esc(figures)}{why}</td></tr>")
     return ("<table class=overview><thead><tr><th class=text>scenario</th><th class=text>test</th>"
             "<th class=text>verdict</th><th class=text>key figures</th></tr></thead><tbody>"
@@ -180,18 +191,11 @@ def _scenarios(summary: SummaryInput) -> str:
             continue
         record = test.record
         parts.append(f"<section class=scenario><h2>{_link(test, summary.report_ids, record.title)} — "
-                     f"<span class='verdict-{'pass' if test.status == 'passed' else 'fail'}'>"
-                     f"{_test_verdict(test)}</span></h2>"
+                     f"<span class='verdict-{CSS_CLASS[verdict_of(test)]}'>{esc(verdict_of(test))}</span></h2>"
                      f"<p class=meta>fault: {esc(record.mechanism)} on {esc(record.target)}</p>"
                      f"{record.table_html}{_verdicts(record.verdicts)}{_findings(record.findings)}"
                      f"{_trend(test, by_key, summary.history, summary.rule)}</section>")
     return "\n".join(parts)
-
-
-def _test_verdict(test: RecordedTest) -> str:
-    if test.status == "passed" and inconclusive([test]):
-        return "PASS, INCONCLUSIVE verdict(s)"
-    return VERDICT.get(test.status, test.status)
 
 
 def _verdicts(verdicts: Sequence[Judged]) -> str:

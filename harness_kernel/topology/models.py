@@ -459,6 +459,9 @@ class Slo(_Model):
     non_primary_stall_max_s: Seconds = 5.0
     latency_tps_min_ratio: float = Field(default=0.8, strict=True, gt=0, le=1)
     planned_failover_max_s: Seconds = 35.0
+    # the inter-site RTT the design must support (S1 fails when throughput is not kept up to it); unset, S1's
+    # sweep characterises and a step below the throughput target is a finding
+    required_rtt_ms: float | None = Field(default=None, strict=True, ge=0, le=1000)
 
 
 LAB_PREFIX = re.compile(r"^[a-z][a-z0-9]{1,7}$")

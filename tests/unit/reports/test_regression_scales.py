@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from reports.cli import exit_code
+from reports.outcome import Verdict, exit_code
 from reports.published_tables import SECONDS_FLOOR, ComponentFailure, s2_failure_table
 from reports.regression import Night, Scale, judge, night_of
 from reports.scenario_record import figures_of
@@ -68,15 +68,16 @@ def test_figures_the_model_gave_are_neither_kept_nor_judged() -> None:
 
 
 @pytest.mark.parametrize(("verdict", "regressed", "fail_on_regression", "code"), [
-    ("failed", False, True, 1),
-    ("failed", True, True, 1),
-    ("broken", True, True, 10),
-    ("passed", True, True, 6),
-    ("passed", True, False, 0),
-    ("passed", False, True, 0),
+    ("FAIL", False, True, 1),
+    ("FAIL", True, True, 1),
+    ("ERROR", True, True, 10),
+    ("PASS with findings", True, True, 6),
+    ("PASS with findings", True, False, 0),
+    ("PASS", False, True, 0),
+    ("INCONCLUSIVE", False, True, 0),
 ])
 def test_the_reports_exit_code_puts_a_failed_slo_before_the_history(
-        verdict: str, regressed: bool, fail_on_regression: bool, code: int) -> None:
+        verdict: Verdict, regressed: bool, fail_on_regression: bool, code: int) -> None:
     assert exit_code(verdict, regressed=regressed, fail_on_regression=fail_on_regression) == code
 
 

@@ -112,7 +112,7 @@ OUTAGE_SUITE = textwrap.dedent("""\
     """)
 
 
-def test_an_outage_inside_a_steady_window_is_listed_beside_a_passing_verdict(tmp_path: Path) -> None:
+def test_an_outage_inside_a_steady_window_makes_a_pass_one_with_findings_listed_beside_it(tmp_path: Path) -> None:
     suite = tmp_path / "test_outage_suite.py"
     suite.write_text(OUTAGE_SUITE)
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "harness.plugin",
@@ -120,3 +120,4 @@ def test_an_outage_inside_a_steady_window_is_listed_beside_a_passing_verdict(tmp
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stdout[-2000:]
     assert "finding: S1 · latency sweep on link: 4 ms step: 9 s without any commit" in done.stdout
+    assert "S1   PASS with findings" in done.stdout and "1 passed with findings" in done.stdout
