@@ -4,7 +4,8 @@ allure-pytest records every fixture a test used as a set-up or tear-down step (`
 `windows`, `key_numbers`, ...). A reader needs the ones that did something visible: failed,
 took steps, or attached evidence. The others are dropped from a staged copy of the results
 (files are hard-linked where the filesystem allows, else copied: the Allure CLI skips symbolic
-links); the run's own results directory is never changed.
+links); the run's own results directory is never changed. So are the tear-down stages that never ran
+(`never_ran`), which Allure would show with an unknown status.
 """
 
 from __future__ import annotations
@@ -19,7 +20,16 @@ from typing import Any
 NOISE_FREE_STATUSES = ("passed",)
 
 
+def never_ran(fixture: Mapping[str, Any]) -> bool:
+    """A stage with neither a status nor an end: from pytest 9.1 every fixture carries a finalizer of pytest's own,
+    which allure-pytest wraps but pytest never calls through the wrapper, so it is written as "<fixture>::<lambda>"
+    of unknown status (allure-framework/allure-python#918). Nothing ran: nothing to show."""
+    return fixture.get("status") is None and fixture.get("stop") is None and not fixture.get("steps")
+
+
 def worth_showing(fixture: Mapping[str, Any]) -> bool:
+    if never_ran(fixture):
+        return False
     return (fixture.get("status") not in NOISE_FREE_STATUSES or bool(fixture.get("steps"))
             or bool(fixture.get("attachments")))
 

@@ -170,3 +170,15 @@ def test_a_passing_sweep_with_a_step_below_target_reads_pass_with_findings_every
     assert "<td class='text status-amber'>PASS with findings</td>" in head  # the scenario list
     assert "<span class='verdict-amber'>PASS with findings</span></h2>" in html  # the heading
     assert "<span class='verdict-pass'>PASS</span></h2>" in html  # S4, a plain pass
+
+
+def test_a_teardown_stage_that_never_ran_is_not_shown_as_unknown(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    afters = [{"name": "scenario_report::1", "status": "passed", "start": 1, "stop": 2},
+              {"name": "scenario_report::<lambda>", "start": 2},  # pytest's own finalizer (allure-python#918)
+              {"name": "cluster::teardown", "status": "broken", "start": 2, "stop": 3}]
+    (results / "c-container.json").write_text(json.dumps({"uuid": "c", "befores": [], "afters": afters}))
+    container = json.loads((stage(results, tmp_path / "staged") / "c-container.json").read_text())
+    assert [f["name"] for f in container["afters"]] == ["cluster::teardown"]
+
