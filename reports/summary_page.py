@@ -137,14 +137,32 @@ def _banner(tests: Sequence[RecordedTest], judgements: Sequence[Judgement]) -> s
             esc(f"{t.record.title}: {f}") for t in with_findings if t.record is not None for f in t.record.findings)
             + "</p>")
     if regressed:
-        parts.append(f"<p class=regressed>{len(regressed)} figure(s) got worse than their recent nights: "
-                     + "; ".join(esc(j.sentence()) for j in regressed) + "</p>")
+        parts.append(f"<p class=regressed>{len(regressed)} figure(s) got worse than their recent nights:</p>"
+                     + _regressions(regressed))
     else:
         judged = sum(1 for j in judgements if j.judged)
         short = "" if judged == len(judgements) else "; the others have too short a history"
         parts.append(f"<p class=meta>No figure got worse than its recent nights ({judged} of {len(judgements)} "
                      f"figures judged{short}).</p>")
     return "\n".join(parts)
+
+
+def _regressions(regressed: Sequence[Judgement]) -> str:
+    """Each regressed figure as a row: tonight, the median it is compared with (of n nights), the limit, the change."""
+    rows = []
+    for j in regressed:
+        if j.reference is None or j.band is None:
+            continue
+        limit = j.reference + j.band if j.better == "lower" else j.reference - j.band
+        change = j.tonight - j.reference
+        share = f" ({100 * change / j.reference:+.0f} %)" if j.reference else ""
+        how = "change point" if j.by_median is not None else "median rule"
+        rows.append(f"<tr><td class=text>{esc(j.key)}</td><td>{j.tonight:.3g}</td>"
+                    f"<td>{j.reference:.3g} ({len(j.earlier)})</td><td>{limit:.3g}</td><td>{change:+.3g}{share}</td>"
+                    f"<td class=text>{how}</td></tr>")
+    return ("<table class=regressions><thead><tr><th class=text>figure</th><th>tonight</th>"
+            "<th>median of earlier nights (n)</th><th>limit</th><th>change</th><th class=text>found by</th></tr>"
+            "</thead><tbody>" + "".join(rows) + "</tbody></table>")
 
 
 def _overview(tests: Sequence[RecordedTest], ids: Mapping[str, str]) -> str:

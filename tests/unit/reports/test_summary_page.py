@@ -50,7 +50,11 @@ def test_the_first_screen_says_the_verdict_and_every_scenario_with_its_figures()
 def test_a_regressed_figure_is_flagged_in_the_banner_and_its_trend() -> None:
     html = page(9.5, [6.5, 6.8, 7.0, 6.9, 6.6])
     banner = html[:html.index("<h2>Scenarios")]
-    assert "figure(s) got worse than their recent nights" in banner and "S4 · unplanned · total (s): 9.5 tonight" in banner
+    assert "2 figure(s) got worse than their recent nights" in banner
+    assert "PASS with findings" in banner and "1 tests: 1 PASS" in banner  # the test passed; the night has findings
+    row = banner[banner.index("<table class=regressions>"):].split("</tr>")[1]
+    assert row == ("<tr><td class=text>S4 · unplanned · total (s)</td><td>9.5</td><td>6.8 (5)</td><td>8.16</td>"
+                   "<td>+2.7 (+40 %)</td><td class=text>median rule</td>"), row
     assert "<span class=regressed>regressed</span>" in html and "<svg class=spark" in html
     calm = page(6.9, [6.5, 6.8, 7.0, 6.9, 6.6])
     assert "No figure got worse" in calm and "regressed</span>" not in calm
