@@ -17,6 +17,7 @@ from faults.base import Fault, FaultSpec
 from harness import secret_hooks
 from harness.plugin_state import STATE, PluginState, plugin_state
 from harness.run_options import RunOptions, read_options
+from harness.run_record import run_record
 from harness.safety.guards import Guard
 from harness.safety.revert import DEFAULT_REVERT_TIMEOUT_S
 from harness.safety.run import HarnessRun
@@ -187,7 +188,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if results_dir:
         topology = harness.topology.name if harness else "none"
         products = plugin_state(session.config).products
-        write_environment(Path(results_dir), environment_properties(topology, products))
+        record = run_record(run_id=harness.run_id, topology_source=harness.topology_source,
+                            command=list(session.config.invocation_params.args),
+                            change_ticket=session.config.getoption("--change-ticket")) if harness else {}
+        write_environment(Path(results_dir), environment_properties(topology, products, record))
         write_categories(Path(results_dir))
 
 

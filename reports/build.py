@@ -14,6 +14,7 @@ from pathlib import Path
 
 from reports.allure.generate import ReportOutput, generate_report
 from reports.allure.results_read import RecordedTest, read_environment, read_tests, report_ids
+from reports.evidence_archive import ARCHIVE_NAME, sha256_of, write_archive
 from reports.outcome import Verdict
 from reports.regression import (
     FIGURES_HISTORY,
@@ -38,6 +39,8 @@ class Report:
     tests: list[RecordedTest]
     judgements: list[Judgement]
     figures_history: Path
+    evidence: Path  # the results as a deterministic archive, its SHA-256 printed on the page and in the PDF
+    evidence_sha256: str
 
     @property
     def regressions(self) -> list[Judgement]:
@@ -63,18 +66,22 @@ def build_report(results: Path, out: Path, *, name: str = "Resilience report", h
     judgements = judge(tonight.figures, tonight.better, earlier, rule, tonight.spread, tonight.scales)
     if tonight.figures and (not history or history[-1].run != tonight.run):
         append_night(history_path, tonight)
+    evidence = out.resolve() / ARCHIVE_NAME
+    digest = write_archive(results, evidence)
     summary = out.resolve() / SUMMARY_FILE_NAME
     summary.write_text(render(SummaryInput(
         name=name, generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), tests=tests,
         environment=read_environment(results), judgements=judgements, history=earlier, rule=rule,
-        report_ids=report_ids(allure.site_dir, tests), allure_html=allure.single_file.read_text(encoding="utf-8"))),
+        report_ids=report_ids(allure.site_dir, tests), allure_html=allure.single_file.read_text(encoding="utf-8"),
+        evidence=(ARCHIVE_NAME, digest))),
         encoding="utf-8")
     pdf_file = None
     if pdf:
         from reports.pdf import print_pdf
 
         pdf_file = print_pdf(summary, out.resolve() / PDF_FILE_NAME)
-    return Report(summary, allure, pdf_file, tests, judgements, history_path)
+        pdf_file.with_name(pdf_file.name + ".sha256").write_text(f"{sha256_of(pdf_file)}  {pdf_file.name}\n")
+    return Report(summary, allure, pdf_file, tests, judgements, history_path, evidence, digest)
 
 
 def _run_name(tests: list[RecordedTest]) -> str:

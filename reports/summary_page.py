@@ -12,6 +12,7 @@ import base64
 import gzip
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from reports.allure.results_read import RecordedTest
 from reports.html import STYLE, esc
@@ -40,7 +41,10 @@ table.environment td{white-space:normal;max-width:60rem}
 @media print{button.allure,.screen-only{display:none}a{color:inherit;text-decoration:none}
 body{margin:0;font-size:9pt}table{font-size:7.5pt}th,td{white-space:normal;padding:.15rem .3rem}
 section.scenario{break-inside:avoid}h2{break-after:avoid}}
-@page{size:A4;margin:12mm}
+@page{size:A4;margin:12mm 12mm 14mm;@bottom-right{content:"page " counter(page) " of " counter(pages);
+font:8pt system-ui,sans-serif;color:#4a5566}}
+table.record td{white-space:normal;text-align:left}
+.signoff td{height:1.6rem;min-width:9rem}
 """
 OPEN_ALLURE = """
 async function allureHtml(){
@@ -72,6 +76,7 @@ class SummaryInput:
     report_ids: Mapping[str, str]  # test uuid -> Allure route id
     allure_html: str | None  # the Allure single file, embedded when given
     modelled_note: str = ""
+    evidence: tuple[str, str] | None = None  # the evidence archive's file name and SHA-256
 
 
 def overall(tests: Sequence[RecordedTest], *, regressed: bool = False) -> Verdict:
@@ -240,6 +245,34 @@ def _findings(findings: Sequence[str]) -> str:
     return ("<h3>Findings</h3><ul>" + "".join(f"<li class=note>{esc(f)}</li>" for f in findings) + "</ul>")
 
 
+def _utc(ms: int | None) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if ms else "?"
+
+
+def _run_record(summary: SummaryInput) -> str:
+    """What ties this page to its run, its code, its topology and its evidence, and the board's sign-off."""
+    env = summary.environment
+    starts = [t.start for t in summary.tests if t.start]
+    stops = [t.stop for t in summary.tests if t.stop]
+    harness = env.get("harness.version", "?") + (f", commit {env['harness.commit']}" if env.get("harness.commit") else "")
+    topology = (f"{env['topology.file']} (SHA-256 {env['topology.sha256']})" if env.get("topology.file")
+                else f"{env.get('topology', '?')} (built by the harness, no file)")
+    rows = [("run", env.get("run.id", "?")),
+            ("from / to", f"{_utc(min(starts) if starts else None)} / {_utc(max(stops) if stops else None)}"),
+            ("operator", env.get("run.operator", "?")), ("command", env.get("run.command", "?")),
+            ("harness", harness), ("topology", topology),
+            ("platform", env.get("product.platform", "as named in the topology (not simulated by the harness)")),
+            ("change ticket", env.get("run.change_ticket", "none given (--change-ticket)"))]
+    if summary.evidence is not None:
+        name, digest = summary.evidence
+        rows.append(("evidence archive", f"{name} SHA-256 {digest}"))
+    cells = "".join(f"<tr><th class=text>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows)
+    signoff = "".join(f"<th class=text>{h}</th>" for h in ("name", "role", "date", "decision", "signature"))
+    return (f"<h2>Run record</h2><table class=record><tbody>{cells}</tbody></table>"
+            f"<h3>Sign-off</h3><table class=signoff><thead><tr>{signoff}</tr></thead><tbody>"
+            + "<tr><td></td><td></td><td></td><td></td><td></td></tr>" * 2 + "</tbody></table>")
+
+
 def _environment(environment: Mapping[str, str], tests: Sequence[RecordedTest], modelled_note: str) -> str:
     rows = "".join(f"<tr><td class=text>{esc(k.removeprefix('product.'))}</td><td class=text>{esc(v)}</td></tr>"
                    for k, v in environment.items())
@@ -264,7 +297,7 @@ def render(summary: SummaryInput) -> str:
         f"<header><h1>{esc(summary.name)}</h1><p class=meta>generated {esc(summary.generated_at)} · topology "
         f"{esc(summary.environment.get('topology', '?'))}</p>{_banner(summary.tests, summary.judgements)}"
         f"<div class=screen-only>{button}</div></header>",
-        "<h2>Scenarios</h2>", _overview(summary.tests, summary.report_ids),
+        "<h2>Scenarios</h2>", _overview(summary.tests, summary.report_ids), _run_record(summary),
         _scenarios(summary),
         _environment(summary.environment, summary.tests, modelled_note),
         f"<p class=note>Regression rule: a figure regresses when it is {esc(summary.rule.describe())}.</p>",

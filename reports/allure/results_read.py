@@ -27,6 +27,7 @@ class RecordedTest:
     labels: Mapping[str, str]
     message: str
     record: ScenarioRecord | None
+    stop: int | None = None  # ms since the epoch, as `start`
 
     @property
     def scenario(self) -> str:
@@ -53,7 +54,7 @@ def read_tests(results: Path) -> list[RecordedTest]:
                       start=data.get("start"),
                       labels={str(label["name"]): str(label["value"]) for label in data.get("labels", [])},
                       message=str(details.get("message", "")),
-                      record=ScenarioRecord.from_json(record_text) if record_text else None)
+                      record=ScenarioRecord.from_json(record_text) if record_text else None, stop=data.get("stop"))
         key = f"{run.full_name}|{sorted(p.get('value', '') for p in data.get('parameters', []))}"
         if key not in latest or (run.start or 0) >= (latest[key].start or 0):
             latest[key] = run

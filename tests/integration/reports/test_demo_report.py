@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,26 @@ def test_the_pdf_for_the_change_ticket_is_printed(demo: DemoRun) -> None:
     pdf = demo.line("pdf: ").read_bytes()
     assert pdf.startswith(b"%PDF-") and len(pdf) > 20_000
     assert len(re.findall(rb"/Type\s*/Page\b", pdf)) >= 2, "the whole summary, not one clipped screen"
+
+
+def test_the_pdf_names_its_evidence_archive_by_a_checksum_that_the_archive_on_disk_has(
+        demo: DemoRun, tmp_path: Path) -> None:
+    from pypdf import PdfReader
+
+    from reports.evidence_archive import sha256_of, write_archive
+
+    path = demo.line("pdf: ")
+    pages = [page.extract_text() or "" for page in PdfReader(path).pages]
+    text = unicodedata.normalize("NFKC", " ".join(" ".join(pages).split()))  # the PDF's "ﬀ" ligatures as "ff"
+    printed = re.search(r"evidence archive evidence\.tar\.gz SHA-256 ([0-9a-f]{64})", text)
+    assert printed, text[:3000]
+    assert sha256_of(path.parent / "evidence.tar.gz") == printed.group(1)
+    assert write_archive(demo.out / "allure-results", tmp_path / "again.tar.gz") == printed.group(1), \
+        "the archive is deterministic: the results archived again give the printed checksum"
+    assert all(f"page {n} of {len(pages)}" in page for n, page in enumerate(pages, start=1))
+    assert (path.parent / f"{path.name}.sha256").read_text() == f"{sha256_of(path)}  {path.name}\n"
+    for said in ("run ", "operator ", "harness ", "topology ", "platform ", "change ticket ", "Sign-off"):
+        assert said in text, said
 
 
 def test_the_first_screen_shows_every_scenario_its_verdict_and_key_figures(
