@@ -33,3 +33,20 @@ def test_the_suites_are_run_by_package_name_with_their_node_ids_rooted_beside_th
     assert command[3:4 + len(demo.LAB_SUITES)] == ["--pyargs", *(f"harness_suites.{s}" for s in demo.LAB_SUITES)]
     root = Path(command[command.index("--rootdir") + 1])
     assert (root / "harness_suites" / "test_s2_component_failures.py").is_file()
+
+
+def test_the_demo_holds_the_fault_longer_on_the_bound_lab_and_leaves_the_soak_to_full() -> None:
+    import argparse
+
+    from harness import demo
+
+    args = argparse.Namespace(smoke=False, full=False, lab="lab", keep_lab=False, state_dir=None, pytest_args=[])
+    lab = demo.pytest_command(args, Path("/r/allure-results"), Path("/t"), suites=demo.LAB_SUITES)
+    bound = demo.pytest_command(args, Path("/r/allure-results"), Path("/t"), topology="/b/topology.yaml",
+                                suites=demo.VSPHERE_SUITES, clean=False)
+    assert lab[lab.index("--observe-s") + 1] == "25" and bound[bound.index("--observe-s") + 1] == "40"
+    assert bound[bound.index("--figures-history") + 1] == "/r/report/figures.jsonl"
+    assert any(a.startswith("--deselect=") and a.endswith("_not_replaced") for a in lab)
+    full = demo.pytest_command(argparse.Namespace(**{**vars(args), "full": True}), Path("/r/x"), Path("/t"),
+                               suites=demo.LAB_SUITES)
+    assert not any(a.endswith("_not_replaced") for a in full) and "S6's N-1 soak" in demo.FULL_ADDS
