@@ -152,6 +152,13 @@ def _banner(tests: Sequence[RecordedTest], judgements: Sequence[Judgement]) -> s
     return "\n".join(parts)
 
 
+def _table(head: Sequence[str], rows: Sequence[str], *, css: str = "") -> str:
+    """A table of whole `<tr>` rows under `head` (a header ending in ":" heads a text column, left-aligned)."""
+    cells = "".join(f"<th class=text>{esc(h[:-1])}</th>" if h.endswith(":") else f"<th>{esc(h)}</th>" for h in head)
+    return (f"<table{f' class={css}' if css else ''}><thead><tr>{cells}</tr></thead><tbody>" + "".join(rows)
+            + "</tbody></table>")
+
+
 def _regressions(regressed: Sequence[Judgement]) -> str:
     """Each regressed figure as a row: tonight, the median it is compared with (of n nights), the limit, the change."""
     rows = []
@@ -165,9 +172,8 @@ def _regressions(regressed: Sequence[Judgement]) -> str:
         rows.append(f"<tr><td class=text>{esc(j.key)}</td><td>{j.tonight:.3g}</td>"
                     f"<td>{j.reference:.3g} ({len(j.earlier)})</td><td>{limit:.3g}</td><td>{change:+.3g}{share}</td>"
                     f"<td class=text>{how}</td></tr>")
-    return ("<table class=regressions><thead><tr><th class=text>figure</th><th>tonight</th>"
-            "<th>median of earlier nights (n)</th><th>limit</th><th>change</th><th class=text>found by</th></tr>"
-            "</thead><tbody>" + "".join(rows) + "</tbody></table>")
+    return _table(["figure:", "tonight", "median of earlier nights (n)", "limit", "change", "found by:"], rows,
+                  css="regressions")
 
 
 def _overview(tests: Sequence[RecordedTest], ids: Mapping[str, str]) -> str:
@@ -201,9 +207,8 @@ def _trend(test: RecordedTest, by_key: Mapping[str, Judgement], history: Sequenc
         rows.append(f"<tr><td class=text>{esc(figure.row)} · {esc(figure.column)}</td><td>{esc(figure.shown)}</td>"
                     f"<td>{reference}</td><td class=text>{verdict}</td>"
                     f"<td>{sparkline([*earlier, figure.value], regressed=regressed)}</td></tr>")
-    return ("<h3>Figures over the last nights</h3><table><thead><tr><th class=text>figure</th><th>tonight</th>"
-            "<th>median of earlier nights (n)</th><th class=text>trend verdict</th><th>nights</th></tr></thead>"
-            "<tbody>" + "".join(rows) + "</tbody></table>")
+    return "<h3>Figures over the last nights</h3>" + _table(
+        ["figure:", "tonight", "median of earlier nights (n)", "trend verdict:", "nights"], rows)
 
 
 def _scenarios(summary: SummaryInput) -> str:
