@@ -26,8 +26,6 @@ MEANING: dict[Verdict, str] = {
     "PASS": "within every threshold",
     "SKIP": "not run",
 }
-CSS_CLASS: dict[Verdict, str] = {"FAIL": "fail", "ERROR": "broken", "INCONCLUSIVE": "amber",
-                                 "PASS with findings": "amber", "PASS": "pass", "SKIP": "skip"}
 
 
 def test_verdict(status: str, *, inconclusive: bool, findings: bool) -> Verdict:

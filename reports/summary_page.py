@@ -16,10 +16,13 @@ from datetime import UTC, datetime
 
 from reports.allure.results_read import RecordedTest
 from reports.html import STYLE, esc
-from reports.outcome import CSS_CLASS, MEANING, ORDER, Verdict, run_verdict, test_verdict
+from reports.outcome import MEANING, ORDER, Verdict, run_verdict, test_verdict
 from reports.regression import Judgement, Night, RegressionRule
 from reports.scenario_record import Judged
 
+# each verdict's colour on the page
+CSS_CLASS: dict[Verdict, str] = {"FAIL": "fail", "ERROR": "broken", "INCONCLUSIVE": "amber",
+                                 "PASS with findings": "amber", "PASS": "pass", "SKIP": "skip"}
 SUMMARY_STYLE = STYLE + """
 body{max-width:78rem}
 header{border-bottom:2px solid #1d2430;margin-bottom:.8rem;padding-bottom:.4rem}
