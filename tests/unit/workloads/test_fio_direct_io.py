@@ -24,7 +24,8 @@ def test_a_filesystem_that_refuses_o_direct_runs_the_workload_buffered(tmp_path:
 
     def refusing(path: str, flags: int, mode: int = 0o777) -> int:
         if flags & os.O_DIRECT:
-            raise OSError(errno.EINVAL, "Invalid argument")  # what open(2) answers where O_DIRECT is not supported
+            # open(2): "EINVAL The filesystem does not support the O_DIRECT flag."
+            raise OSError(errno.EINVAL, "Invalid argument")
         return real_open(path, flags, mode)
 
     monkeypatch.setattr(fio.os, "open", refusing)
