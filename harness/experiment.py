@@ -21,9 +21,10 @@ from faults.base import FaultSpec, Operation, OperationProgress
 from harness.analysis.align import align
 from harness.analysis.impact import Impact, impact
 from harness.analysis.phases import FailoverPhases, failover_phases
+from harness.analysis.redundancy import CopiesPoint, RiskSpan, promised_copies, risk_spans
 from harness.analysis.resync import ResyncPoint, completed_at, progress
 from harness.analysis.steady import SteadyBand
-from harness.clusters import Cluster, ClusterPart, FailoverForecast, Forecasting, Observer
+from harness.clusters import Cluster, ClusterPart, CountsCopies, FailoverForecast, Forecasting, Observer
 from harness.progress import Progress
 from harness.safety.guards import Guard, ThroughputFloor
 from harness.safety.run import HarnessRun
@@ -70,6 +71,14 @@ class Findings:
     resync: list[ResyncPoint]
     resync_done_t: float | None
     forecast: FailoverForecast | None = None  # what the cluster predicted before the fault
+    # fewer in-sync copies than before the fault, from the cluster's own probe; None: the cluster gave no count
+    at_risk: list[RiskSpan] | None = None
+    end_t: float = 0.0  # the trial's last moment (after its settle): an open span counts up to it
+
+    @property
+    def at_risk_s(self) -> float | None:
+        """Seconds with fewer copies than promised (None: the cluster said nothing of its copies)."""
+        return None if self.at_risk is None else sum(span.seconds(self.end_t) for span in self.at_risk)
 
 
 @dataclass
@@ -97,6 +106,9 @@ class Experiment:
     _sampling: threading.Event = field(default_factory=threading.Event)
     _resync_lock: threading.Lock = field(default_factory=threading.Lock)
     _sampler: threading.Thread | None = None
+    copies: list[CopiesPoint] = field(default_factory=list)  # the cluster's copies probe, about once a second
+    _copies_lock: threading.Lock = field(default_factory=threading.Lock)
+    _copies_sampler: threading.Thread | None = None
 
     # -- workload lifetime -------------------------------------------------------------
     def __enter__(self) -> Experiment:
@@ -108,7 +120,28 @@ class Experiment:
         self._running = True
         self._sampler = threading.Thread(target=self._sample_resync_forever, name="resync-sampler", daemon=True)
         self._sampler.start()
+        if isinstance(self.cluster, CountsCopies):
+            self._copies_sampler = threading.Thread(target=self._sample_copies_forever, name="copies-sampler",
+                                                    daemon=True)
+            self._copies_sampler.start()
         return self
+
+    def _sample_copies_forever(self) -> None:
+        """The cluster's in-sync copies about once a second, in a thread of its own: a probe that waits on a node
+        that is gone (its connect timeout) must not delay the resync samples."""
+        while not self._sampling.wait(1.0):
+            self.sample_copies()
+
+    def sample_copies(self) -> None:
+        if not isinstance(self.cluster, CountsCopies):
+            return
+        try:
+            sample = self.cluster.copies()
+        except HarnessError as exc:
+            log.debug("copies probe: no sample (%s)", exc)
+            return
+        with self._copies_lock:
+            self.copies.append(CopiesPoint(self.timeline.now(), sample.in_sync, sample.states))
 
     def _sample_resync_forever(self) -> None:
         """Resync progress every second for the whole experiment: rebuilds run through revert waits too."""
@@ -125,8 +158,9 @@ class Experiment:
         if not self._running:
             return
         self._sampling.set()
-        if self._sampler is not None:
-            self._sampler.join(timeout=15)
+        for sampler in (self._sampler, self._copies_sampler):
+            if sampler is not None:
+                sampler.join(timeout=15)
         self._running = False
         reports = [workload.stop() for workload in self.workloads]
         self.stop_report = reports[0] if reports else None
@@ -292,6 +326,7 @@ class Experiment:
         phases = failover_phases(self.timeline, in_effect)
         if phases.first_commit is not None:
             self.timeline.record(EventKind.FIRST_COMMIT, "experiment", t=phases.first_commit)
+        end_t = self.timeline.now()
         return Findings(
             spec=spec, in_effect_t=in_effect, revert_t=revert_t, healthy_t=healthy_t,
             primary_before=primary_before, primary_after=self.cluster.primary_node(),
@@ -300,8 +335,22 @@ class Experiment:
                           commit_gaps=self.timeline.commit_gaps()),
             phases=phases,
             resync=progress(samples, reported_eta=reported_eta), resync_done_t=completed_at(samples),
-            forecast=forecast,
+            forecast=forecast, at_risk=self._at_risk(in_effect, end_t), end_t=end_t,
         )
+
+    def _at_risk(self, since: float, until: float) -> list[RiskSpan] | None:
+        """The trial's spans with fewer copies than the cluster held before the fault, each on the timeline."""
+        with self._copies_lock:
+            points = list(self.copies)
+        promised = promised_copies(points, since)
+        if promised is None:
+            return None
+        spans = risk_spans(points, promised, since, until)
+        for span in spans:
+            self.timeline.record(EventKind.REDUCED_REDUNDANCY, "cluster", t=span.start, start=span.start, end=span.end,
+                                 fewest=span.fewest, promised=span.promised, states=span.reduced_states,
+                                 restored_states=span.restored_states)
+        return spans
 
     def _forecast(self) -> FailoverForecast | None:
         """The cluster's own prediction, if it makes one; a forecast that cannot be read is only missing."""

@@ -228,14 +228,19 @@ class Lab:
             primary = next((n.name for n in nodes if n.reportedstate in PRIMARY_STATES), None)
             sync = None
             if primary:
-                rows = self.pg.sql("select sync_state from pg_stat_replication", node=primary, database="postgres")
-                sync = ",".join(r[0] for r in rows) or "none"
+                sync = ",".join(sync_state for _, _, sync_state in self.replication(primary)) or "none"
         except ControlPlaneError as exc:
             return dataclasses.replace(status, error=str(exc).splitlines()[-1])
         return dataclasses.replace(status, nodes=nodes, primary=primary, sync_state=sync)
 
     def nodes(self) -> list[NodeState]:
         return self.pg.nodes()
+
+    def replication(self, primary: str) -> list[tuple[str, str, str]]:
+        """The primary's own view of its standbys: (application_name, state, sync_state) from pg_stat_replication."""
+        rows = self.pg.sql("select application_name, state, sync_state from pg_stat_replication order by 1",
+                           node=primary, database="postgres", timeout=5)
+        return [(r[0], r[1], r[2]) for r in rows]
 
     def healthy(self) -> bool:
         """Both nodes settled, one primary and one secondary: synchronous replication in place."""

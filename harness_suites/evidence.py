@@ -187,3 +187,32 @@ def below_target(steps: Sequence[LatencyStep], ratio: float, required_ms: float 
     return [f"at {s.rtt_ms:g} ms added RTT, TPS is {100 * s.tps / baseline:.1f} % of the baseline's "
             f"(target {100 * ratio:g} %)" for s in steps
             if baseline > 0 and s.tps < ratio * baseline and (required_ms is None or s.rtt_ms > required_ms)]
+
+
+AT_RISK = "time at risk (fewer in-sync copies than before the fault)"
+
+
+def time_at_risk_check(trials: Sequence[Findings], maximum_s: float) -> SloCheck:
+    """How long the data had fewer in-sync copies than the cluster held before the fault, as its probe said; not
+    judged (and said so) on a cluster that gives no count of its copies."""
+    values = [t.at_risk_s for t in trials]
+    if None in values:
+        return SloCheck(AT_RISK, None, "<=", maximum_s, " s",
+                        not_judged="the cluster gave no count of its in-sync copies")
+    value, interval = duration(values)
+    return SloCheck(AT_RISK, value, "<=", maximum_s, " s", interval=interval, trial_figure=True,
+                    basis=at_risk_basis(trials[-1]))
+
+
+def at_risk_basis(findings: Findings) -> str:
+    """The cluster's states at the start and at the end of each span, times from the fault in effect."""
+    if not findings.at_risk:
+        return "the promised copies held at every probe (about one a second)"
+    told = []
+    for span in findings.at_risk:
+        start = f"from +{span.start - findings.in_effect_t:.1f} s ({span.reduced_states})"
+        end = (f"to +{span.end - findings.in_effect_t:.1f} s ({span.restored_states})" if span.end is not None
+               else "still reduced at the trial's end")
+        told.append(f"{start} {end}; promised {span.promised}, fewest "
+                    f"{'unconfirmed' if span.fewest is None else span.fewest}")
+    return "; then ".join(told)

@@ -16,7 +16,16 @@ from harness.plugin_state import plugin_state
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
-from harness_suites.evidence import component_rows, duration, fmt, fmt_lost, no_steady_state, tps_ratio
+from harness_suites.evidence import (
+    component_rows,
+    duration,
+    fmt,
+    fmt_lost,
+    median_of,
+    no_steady_state,
+    time_at_risk_check,
+    tps_ratio,
+)
 from reports.published_tables import s2_failure_table
 
 HOST = ScenarioFault("host", Role.PRIMARY_HOST, "host-power-loss")
@@ -58,7 +67,7 @@ def test_the_business_recovers_to_a_steady_state_within_the_slo(
                            title=f"S2 {failure.label}", table=table, table_name=f"s2-{findings.spec.kind}",
                            numbers={"TPS before": fmt(row.tps_before, "", 0), "after": fmt(row.tps_after, "", 0),
                                     "recover": fmt(row.recover_s, " s", 0), "resync": fmt(row.resync_gb, " GB", 2),
-                                    "lost": fmt_lost(lost)},
+                                    "lost": fmt_lost(lost), "at risk": fmt(median_of([t.at_risk_s for t in trials]), " s", 0)},
                            # where the platform models vSAN, the resync follows the model's rate, not a cluster's
                            modelled=("resync_gb", "resync_rate", "resync_eta_s") if "modelled" in product_versions else (),
                            findings=[f for trial in trials for f in trial.impact.outages])
@@ -70,4 +79,5 @@ def test_the_business_recovers_to_a_steady_state_within_the_slo(
         SloCheck("time to recover to a steady state", recover_s, "<=", topology.slo.recovery_max_s, " s",
                  interval=recover_interval, trial_figure=True),
         SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
+        time_at_risk_check(trials, topology.slo.time_at_risk_max_s),
     ])

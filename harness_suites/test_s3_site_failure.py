@@ -16,7 +16,16 @@ from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_kernel.history import EventKind
-from harness_suites.evidence import duration, fmt, fmt_lost, median_of, no_steady_state, tps_after, tps_ratio
+from harness_suites.evidence import (
+    duration,
+    fmt,
+    fmt_lost,
+    median_of,
+    no_steady_state,
+    time_at_risk_check,
+    tps_after,
+    tps_ratio,
+)
 from reports.published_tables import S3Row, s3_site_table
 
 SITE = ScenarioFault("site of the primary", Role.PRIMARY_SITE, "site-power-loss")
@@ -57,7 +66,7 @@ def test_the_surviving_site_takes_over_within_the_slo(
                            title="S3 site failure", table=table, table_name="s3-site-failure",
                            numbers={"failover": fmt(row.failover_s, " s"), "TPS before": fmt(row.tps_before, "", 0),
                                     "after": fmt(row.tps_after, "", 0), "serving": row.restarted.split(";")[0],
-                                    "lost": fmt_lost(lost)},
+                                    "lost": fmt_lost(lost), "at risk": fmt(median_of([t.at_risk_s for t in trials]), " s", 0)},
                            findings=[f for t in trials for f in t.impact.outages])
     ratio, ratio_interval = tps_ratio(trials)
     scenario_report.judge([
@@ -67,4 +76,5 @@ def test_the_surviving_site_takes_over_within_the_slo(
         SloCheck("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio, interval=ratio_interval,
                  not_judged=no_steady_state(trials, experiment.durations.observe_s)),
         SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
+        time_at_risk_check(trials, topology.slo.time_at_risk_max_s),
     ])

@@ -14,7 +14,7 @@ from harness.experiment import Experiment
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
-from harness_suites.evidence import duration, fmt, fmt_lost, forecast_beside_measured, median_of
+from harness_suites.evidence import duration, fmt, fmt_lost, forecast_beside_measured, median_of, time_at_risk_check
 from reports.published_tables import S4Row, s4_failover_table
 
 UNPLANNED = ScenarioFault("unplanned: the active node's host fails", Role.PRIMARY_HOST,
@@ -50,6 +50,7 @@ def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
                            numbers={"failover": fmt(total_s, " s"),
                                     "client RTO": fmt(median_of([p.client_rto_s for p in every]), " s"),
                                     "lost": fmt_lost(lost), "new primary": findings.primary_after,
+                                    "at risk": fmt(median_of([t.at_risk_s for t in trials]), " s", 0),
                                     **forecast_beside_measured(findings.forecast, phases.detect_s, phases.client_rto_s)})
     limit = topology.slo.planned_failover_max_s if fault is PLANNED else topology.slo.failover_max_s
     scenario_report.judge([
@@ -58,6 +59,7 @@ def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
         SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
         SloCheck("the role moved (1 = another node is primary)",
                 float(all(t.primary_after != t.primary_before for t in trials)), ">=", 1),
+        time_at_risk_check(trials, topology.slo.time_at_risk_max_s),
     ])
 
 
@@ -74,11 +76,13 @@ def test_losing_the_standby_stalls_the_workload_no_longer_than_tolerated(
     stall, stall_interval = duration([t.phases.client_rto_s or 0.0 for t in trials])  # no commit gap: no stall
     scenario_report.record("S4", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
                            title=f"S4 {fault.label}", table=None,
-                           numbers={"stall": fmt(stall, " s", 2), "lost": fmt_lost(lost)})
+                           numbers={"stall": fmt(stall, " s", 2), "lost": fmt_lost(lost),
+                                    "at risk": fmt(median_of([t.at_risk_s for t in trials]), " s", 0)})
     scenario_report.judge([
         SloCheck("write stall while the standby is lost", stall, "<=", topology.slo.non_primary_stall_max_s, " s",
                  interval=stall_interval, trial_figure=True),
         SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
         SloCheck("the primary stayed (1 = same node)",
                  float(all(t.primary_after == t.primary_before for t in trials)), ">=", 1),
+        time_at_risk_check(trials, topology.slo.time_at_risk_max_s),
     ])

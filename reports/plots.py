@@ -10,10 +10,13 @@ import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter
 
 from harness_kernel.history import EventKind
 from harness_kernel.history.series import MetricPoint, MetricSeries, SecondPoint, TransactionSeries
@@ -62,34 +65,76 @@ def _x_range(timeline: Timeline, points: Sequence[SecondPoint], metrics: Sequenc
     return (min(xs), max(xs)) if xs else (0.0, 1.0)
 
 
-def _shade_windows(axes: Sequence[Any], timeline: Timeline, x_end: float) -> None:
-    """Shade each fault window on every panel; the label goes on the top panel only."""
+RISK_COLOUR = "#922b21"
+GAP_EDGE = "#95a5a6"
+_RISK_STRIP = 0.06  # the reduced-redundancy band: a strip along the bottom of every panel
+
+
+def _shade_windows(axes: Sequence[Any], timeline: Timeline, x_end: float) -> list[Any]:
+    """Shade each fault window, each commit gap and each span with fewer in-sync copies than promised on every
+    panel; their names go to the legend (labels inside the plot would cover each other when windows are close)."""
+    handles: list[Any] = []
     for index, window in enumerate(fault_windows(timeline)):
         colour = _WINDOW_COLOURS[index % len(_WINDOW_COLOURS)]
         end = window.end_or(x_end)
         for ax in axes:
             ax.axvspan(window.start, end, color=colour, alpha=0.35, lw=0, zorder=0)
         suffix = "" if window.end is not None else f" ({window.outcome})"
-        axes[0].text((window.start + end) / 2, 0.985, window.label + suffix, transform=axes[0].get_xaxis_transform(),
-                     ha="center", va="top", fontsize=8, fontweight="bold", color="#6e2c00", clip_on=True)
-    for gap in timeline.events(EventKind.COMMIT_GAP):
-        gap_start, gap_end = gap.attrs.get("start"), gap.attrs.get("end")
+        handles.append(Patch(color=colour, alpha=0.35, label=f"fault: {window.label}{suffix}"))
+    gaps = [(g.attrs.get("start"), g.attrs.get("end")) for g in timeline.events(EventKind.COMMIT_GAP)]
+    for gap_start, gap_end in gaps:
         if isinstance(gap_start, int | float) and isinstance(gap_end, int | float):
             for ax in axes:
-                ax.axvspan(float(gap_start), float(gap_end), facecolor="none", hatch="///", edgecolor="#95a5a6", lw=0, zorder=0)
+                ax.axvspan(float(gap_start), float(gap_end), facecolor="none", hatch="///", edgecolor=GAP_EDGE, lw=0,
+                           zorder=0)
+    if gaps:
+        handles.append(Patch(facecolor="none", hatch="///", edgecolor=GAP_EDGE, lw=0, label="no commit (commit gap)"))
+    spans = timeline.events(EventKind.REDUCED_REDUNDANCY)
+    for span in spans:
+        risk_start, risk_end = span.attrs.get("start"), span.attrs.get("end")
+        if isinstance(risk_start, int | float):  # the event's attrs are untyped JSON
+            stop = float(risk_end) if isinstance(risk_end, int | float) else x_end
+            for ax in axes:
+                ax.axvspan(float(risk_start), stop, ymin=0, ymax=_RISK_STRIP, color=RISK_COLOUR, lw=0, zorder=4)
+    if spans:
+        handles.append(Patch(color=RISK_COLOUR,
+                             label="time at risk: fewer in-sync copies than before the fault (the cluster's probe)"))
+    return handles
 
 
-def _mark_events(axes: Sequence[Any], timeline: Timeline) -> None:
-    """A vertical line per event; labels stagger downwards so close events stay readable."""
+def event_rows(labelled: Sequence[tuple[float, int]], x: tuple[float, float], rows: int = 8) -> list[int]:
+    """A row for each event label (time, characters) so that no two labels in a row overlap: each takes the first
+    row whose last label ends before it starts. Widths are estimated from the characters (7.5 pt on a 12 in
+    plot: about 0.5 % of the axis each)."""
+    span = max(x[1] - x[0], 1e-9)
+    ends = [-math.inf] * rows
+    chosen = []
+    for t, chars in labelled:
+        width = chars * 0.0052 * span
+        left = t - width if _near_right(t, x) else t
+        row = next((r for r in range(rows) if ends[r] < left), min(range(rows), key=lambda r: ends[r]))
+        ends[row] = left + width
+        chosen.append(row)
+    return chosen
+
+
+def _near_right(t: float, x: tuple[float, float]) -> bool:
+    """A label this close to the right edge is drawn leftwards, so it stays on the axes."""
+    return t > x[0] + 0.72 * (x[1] - x[0])
+
+
+def _mark_events(axes: Sequence[Any], timeline: Timeline, x: tuple[float, float]) -> None:
+    """A vertical line per event, its label in the first row where it overlaps no other label."""
     marked = [e for e in timeline.events() if e.kind in MARKED_EVENTS]
-    for index, event in enumerate(marked):
+    texts = [f" {event.kind} {event.t:.1f}s " for event in marked]
+    rows = event_rows([(e.t, len(text)) for e, text in zip(marked, texts, strict=True)], x)
+    for event, text, row in zip(marked, texts, rows, strict=True):
         colour = MARKED_EVENTS[event.kind]
         for ax in axes:
             ax.axvline(event.t, color=colour, lw=1.1, ls="--", alpha=0.9, zorder=3)
-        y = 0.90 - 0.11 * (index % 6)
-        axes[0].text(event.t, y, f" {event.kind} {event.t:.1f}s", transform=axes[0].get_xaxis_transform(),
-                     rotation=0, ha="left", va="top", fontsize=7.5, color=colour, clip_on=True,
-                     bbox={"facecolor": "white", "alpha": 0.75, "lw": 0, "pad": 0.5})
+        axes[0].text(event.t, 0.97 - 0.085 * row, text, transform=axes[0].get_xaxis_transform(),
+                     ha="right" if _near_right(event.t, x) else "left", va="top", fontsize=7.5, color=colour,
+                     clip_on=True, bbox={"facecolor": "white", "alpha": 0.75, "lw": 0, "pad": 0.5})
 
 
 MAX_POINTS = 2400
@@ -131,14 +176,28 @@ def _metric_panels(axes: Sequence[Any], metrics: Sequence[MetricSeries]) -> None
 
 
 def _finish(figure: Figure, axes: Sequence[Any], timeline: Timeline, title: str, x: tuple[float, float]) -> bytes:
-    _shade_windows(axes, timeline, x[1])
-    _mark_events(axes, timeline)
+    handles = _shade_windows(axes, timeline, x[1])
+    _mark_events(axes, timeline, x)
+    lines, _ = axes[0].get_legend_handles_labels()
+    figure.legend(handles=[*lines, *handles], loc="outside lower center", ncols=min(3, len(lines) + len(handles)),
+                  fontsize=8, frameon=False)
     axes[0].set_title(title, fontsize=11, loc="left")
     axes[0].set_xlim(*x)
-    axes[-1].set_xlabel("seconds since run start")
+    axes[-1].set_xlabel("seconds since the run started")
+    _utc_axis(axes[0], timeline)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return buffer.getvalue()
+
+
+def _utc_axis(ax: Any, timeline: Timeline) -> None:
+    """Wall-clock time in UTC along the top, to match the cluster's own logs."""
+    origin = timeline.origin_wall
+    top = ax.secondary_xaxis("top", functions=(lambda t: t + origin, lambda wall: wall - origin))
+    top.xaxis.set_major_formatter(FuncFormatter(
+        lambda wall, _: datetime.fromtimestamp(wall, tz=UTC).strftime("%H:%M:%S")))
+    top.set_xlabel("UTC", fontsize=8)
+    top.tick_params(labelsize=8)
 
 
 def tps_timeline_png(timeline: Timeline, series: TransactionSeries, metrics: Sequence[MetricSeries] = (),
@@ -156,7 +215,6 @@ def tps_timeline_png(timeline: Timeline, series: TransactionSeries, metrics: Seq
     ax.set_ylabel("transactions / s")
     ax.set_ylim(bottom=0, top=max([*tps, *eps, 1]) * 1.35)
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower left", fontsize=8)
     _metric_panels(axes[1:], metrics)
     return _finish(figure, axes, timeline, title, _x_range(timeline, points, metrics))
 
@@ -180,5 +238,4 @@ def latency_timeline_png(timeline: Timeline, series: TransactionSeries, title: s
         ax.set_ylim(bottom=0, top=max(values) * 1.35)
     ax.set_ylabel("latency (ms)")
     ax.grid(True, alpha=0.3, which="both")
-    ax.legend(loc="lower left", fontsize=8)
     return _finish(figure, axes, timeline, title, _x_range(timeline, points, ()))

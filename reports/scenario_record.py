@@ -52,6 +52,7 @@ class Judged:
     note: str = ""  # why not judged; what would settle an INCONCLUSIVE
     trial_figure: bool = False  # varies from trial to trial (a duration): kept in the history even without interval
     interval_from_nights: bool = False  # one trial tonight: the interval is the last nights' spread, not tonight's
+    basis: str = ""  # what the figure was read from (the cluster's states), quoted beside it
 
 
 @dataclass(frozen=True)

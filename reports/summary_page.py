@@ -239,6 +239,7 @@ def _verdicts(verdicts: Sequence[Judged]) -> str:
         if v.low is not None and v.high is not None:
             shown += f" [{v.low:.2f}, {v.high:.2f}]"
         how = f"{v.method} ({v.n} nights)" if v.interval_from_nights else v.method or "as measured"
+        how += f"; read from the cluster: {v.basis}" if v.basis else ""
         rows.append(f"<tr><td class=text>{esc(v.name)}</td><td>{esc(shown)}</td><td>{esc(v.op)} {v.threshold:g}</td>"
                     f"<td class=text>{esc(v.outcome)}</td><td class=text>{esc(v.note or how)}</td></tr>")
     return ("<h3>Verdicts</h3><table><thead><tr><th class=text>figure</th><th>value [95 % interval]</th>"

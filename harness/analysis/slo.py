@@ -44,6 +44,7 @@ class SloCheck:
     # a figure that varies from trial to trial (a duration): with no interval of tonight's own (one trial),
     # the spread of its last nights gives it one (`ScenarioReport.judge`)
     trial_figure: bool = False
+    basis: str = ""  # what the figure was read from, when the cluster said it (the HA manager's states)
 
     @classmethod
     def lost_commits(cls, lost: int | None, maximum: int) -> SloCheck:

@@ -102,6 +102,27 @@ class Forecasting(Protocol):
     def failover_forecast(self) -> FailoverForecast | None: ...
 
 
+@dataclass(frozen=True)
+class CopiesSample:
+    """How many copies of the data a commit reaches right now, as the cluster itself says (never inferred from
+    the harness's own events): the HA manager's view and the database's, the smaller one counted.
+
+    `in_sync` is None when nothing confirms any copy (no primary answers): that counts as at risk. `states` is
+    what it was read from, quoted in the report beside the time at risk.
+    """
+
+    in_sync: int | None
+    states: str
+    modelled: bool = False  # a platform's model gave it (the bound lab's vSAN objects), not the cluster
+
+
+@runtime_checkable
+class CountsCopies(Protocol):
+    """A cluster that can say how many in-sync copies of the data it holds now (a read-only probe)."""
+
+    def copies(self) -> CopiesSample: ...
+
+
 @runtime_checkable
 class Provisioned(Protocol):
     """A cluster the harness itself brings up and down (the embedded lab)."""

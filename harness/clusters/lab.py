@@ -8,17 +8,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.clusters import ResyncSample
-from harness_kernel.errors import ConfigError, HarnessError
+from harness.clusters import CopiesSample, ResyncSample
+from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
 from harness_kernel.history import EventKind
 from harness_kernel.history.server import ServerEvent
 from harness_kernel.topology.models import Topology
 from harness_lab import haevents
-from harness_lab.controller import Lab
+from harness_lab.controller import PRIMARY_STATES, Lab
 from harness_lab.layout import DATABASE, LabLayout
 from harness_lab.vsphere_binding import running_model
 from workloads.oltp import ConnectionSettings, Credentials, Dialect, Endpoint, PostgresDialect
 
+SYNC_STATES = ("sync", "quorum")  # pg_stat_replication.sync_state of a standby a commit waits for
 PREFLIGHT_SETTLE_S = 10.0  # how long a preflight gives a secondary that fell behind for a moment
 
 
@@ -110,6 +111,29 @@ class LabCluster:
         return ResyncSample(bytes_left=float(progress.bytes_total - progress.bytes_done),
                             bytes_total=float(progress.bytes_total))
 
+    def copies(self) -> CopiesSample:
+        """The copies a commit reaches now: pg_auto_failover's view (a primary in state `primary` has a synchronous
+        secondary; `wait_primary` runs alone) and the primary's own (`pg_stat_replication`: standbys streaming
+        with sync_state sync or quorum), the smaller one; None when no primary answers."""
+        try:
+            nodes = self.lab.nodes()
+        except ControlPlaneError as exc:
+            return CopiesSample(None, f"pg_auto_failover monitor: no answer ({_first_line(exc)})")
+        monitor = "pg_auto_failover: " + ", ".join(f"{n.name} {n.reportedstate}/{n.goalstate}" for n in nodes)
+        primary = next((n for n in nodes if n.reportedstate in PRIMARY_STATES and n.goalstate in PRIMARY_STATES), None)
+        if primary is None:
+            return CopiesSample(None, f"{monitor}: no primary")
+        secondary = any(n.reportedstate == n.goalstate == "secondary" for n in nodes)
+        by_monitor = 2 if primary.reportedstate == "primary" and secondary else 1
+        try:
+            standbys = self.lab.replication(primary.name)
+        except ControlPlaneError as exc:
+            return CopiesSample(None, f"{monitor}; {primary.name} does not answer ({_first_line(exc)})")
+        by_database = 1 + sum(1 for _, state, sync in standbys if state == "streaming" and sync in SYNC_STATES)
+        seen = ", ".join(f"{name} {state}/{sync}" for name, state, sync in standbys) or "no standby"
+        return CopiesSample(min(by_monitor, by_database),
+                            f"{monitor}; pg_stat_replication on {primary.name}: {seen}")
+
     def connection(self) -> tuple[Dialect, ConnectionSettings]:
         hosts, ports = self.lab.layout.dsn_hosts()
         settings = ConnectionSettings(endpoints=tuple(Endpoint(h, p) for h, p in zip(hosts, ports, strict=True)),
@@ -144,3 +168,7 @@ def _version(argv: list[str], binary: str | None = None) -> str:
     except OSError:
         return "unknown"
     return out.strip().splitlines()[0] if out.strip() else "unknown"
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[-1]

@@ -23,6 +23,8 @@ from faults.base import Check, Checked, run_checks
 from faults.transports.vcenter import VCenterSession
 from harness.clusters import (
     Cluster,
+    CopiesSample,
+    CountsCopies,
     DataDevice,
     FailoverForecast,
     Forecasting,
@@ -161,6 +163,12 @@ class VsphereCluster:
 
     def connection(self) -> tuple[Dialect, ConnectionSettings]:
         return self.database.connection()
+
+    def copies(self) -> CopiesSample:
+        """The database's copies as its own part reads them (vSAN's object copies are not counted yet)."""
+        if not isinstance(self.database, CountsCopies):
+            raise HarnessError(f"the {type(self.database).__name__} part does not say how many copies it holds")
+        return self.database.copies()
 
     def failover_forecast(self) -> FailoverForecast | None:
         return self.database.failover_forecast() if isinstance(self.database, Forecasting) else None

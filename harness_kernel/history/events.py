@@ -38,6 +38,10 @@ class EventKind(enum.StrEnum):
     """The first acknowledged commit after the fault's outage (end of the outage's commit gap)."""
     OPERATION_DONE = "operation-done"
     """An operation under test (a backup) ended. attrs: fault, target, completed, bytes, seconds, error."""
+    REDUCED_REDUNDANCY = "reduced-redundancy"
+    """The data had fewer in-sync copies than before the fault, as the cluster's probe said. attrs: start, end
+    (None: still reduced at the trial's end), fewest (None: no primary answered), promised, states (what the
+    cluster said at the start), restored_states."""
     STEP_START = "step-start"
     """A measured step of a sweep starts. attrs: step (e.g. the RTT)."""
     STEP_END = "step-end"

@@ -462,6 +462,9 @@ class Slo(_Model):
     # the inter-site RTT the design must support (S1 fails when throughput is not kept up to it); unset, S1's
     # sweep characterises and a step below the throughput target is a finding
     required_rtt_ms: float | None = Field(default=None, strict=True, ge=0, le=1000)
+    # how long the data may have fewer in-sync copies than before a failure (the time at risk): the failed copy
+    # rebuilt and back in sync within it
+    time_at_risk_max_s: Seconds = 300.0
 
 
 LAB_PREFIX = re.compile(r"^[a-z][a-z0-9]{1,7}$")

@@ -12,7 +12,7 @@ from harness_kernel.history import EventKind
 from harness_kernel.history.series import MetricSeries
 from harness_kernel.history.timeline import Timeline
 from reports.fault_record import fault_record, fault_record_html, fault_windows
-from reports.plots import latency_timeline_png, tps_timeline_png
+from reports.plots import RISK_COLOUR, event_rows, latency_timeline_png, tps_timeline_png
 from tests.unit.reports.recorded_run import RecordedRun, load_recorded_run
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -64,3 +64,25 @@ def test_unreverted_fault_stays_open_and_is_flagged() -> None:
     (window,) = fault_windows(timeline)
     assert window.end is None and window.outcome == "revert failed"
     assert "revert failed" in fault_record_html(timeline)
+
+
+def _pixels_near(png: bytes, colour: str, tolerance: float = 0.06) -> int:
+    image = imread(io.BytesIO(png), format="png")[..., :3]
+    target = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    return int((abs(image - target).max(axis=-1) < tolerance).sum())
+
+
+def test_the_time_at_risk_is_a_band_on_the_plot(recorded_run: RecordedRun) -> None:
+    plain = tps_timeline_png(recorded_run.timeline, recorded_run.series)
+    recorded_run.timeline.record(EventKind.REDUCED_REDUNDANCY, "cluster", t=1.0, start=1.0, end=4.0, fewest=1,
+                                 promised=2, states="node-b wait_primary", restored_states="")
+    banded = tps_timeline_png(recorded_run.timeline, recorded_run.series)
+    assert _pixels_near(plain, RISK_COLOUR) < 50 < _pixels_near(banded, RISK_COLOUR)
+
+
+def test_event_labels_take_rows_so_that_none_overlaps() -> None:
+    labelled = [(10.0, 20), (10.5, 20), (11.0, 20), (60.0, 20), (60.2, 20), (99.0, 20)]
+    rows = event_rows(labelled, (0.0, 100.0))
+    assert rows[:3] == [0, 1, 2]  # three labels within a second: three rows
+    assert rows[3] == 0 and rows[4] == 1  # the first row is free again 50 s later
+    assert rows[5] == 0  # near the right edge the label is drawn leftwards; 99 - 10.4 is past the row's last end
