@@ -211,6 +211,7 @@ def at_risk_basis(findings: Findings) -> str:
     told = []
     for span in findings.at_risk:
         start = f"from +{span.start - findings.in_effect_t:.1f} s ({span.reduced_states})"
+        start += "".join(f" through ({states})" for states in span.passed_through)
         end = (f"to +{span.end - findings.in_effect_t:.1f} s ({span.restored_states})" if span.end is not None
                else "still reduced at the trial's end")
         told.append(f"{start} {end}; promised {span.promised}, fewest "

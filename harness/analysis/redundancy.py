@@ -32,6 +32,7 @@ class RiskSpan:
     promised: int
     reduced_states: str  # what the cluster said at the span's first sample
     restored_states: str  # ... at the sample that ended it ("" while open)
+    passed_through: tuple[str, ...] = ()  # what it said in between, each change once
 
     def seconds(self, until: float) -> float:
         return (self.end if self.end is not None else until) - self.start
@@ -66,8 +67,9 @@ def risk_spans(points: Sequence[CopiesPoint], promised: int, start: float, end: 
 def _span(short: Sequence[CopiesPoint], promised: int, restored: CopiesPoint | None) -> RiskSpan:
     counts = [p.in_sync for p in short]
     fewest = None if None in counts else min(c for c in counts if c is not None)
+    changes = [p.states for i, p in enumerate(short) if i > 0 and p.states != short[i - 1].states]
     return RiskSpan(short[0].t, restored.t if restored else None, fewest, promised, short[0].states,
-                    restored.states if restored else "")
+                    restored.states if restored else "", tuple(changes))
 
 
 def time_at_risk(spans: Sequence[RiskSpan], until: float) -> float:

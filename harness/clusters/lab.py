@@ -117,8 +117,8 @@ class LabCluster:
         with sync_state sync or quorum), the smaller one; None when no primary answers."""
         try:
             nodes = self.lab.nodes()
-        except ControlPlaneError as exc:
-            return CopiesSample(None, f"pg_auto_failover monitor: no answer ({_first_line(exc)})")
+        except ControlPlaneError:
+            return CopiesSample(None, "pg_auto_failover monitor: no answer")
         monitor = "pg_auto_failover: " + ", ".join(f"{n.name} {n.reportedstate}/{n.goalstate}" for n in nodes)
         primary = next((n for n in nodes if n.reportedstate in PRIMARY_STATES and n.goalstate in PRIMARY_STATES), None)
         if primary is None:
@@ -127,8 +127,8 @@ class LabCluster:
         by_monitor = 2 if primary.reportedstate == "primary" and secondary else 1
         try:
             standbys = self.lab.replication(primary.name)
-        except ControlPlaneError as exc:
-            return CopiesSample(None, f"{monitor}; {primary.name} does not answer ({_first_line(exc)})")
+        except ControlPlaneError:
+            return CopiesSample(None, f"{monitor}; {primary.name} does not answer")
         by_database = 1 + sum(1 for _, state, sync in standbys if state == "streaming" and sync in SYNC_STATES)
         seen = ", ".join(f"{name} {state}/{sync}" for name, state, sync in standbys) or "no standby"
         return CopiesSample(min(by_monitor, by_database),
@@ -168,7 +168,3 @@ def _version(argv: list[str], binary: str | None = None) -> str:
     except OSError:
         return "unknown"
     return out.strip().splitlines()[0] if out.strip() else "unknown"
-
-
-def _first_line(exc: Exception) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[-1]

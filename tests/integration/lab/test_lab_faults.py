@@ -9,6 +9,8 @@ import paramiko
 import pytest
 
 from faults.base import FaultSpec, FaultState
+from harness.clusters import CopiesSample
+from harness.clusters.lab import LabCluster
 from harness.safety.runner import FaultRunner
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.models import Topology
@@ -176,6 +178,9 @@ def test_storage_loss_rebuilds_replica_with_progress(lab: Lab, runner: FaultRunn
     replica = other(lab.primary(), topology)
     fault = factory.build(FaultSpec("storage-loss", f"node:bench/{replica}", {"max_rate": "1M"}), topology)
     samples: list[tuple[float, int, int]] = []
+    cluster = LabCluster.from_topology(topology)
+    assert cluster.copies().in_sync == 2, "a primary and its synchronous secondary before the fault"
+    copies: list[CopiesSample] = []
     with WriteLoad(lab.odbc_connection_string(), threads=1) as load:
         assert load.wait_commits(10, time.monotonic(), 20)
         start = time.monotonic()
@@ -184,6 +189,7 @@ def test_storage_loss_rebuilds_replica_with_progress(lab: Lab, runner: FaultRunn
                 progress = lab.resync_progress()
                 if progress:
                     samples.append((time.monotonic() - start, progress.bytes_total, progress.bytes_done))
+                copies.append(cluster.copies())
                 time.sleep(1)
         took = time.monotonic() - start
         assert len(load.successes(start)) > 20, "the primary keeps taking writes during the rebuild"
@@ -193,3 +199,8 @@ def test_storage_loss_rebuilds_replica_with_progress(lab: Lab, runner: FaultRunn
     assert samples[-1][1] > 10_000_000
     assert took >= 30
     lab.wait_healthy(60)
+    rebuilding = [c for c in copies if c.in_sync == 1]
+    assert rebuilding, f"the cluster said it held one in-sync copy while the replica was rebuilt: {copies[:3]}"
+    assert all("wait_primary" in c.states for c in rebuilding), "the HA manager's own state says so"
+    healed = cluster.copies()
+    assert healed.in_sync == 2 and "streaming/quorum" in healed.states, healed

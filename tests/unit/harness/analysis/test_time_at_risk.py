@@ -49,3 +49,11 @@ def test_separate_spans_add_up_and_probes_outside_the_trial_are_left_out() -> No
 
 def test_a_cluster_that_held_its_copies_has_no_span() -> None:
     assert risk_spans(probes(2, 2, 2, 3), promised=2, start=0.0, end=3.0) == []
+
+
+def test_a_span_keeps_each_state_the_cluster_passed_through_once() -> None:
+    points = [CopiesPoint(0.0, 2, HEALTHY), CopiesPoint(1.0, None, "node-a does not answer"),
+              CopiesPoint(2.0, None, "node-a does not answer"), CopiesPoint(3.0, 1, ALONE), CopiesPoint(4.0, 1, ALONE),
+              CopiesPoint(5.0, 2, HEALTHY)]
+    (span,) = risk_spans(points, promised=2, start=0.5, end=5.0)
+    assert span.reduced_states == "node-a does not answer" and span.passed_through == (ALONE,)
