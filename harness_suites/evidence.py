@@ -15,6 +15,7 @@ from harness.clusters import FailoverForecast
 from harness.experiment import Experiment, Findings
 from harness_kernel.history.series import SecondPoint
 from reports.published_tables import ComponentFailure, LatencyStep
+from reports.tables import MODELLED_MARK
 
 GB = 1e9
 
@@ -217,3 +218,22 @@ def at_risk_basis(findings: Findings) -> str:
         told.append(f"{start} {end}; promised {span.promised}, fewest "
                     f"{'unconfirmed' if span.fewest is None else span.fewest}")
     return "; then ".join(told)
+
+
+SIGNS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
+
+
+def within(shown: str, op: str, threshold: float, unit: str = "") -> str:
+    """A key figure with the threshold it is judged against beside it: "9.0 s (≤ 35 s)"."""
+    return f"{shown} ({SIGNS[op]} {threshold:g}{unit})"
+
+
+def kept_share(value: float | None, reference: float | None, min_ratio: float) -> str:
+    """TPS kept against its reference, with the threshold: "92 % of before (≥ 80 %)"."""
+    share = 100 * value / reference if value is not None and reference else None
+    return within(fmt(share, " %", 0), ">=", 100 * min_ratio, " %")
+
+
+def fmt_modelled(shown: str, modelled: bool) -> str:
+    """A figure the platform's model gave, marked as the report's tables mark it."""
+    return f"{shown} {MODELLED_MARK}" if modelled else shown

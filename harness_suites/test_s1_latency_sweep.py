@@ -22,7 +22,7 @@ from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault, Sweep
 from harness.scenario_report import ScenarioReport
 from harness_kernel.history import EventKind
-from harness_suites.evidence import below_target, kept_rtt_check, window_stats
+from harness_suites.evidence import below_target, kept_rtt_check, kept_share, window_stats
 from reports.allure.steps import phase
 from reports.published_tables import LatencyStep, largest_kept_rtt, s1_latency_table
 
@@ -87,7 +87,9 @@ def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
     table = s1_latency_table(measured, min_tps_pct=100 * topology.slo.latency_tps_min_ratio)
     scenario_report.record("S1", experiment, fault_kind="latency", target=link or "link", title="S1 latency sweep",
                            table=table, table_name="s1-latency",
-                           numbers={**{f"{s.rtt_ms:g} ms": f"{s.tps:.0f} TPS" for s in measured},
+                           numbers={**{f"{s.rtt_ms:g} ms": f"{s.tps:.0f} TPS, " + kept_share(
+                                        s.tps, measured[0].tps, topology.slo.latency_tps_min_ratio).replace(
+                                        " (", " of 0 ms (", 1) for s in measured},
                                     "verdict": table.extra_lines[0] if table.extra_lines else ""},
                            findings=[*below_target(measured, topology.slo.latency_tps_min_ratio, topology.slo.required_rtt_ms),
                                      *(found for w in windows for found in window_stats(

@@ -21,10 +21,13 @@ from harness_suites.evidence import (
     duration,
     fmt,
     fmt_lost,
+    fmt_modelled,
+    kept_share,
     median_of,
     no_steady_state,
     time_at_risk_check,
     tps_ratio,
+    within,
 )
 from reports.published_tables import s2_failure_table
 
@@ -56,6 +59,7 @@ def test_the_business_recovers_to_a_steady_state_within_the_slo(
         failure: ScenarioFault, experiment: Experiment, harness_run: HarnessRun,
         scenario_report: ScenarioReport, product_versions: dict[str, str]) -> None:
     topology = harness_run.topology
+    slo, modelled = topology.slo, "modelled" in product_versions
     trials = experiment.run_failures(lambda cluster: failure.resolve(cluster, topology))
     findings = trials[-1]
     note = failure.note or (REPAIR_TIMER_NOTE if failure is HOST and topology.kind == "vsphere" else "")
@@ -65,11 +69,16 @@ def test_the_business_recovers_to_a_steady_state_within_the_slo(
     lost = experiment.ledger.lost_count if experiment.ledger else None
     scenario_report.record("S2", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
                            title=f"S2 {failure.label}", table=table, table_name=f"s2-{findings.spec.kind}",
-                           numbers={"TPS before": fmt(row.tps_before, "", 0), "after": fmt(row.tps_after, "", 0),
-                                    "recover": fmt(row.recover_s, " s", 0), "resync": fmt(row.resync_gb, " GB", 2),
-                                    "lost": fmt_lost(lost), "at risk": fmt(median_of([t.at_risk_s for t in trials]), " s", 0)},
+                           numbers={"TPS before": fmt(row.tps_before, "", 0),
+                                    "after": kept_share(row.tps_after, row.tps_before, slo.tps_after_min_ratio),
+                                    "recover": within(fmt(row.recover_s, " s", 0), "<=", slo.recovery_max_s, " s"),
+                                    "resync": fmt_modelled(fmt(row.resync_gb, " GB", 2), modelled),
+                                    "resync ETA": fmt_modelled(fmt(row.resync_eta_s, " s", 0), modelled),
+                                    "lost": within(fmt_lost(lost), "<=", slo.lost_commits_max),
+                                    "at risk": within(fmt(median_of([t.at_risk_s for t in trials]), " s", 0), "<=",
+                                                      slo.time_at_risk_max_s, " s")},
                            # where the platform models vSAN, the resync follows the model's rate, not a cluster's
-                           modelled=("resync_gb", "resync_rate", "resync_eta_s") if "modelled" in product_versions else (),
+                           modelled=("resync_gb", "resync_rate", "resync_eta_s") if modelled else (),
                            findings=[f for trial in trials for f in trial.impact.outages])
     ratio, ratio_interval = tps_ratio(trials)
     recover_s, recover_interval = duration([t.impact.time_to_recover_s for t in trials])

@@ -20,11 +20,13 @@ from harness_suites.evidence import (
     duration,
     fmt,
     fmt_lost,
+    kept_share,
     median_of,
     no_steady_state,
     time_at_risk_check,
     tps_after,
     tps_ratio,
+    within,
 )
 from reports.published_tables import S3Row, s3_site_table
 
@@ -43,6 +45,7 @@ def test_the_surviving_site_takes_over_within_the_slo(
         fault: ScenarioFault, experiment: Experiment, harness_run: HarnessRun,
         scenario_report: ScenarioReport) -> None:
     topology = harness_run.topology
+    slo = topology.slo
     cluster = experiment.cluster
     trials = experiment.run_failures(lambda c: fault.resolve(c, topology))
     findings = trials[-1]
@@ -64,9 +67,13 @@ def test_the_surviving_site_takes_over_within_the_slo(
     lost = experiment.ledger.lost_count if experiment.ledger else None
     scenario_report.record("S3", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
                            title="S3 site failure", table=table, table_name="s3-site-failure",
-                           numbers={"failover": fmt(row.failover_s, " s"), "TPS before": fmt(row.tps_before, "", 0),
-                                    "after": fmt(row.tps_after, "", 0), "serving": row.restarted.split(";")[0],
-                                    "lost": fmt_lost(lost), "at risk": fmt(median_of([t.at_risk_s for t in trials]), " s", 0)},
+                           numbers={"failover": within(fmt(row.failover_s, " s"), "<=", slo.failover_max_s, " s"),
+                                    "TPS before": fmt(row.tps_before, "", 0),
+                                    "after": kept_share(row.tps_after, row.tps_before, slo.tps_after_min_ratio),
+                                    "serving": row.restarted.split(";")[0],
+                                    "lost": within(fmt_lost(lost), "<=", slo.lost_commits_max),
+                                    "at risk": within(fmt(median_of([t.at_risk_s for t in trials]), " s", 0), "<=",
+                                                      slo.time_at_risk_max_s, " s")},
                            findings=[f for t in trials for f in t.impact.outages])
     ratio, ratio_interval = tps_ratio(trials)
     scenario_report.judge([

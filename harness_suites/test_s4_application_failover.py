@@ -14,7 +14,15 @@ from harness.experiment import Experiment
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
-from harness_suites.evidence import duration, fmt, fmt_lost, forecast_beside_measured, median_of, time_at_risk_check
+from harness_suites.evidence import (
+    duration,
+    fmt,
+    fmt_lost,
+    forecast_beside_measured,
+    median_of,
+    time_at_risk_check,
+    within,
+)
 from reports.published_tables import S4Row, s4_failover_table
 
 UNPLANNED = ScenarioFault("unplanned: the active node's host fails", Role.PRIMARY_HOST,
@@ -37,6 +45,7 @@ def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
     every = [t.phases for t in trials]
     total_s, total_interval = duration([p.total_s for p in every])
     lost = experiment.ledger.lost_count if experiment.ledger else None
+    limit = topology.slo.planned_failover_max_s if fault is PLANNED else topology.slo.failover_max_s
     table = s4_failover_table([S4Row(
         kind=fault.label + (f" (median of {len(trials)} trials)" if len(trials) > 1 else ""),
         detect_s=median_of([p.detect_s for p in every]), promote_s=median_of([p.promote_s for p in every]),
@@ -47,12 +56,13 @@ def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
         max_total_s=topology.slo.failover_max_s, max_lost_commits=topology.slo.lost_commits_max)
     scenario_report.record("S4", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
                            title=f"S4 {fault.label}", table=table, table_name=f"s4-{findings.spec.kind}",
-                           numbers={"failover": fmt(total_s, " s"),
+                           numbers={"failover": within(fmt(total_s, " s"), "<=", limit, " s"),
                                     "client RTO": fmt(median_of([p.client_rto_s for p in every]), " s"),
-                                    "lost": fmt_lost(lost), "new primary": findings.primary_after,
-                                    "at risk": fmt(median_of([t.at_risk_s for t in trials]), " s", 0),
+                                    "lost": within(fmt_lost(lost), "<=", topology.slo.lost_commits_max),
+                                    "new primary": findings.primary_after,
+                                    "at risk": within(fmt(median_of([t.at_risk_s for t in trials]), " s", 0), "<=",
+                                                      topology.slo.time_at_risk_max_s, " s"),
                                     **forecast_beside_measured(findings.forecast, phases.detect_s, phases.client_rto_s)})
-    limit = topology.slo.planned_failover_max_s if fault is PLANNED else topology.slo.failover_max_s
     scenario_report.judge([
         SloCheck("failover duration (in effect to first commit)", total_s, "<=", limit, " s", interval=total_interval,
                  trial_figure=True),
@@ -76,8 +86,10 @@ def test_losing_the_standby_stalls_the_workload_no_longer_than_tolerated(
     stall, stall_interval = duration([t.phases.client_rto_s or 0.0 for t in trials])  # no commit gap: no stall
     scenario_report.record("S4", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
                            title=f"S4 {fault.label}", table=None,
-                           numbers={"stall": fmt(stall, " s", 2), "lost": fmt_lost(lost),
-                                    "at risk": fmt(median_of([t.at_risk_s for t in trials]), " s", 0)})
+                           numbers={"stall": within(fmt(stall, " s", 2), "<=", topology.slo.non_primary_stall_max_s, " s"),
+                                    "lost": within(fmt_lost(lost), "<=", topology.slo.lost_commits_max),
+                                    "at risk": within(fmt(median_of([t.at_risk_s for t in trials]), " s", 0), "<=",
+                                                      topology.slo.time_at_risk_max_s, " s")})
     scenario_report.judge([
         SloCheck("write stall while the standby is lost", stall, "<=", topology.slo.non_primary_stall_max_s, " s",
                  interval=stall_interval, trial_figure=True),

@@ -26,7 +26,8 @@ from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault, Sweep
 from harness.scenario_report import ScenarioReport
-from harness_suites.evidence import fmt, fmt_lost, window_ratio, window_stats
+from harness_kernel.topology.models import Slo
+from harness_suites.evidence import fmt, fmt_lost, fmt_modelled, kept_share, window_ratio, window_stats, within
 from reports.allure.steps import phase
 from reports.published_tables import MigrationStep, s5_migration_table
 from workloads.oltp import DriverConfig
@@ -54,6 +55,13 @@ def migration_seconds(evidence: Mapping[str, Any], waited_s: float) -> float:
         if isinstance(evidence.get(key), int | float):
             return float(evidence[key])
     return waited_s
+
+
+def step_figures(step: MigrationStep, slo: Slo, modelled: bool) -> str:
+    """One step's key figures, each judged one with its threshold, each modelled one marked."""
+    stun = within(fmt_modelled(fmt(step.stun_s, " s", 2), modelled), "<=", slo.non_primary_stall_max_s, " s")
+    return (f"{fmt_modelled(fmt(step.migration_s, ' s'), modelled)} migration, stun {stun}, TPS after "
+            + kept_share(step.tps_after, step.tps_before, slo.tps_after_min_ratio))
 
 
 def migrate_once(experiment: Experiment, spec: FaultSpec, rtt_ms: float, step_s: float,
@@ -111,9 +119,8 @@ def test_a_live_migration_across_sites_keeps_the_business_running(
     scenario_report.record("S5", experiment, fault_kind="vm-migrate",
                            target=migration.target if migration else "node", title="S5 live migration",
                            table=table, table_name="s5-live-migration",
-                           numbers={**{f"{s.rtt_ms:g} ms": f"{fmt(s.migration_s, ' s')} migration, stun "
-                                                           f"{fmt(s.stun_s, ' s', 2)}" for s in measured},
-                                    "lost": fmt_lost(lost)},
+                           numbers={**{f"{s.rtt_ms:g} ms": step_figures(s, topology.slo, bool(modelled)) for s in measured},
+                                    "lost": within(fmt_lost(lost), "<=", topology.slo.lost_commits_max)},
                            # the pre-copy is the model's and the freeze lasts the model's stun
                            modelled=("migration_s", "stun_s") if modelled else (), findings=found)
     scenario_report.judge([

@@ -44,7 +44,7 @@ from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_kernel.history.series import MetricSeries, TransactionSeries
 from harness_kernel.history.timeline import Timeline
-from harness_suites.evidence import fmt, pooled_window_stats, window_ratio, window_stats
+from harness_suites.evidence import fmt, kept_share, pooled_window_stats, window_ratio, window_stats
 from reports.allure.steps import phase
 from reports.published_tables import Interference, esrp_table, s6_interference_table
 from workloads.fio import PROFILES, FioJob, FioWorkload, direct_io_supported, flush_files
@@ -241,10 +241,12 @@ def test_mixed_workloads_interfere_within_the_slo_with_all_nodes_and_with_one_lo
     runs, ratios = [first, last], [first_ratio, last_ratio]
     table = s6_interference_table(runs, min_tps_kept_pct=100 * topology.slo.tps_after_min_ratio,
                                   notes=(setting.io_note(), *((LAB_NOTE,) if topology.lab is not None else ())))
+    kept = topology.slo.tps_after_min_ratio
     scenario_report.record("S6", experiment, fault_kind=spec.kind, target=spec.target,
                            title="S6 mixed workloads and N-1", table=table, table_name="s6-interference",
                            metrics=[setting.iops],
-                           numbers={r.configuration: f"TPS {fmt(r.tps_alone, '', 0)} -> {fmt(r.tps_mixed, '', 0)}, "
+                           numbers={r.configuration: f"TPS {fmt(r.tps_alone, '', 0)} -> {fmt(r.tps_mixed, '', 0)} "
+                                                     f"({kept_share(r.tps_mixed, r.tps_alone, kept)}), "
                                                      f"IOPS {fmt(r.iops_alone, '', 0)} -> {fmt(r.iops_mixed, '', 0)}"
                                     for r in runs},
                            findings=[*first_found, *last_found])

@@ -17,7 +17,7 @@ from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
-from harness_suites.evidence import fmt, fmt_lost, window_ratio, window_stats
+from harness_suites.evidence import fmt, fmt_lost, kept_share, window_ratio, window_stats, within
 from reports.published_tables import BackupUnderLoad, s7_backup_table
 
 MB = 1e6
@@ -69,8 +69,10 @@ def test_a_full_backup_under_load_completes_and_keeps_the_business_running(
                            table=table, table_name=f"s7-{spec.params.get('max_rate', 'unthrottled')}",
                            numbers={"backup": f"{fmt(row.size_mb, ' MB')} in {fmt(duration, ' s')} "
                                               f"({fmt(throughput, ' MB/s')})",
-                                    "TPS before": fmt(before.tps, "", 0), "during": fmt(during.tps, "", 0),
-                                    "lost": fmt_lost(lost), **({"backup error": done.error} if done.error else {})},
+                                    "TPS before": fmt(before.tps, "", 0), "during": fmt(during.tps, "", 0) + ", "
+                                    + kept_share(during.tps, before.tps, topology.slo.tps_after_min_ratio),
+                                    "lost": within(fmt_lost(lost), "<=", topology.slo.lost_commits_max),
+                                    **({"backup error": done.error} if done.error else {})},
                            findings=[*before.outage("before"), *during.outage("during the backup")])
     ratio = during.tps / before.tps if during.tps is not None and before.tps else None
     scenario_report.judge([

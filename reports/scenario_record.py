@@ -119,7 +119,7 @@ def scenario_record(scenario: str, title: str, *, fault_kind: str, target: str, 
                     findings: Sequence[str] = ()) -> ScenarioRecord:
     return ScenarioRecord(scenario=scenario, title=title, fault_kind=fault_kind, target=target, mechanism=mechanism,
                           verdict=table.verdict.value if table is not None else "",
-                          table_html=to_html_fragment(table) if table is not None else "",
+                          table_html=to_html_fragment(table, modelled) if table is not None else "",
                           numbers=dict(numbers),
                           figures=figures_of(scenario, table, modelled) if table is not None else [],
                           findings=list(findings))

@@ -19,6 +19,7 @@ from reports.html import STYLE, esc
 from reports.outcome import MEANING, ORDER, Verdict, run_verdict, test_verdict
 from reports.regression import Judgement, Night, RegressionRule
 from reports.scenario_record import Judged
+from reports.tables import MODELLED_MARK
 
 # each verdict's colour on the page
 CSS_CLASS: dict[Verdict, str] = {"FAIL": "fail", "ERROR": "broken", "INCONCLUSIVE": "amber",
@@ -37,6 +38,9 @@ td.status-pass{color:#13582a;font-weight:700}td.status-fail{color:#8a1414;font-w
 td.status-broken{color:#7a4a00;font-weight:700}td.status-amber{color:#6b4e00;font-weight:700}
 .verdict-amber{color:#6b4e00;font-weight:700}.verdict-broken{color:#7a4a00;font-weight:700}
 td.figures{white-space:normal;text-align:left;font-size:.85rem}
+table{max-width:100%}th,td.text{white-space:normal;overflow-wrap:anywhere}
+td.modelled{font-style:italic;background:#f3eefa}
+p.platform{font-size:.95rem;margin:.4rem 0}
 .meta{color:#4a5566;font-size:.85rem}
 button.allure{font-size:.9rem;padding:.3rem .7rem;margin:.3rem 0}
 svg.spark{vertical-align:middle}
@@ -90,8 +94,9 @@ def overall(tests: Sequence[RecordedTest], *, regressed: bool = False) -> Verdic
 def verdict_of(test: RecordedTest) -> Verdict:
     """A test's verdict from its Allure status and its record: INCONCLUSIVE verdicts, findings."""
     record = test.record
-    return test_verdict(test.status, inconclusive=bool(inconclusive([test])),
-                        findings=record is not None and bool(record.findings))
+    # a row its table judged FAIL in a test that passed (a sweep characterises) is a finding, never a plain PASS
+    findings = record is not None and (bool(record.findings) or record.verdict == "fail")
+    return test_verdict(test.status, inconclusive=bool(inconclusive([test])), findings=findings)
 
 
 def _link(test: RecordedTest, ids: Mapping[str, str], text: str) -> str:
@@ -197,12 +202,19 @@ def _overview(tests: Sequence[RecordedTest], ids: Mapping[str, str]) -> str:
 def _trend(test: RecordedTest, by_key: Mapping[str, Judgement], history: Sequence[Night], rule: RegressionRule) -> str:
     if test.record is None or not test.record.figures:
         return ""
+    nights_of = {f.key: [night.figures[f.key] for night in history if f.key in night.figures][-rule.window:]
+                 for f in test.record.figures}
+    if not any(nights_of.values()):  # a table of dashes says less than one line
+        modelled = [f"{f.row} · {f.column}" for f in test.record.figures if f.provenance != "measured"]
+        never = f"; modelled, so never judged across nights: {', '.join(modelled)} {MODELLED_MARK}" if modelled else ""
+        return (f"<p class=note>Figures over the last nights: none yet (tonight is the first night of its "
+                f"{len(test.record.figures)} kept figures){esc(never)}.</p>")
     rows = []
     for figure in test.record.figures:
         judgement = by_key.get(figure.key)
-        earlier = [night.figures[figure.key] for night in history if figure.key in night.figures][-rule.window:]
+        earlier = nights_of[figure.key]
         regressed = judgement is not None and judgement.regressed
-        verdict = ("modelled: not judged" if figure.provenance != "measured" else
+        verdict = (f"modelled: not judged {MODELLED_MARK}" if figure.provenance != "measured" else
                    "<span class=regressed>regressed</span>" if regressed else
                    "within band" if judgement is not None and judgement.judged else f"{len(earlier)} earlier night(s)")
         reference = (f"{judgement.reference:.3g} ({len(judgement.earlier)})"
@@ -291,6 +303,15 @@ def _environment(environment: Mapping[str, str], tests: Sequence[RecordedTest], 
             f"<p class=meta>Faults and how they were made: {esc('; '.join(mechanisms))}</p>{note}")
 
 
+def _platform_line(environment: Mapping[str, str], modelled_note: str) -> str:
+    """On the first screen: what the platform was, what of it was simulated, and what the model gave."""
+    platform = environment.get("product.platform")
+    if platform is None:
+        return ""
+    modelled = f" {modelled_note}; such figures are marked {MODELLED_MARK}." if modelled_note else ""
+    return f"<p class=platform><strong>Platform:</strong> {esc(platform)}.{esc(modelled)}</p>"
+
+
 def render(summary: SummaryInput) -> str:
     modelled = summary.environment.get("product.modelled")
     modelled_note = summary.modelled_note or (
@@ -305,6 +326,7 @@ def render(summary: SummaryInput) -> str:
     body = "\n".join([
         f"<header><h1>{esc(summary.name)}</h1><p class=meta>generated {esc(summary.generated_at)} · topology "
         f"{esc(summary.environment.get('topology', '?'))}</p>{_banner(summary.tests, summary.judgements)}"
+        f"{_platform_line(summary.environment, modelled_note)}"
         f"<div class=screen-only>{button}</div></header>",
         "<h2>Scenarios</h2>", _overview(summary.tests, summary.report_ids), _run_record(summary),
         _scenarios(summary),

@@ -8,7 +8,7 @@ here, once, so the HTML colours, the Markdown and the overall verdict always agr
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
@@ -122,9 +122,19 @@ def _thresholds_line(table: Table) -> str:
     return "; ".join(t.describe(table.columns) for t in table.thresholds)
 
 
-def to_html_fragment(table: Table) -> str:
-    """The table and its notes, for embedding in a larger page."""
-    head = "".join(f"<th class='{'text' if c.text else ''}'>{esc(c.title)}</th>" for c in table.columns)
+MODELLED_MARK = "◆"
+MODELLED_LEGEND = f"{MODELLED_MARK} modelled: the platform's model gave this value; it was not measured"
+
+
+def modelled_cell(text: str, classes: list[str]) -> tuple[str, list[str]]:
+    """A value the platform's model gave, marked so that it never reads as a measurement."""
+    return f"{text} {MODELLED_MARK}", [*classes, "modelled"]
+
+
+def to_html_fragment(table: Table, modelled: Collection[str] = ()) -> str:
+    """The table and its notes, for embedding in a larger page; the `modelled` columns (keys) marked in every cell."""
+    head = "".join(f"<th class='{'text' if c.text else ''}'>{esc(c.title)}"
+                   f"{' ' + MODELLED_MARK if c.key in modelled else ''}</th>" for c in table.columns)
     head += "<th class=text>verdict</th>" if table.verdict_column else ""
     body = []
     for row in table.rows:
@@ -133,7 +143,10 @@ def to_html_fragment(table: Table) -> str:
             classes = ["text"] if column.text else []
             verdict = table.cell_verdict(row, column.key)
             classes += [verdict.value] if verdict is not CellVerdict.NOT_JUDGED else []
-            cells.append(f"<td class='{' '.join(classes)}'>{esc(format_cell(column, row.get(column.key)))}</td>")
+            text = format_cell(column, row.get(column.key))
+            if column.key in modelled and row.get(column.key) is not None:
+                text, classes = modelled_cell(text, classes)
+            cells.append(f"<td class='{' '.join(classes)}'>{esc(text)}</td>")
         if table.verdict_column:
             verdict = table.row_verdict(row)
             css = f"text {verdict.value}" if verdict is not CellVerdict.NOT_JUDGED else "text"
@@ -148,6 +161,8 @@ def to_html_fragment(table: Table) -> str:
         parts.append(f"<p class=note>Thresholds: {esc(_thresholds_line(table))}</p>")
     if table.notes:
         parts.append("<ul>" + "".join(f"<li class=note>{esc(n)}</li>" for n in table.notes) + "</ul>")
+    if any(c.key in modelled for c in table.columns):
+        parts.append(f"<p class=note>{esc(MODELLED_LEGEND)}</p>")
     return "\n".join(parts)
 
 

@@ -21,6 +21,9 @@ from workloads.oltp import ConnectionSettings, Credentials, Dialect, Endpoint, P
 
 SYNC_STATES = ("sync", "quorum")  # pg_stat_replication.sync_state of a standby a commit waits for
 PREFLIGHT_SETTLE_S = 10.0  # how long a preflight gives a secondary that fell behind for a moment
+LAB_PLATFORM = ("the embedded lab on one machine: PostgreSQL and pg_auto_failover run for real; its sites, hosts "
+                "and inter-site link are network namespaces, a host or site failure is their processes killed or "
+                "their links cut (no hypervisor, no vSAN)")
 
 
 @dataclass
@@ -150,6 +153,8 @@ class LabCluster:
                      "replication": "synchronous (ANY 1)"}
         if self.topology.kind == "vsphere":
             described.update(self._simulated_platform())
+        else:
+            described["platform"] = LAB_PLATFORM
         return described
 
     def _simulated_platform(self) -> dict[str, str]:
