@@ -48,7 +48,7 @@ class Report:
 
     @property
     def verdict(self) -> Verdict:
-        return overall(self.tests, regressed=bool(self.regressions))
+        return overall(self.tests, self.judgements)
 
 
 def build_report(results: Path, out: Path, *, name: str = "Resilience report", history_file: Path | None = None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import gzip
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -86,16 +86,22 @@ class SummaryInput:
     evidence: tuple[str, str] | None = None  # the evidence archive's file name and SHA-256
 
 
-def overall(tests: Sequence[RecordedTest], *, regressed: bool = False) -> Verdict:
+def overall(tests: Sequence[RecordedTest], judgements: Sequence[Judgement] = ()) -> Verdict:
     """The run's verdict: the worst of its tests', a regressed figure making a pass one with findings."""
-    return run_verdict((verdict_of(t) for t in tests), regressed=regressed)
+    regressed = regressed_keys(judgements)
+    return run_verdict((verdict_of(t, regressed) for t in tests), regressed=bool(regressed))
 
 
-def verdict_of(test: RecordedTest) -> Verdict:
-    """A test's verdict from its Allure status and its record: INCONCLUSIVE verdicts, findings."""
+def regressed_keys(judgements: Sequence[Judgement]) -> frozenset[str]:
+    return frozenset(j.key for j in judgements if j.regressed)
+
+
+def verdict_of(test: RecordedTest, regressed: Collection[str] = ()) -> Verdict:
+    """A test's verdict from its Allure status and its record: INCONCLUSIVE verdicts, findings (a row its table
+    judged FAIL in a test that passed, as a sweep that characterises has; a figure that regressed tonight)."""
     record = test.record
-    # a row its table judged FAIL in a test that passed (a sweep characterises) is a finding, never a plain PASS
-    findings = record is not None and (bool(record.findings) or record.verdict == "fail")
+    findings = record is not None and (bool(record.findings) or record.verdict == "fail"
+                                       or any(f.key in regressed for f in record.figures))
     return test_verdict(test.status, inconclusive=bool(inconclusive([test])), findings=findings)
 
 
@@ -130,13 +136,14 @@ def inconclusive(tests: Sequence[RecordedTest]) -> list[tuple[str, Judged]]:
 
 def _banner(tests: Sequence[RecordedTest], judgements: Sequence[Judgement]) -> str:
     regressed = [j for j in judgements if j.regressed]
-    verdict = overall(tests, regressed=bool(regressed))
+    keys = regressed_keys(judgements)
+    verdict = overall(tests, judgements)
     counts: dict[Verdict, int] = {v: 0 for v in ORDER}
     for test in tests:
-        counts[verdict_of(test)] += 1
+        counts[verdict_of(test, keys)] += 1
     detail = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
     unsure = inconclusive(tests)
-    with_findings = [t for t in tests if verdict_of(t) == "PASS with findings"]
+    with_findings = [t for t in tests if verdict_of(t, keys) == "PASS with findings"]
     parts = [f"<span class='banner {CSS_CLASS[verdict]}'>{esc(verdict)}: {esc(MEANING[verdict])}</span>",
              f"<p class=meta>{len(tests)} tests: {esc(detail)}</p>"]
     if unsure:
@@ -184,13 +191,13 @@ def _regressions(regressed: Sequence[Judgement]) -> str:
                   css="regressions")
 
 
-def _overview(tests: Sequence[RecordedTest], ids: Mapping[str, str]) -> str:
+def _overview(tests: Sequence[RecordedTest], ids: Mapping[str, str], regressed: Collection[str]) -> str:
     rows = []
     for test in sorted(tests, key=lambda t: (t.scenario or "~", t.start or 0)):
         figures = ", ".join(f"{k} {v}" for k, v in test.record.numbers.items()) if test.record else ""
         why = f"<br><span class=meta>{esc(test.message.splitlines()[0][:200])}</span>" \
             if test.status in ("failed", "broken") and test.message else ""
-        verdict = verdict_of(test)
+        verdict = verdict_of(test, regressed)
         rows.append(f"<tr><td class=text>{esc(test.scenario or '—')}</td><td class=text>{_link(test, ids, test.title)}</td>"
                     f"<td class='text status-{CSS_CLASS[verdict]}'>{esc(verdict)}</td>"
                     f"<td class=figures>{esc(figures)}{why}</td></tr>")
@@ -228,13 +235,14 @@ def _trend(test: RecordedTest, by_key: Mapping[str, Judgement], history: Sequenc
 
 def _scenarios(summary: SummaryInput) -> str:
     by_key = {j.key: j for j in summary.judgements}
+    regressed = regressed_keys(summary.judgements)
     parts = []
     for test in sorted(summary.tests, key=lambda t: (t.scenario or "~", t.start or 0)):
         if test.record is None:
             continue
-        record = test.record
+        record, verdict = test.record, verdict_of(test, regressed)
         parts.append(f"<section class=scenario><h2>{_link(test, summary.report_ids, record.title)} — "
-                     f"<span class='verdict-{CSS_CLASS[verdict_of(test)]}'>{esc(verdict_of(test))}</span></h2>"
+                     f"<span class='verdict-{CSS_CLASS[verdict]}'>{esc(verdict)}</span></h2>"
                      f"<p class=meta>fault: {esc(record.mechanism)} on {esc(record.target)}</p>"
                      f"{record.table_html}{_verdicts(record.verdicts)}{_findings(record.findings)}"
                      f"{_trend(test, by_key, summary.history, summary.rule)}</section>")
@@ -328,7 +336,8 @@ def render(summary: SummaryInput) -> str:
         f"{esc(summary.environment.get('topology', '?'))}</p>{_banner(summary.tests, summary.judgements)}"
         f"{_platform_line(summary.environment, modelled_note)}"
         f"<div class=screen-only>{button}</div></header>",
-        "<h2>Scenarios</h2>", _overview(summary.tests, summary.report_ids), _run_record(summary),
+        "<h2>Scenarios</h2>", _overview(summary.tests, summary.report_ids, regressed_keys(summary.judgements)),
+        _run_record(summary),
         _scenarios(summary),
         _environment(summary.environment, summary.tests, modelled_note),
         f"<p class=note>Regression rule: a figure regresses when it is {esc(summary.rule.describe())}.</p>",
