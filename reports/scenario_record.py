@@ -9,6 +9,7 @@ found again the next night.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -119,7 +120,9 @@ def scenario_record(scenario: str, title: str, *, fault_kind: str, target: str, 
                     findings: Sequence[str] = ()) -> ScenarioRecord:
     return ScenarioRecord(scenario=scenario, title=title, fault_kind=fault_kind, target=target, mechanism=mechanism,
                           verdict=table.verdict.value if table is not None else "",
-                          table_html=to_html_fragment(table, modelled) if table is not None else "",
+                          # the section's heading gives the test's verdict: the table's own would be a second one
+                          table_html=to_html_fragment(dataclasses.replace(table, overall_verdict=False), modelled)
+                          if table is not None else "",
                           numbers=dict(numbers),
                           figures=figures_of(scenario, table, modelled) if table is not None else [],
                           findings=list(findings))

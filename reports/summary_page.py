@@ -38,7 +38,7 @@ td.status-pass{color:#13582a;font-weight:700}td.status-fail{color:#8a1414;font-w
 td.status-broken{color:#7a4a00;font-weight:700}td.status-amber{color:#6b4e00;font-weight:700}
 .verdict-amber{color:#6b4e00;font-weight:700}.verdict-broken{color:#7a4a00;font-weight:700}
 td.figures{white-space:normal;text-align:left;font-size:.85rem}
-table{max-width:100%}th,td.text{white-space:normal;overflow-wrap:anywhere}
+table{max-width:100%}th,td.text{white-space:normal}td.how,table.record td{overflow-wrap:anywhere}
 td.modelled{font-style:italic;background:#f3eefa}
 p.platform{font-size:.95rem;margin:.4rem 0}
 .meta{color:#4a5566;font-size:.85rem}
@@ -261,7 +261,7 @@ def _verdicts(verdicts: Sequence[Judged]) -> str:
         how = f"{v.method} ({v.n} nights)" if v.interval_from_nights else v.method or "as measured"
         how += f"; read from the cluster: {v.basis}" if v.basis else ""
         rows.append(f"<tr><td class=text>{esc(v.name)}</td><td>{esc(shown)}</td><td>{esc(v.op)} {v.threshold:g}</td>"
-                    f"<td class=text>{esc(v.outcome)}</td><td class=text>{esc(v.note or how)}</td></tr>")
+                    f"<td class=text>{esc(v.outcome)}</td><td class='text how'>{esc(v.note or how)}</td></tr>")
     return ("<h3>Verdicts</h3><table><thead><tr><th class=text>figure</th><th>value [95 % interval]</th>"
             "<th>required</th><th class=text>outcome</th><th class=text>how</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table>")
