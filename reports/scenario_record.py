@@ -18,6 +18,7 @@ from typing import Any, cast
 from reports.tables import Better, Table, format_cell, to_html_fragment
 
 ATTACHMENT_NAME = "scenario record"
+PLOT_NAME = "TPS timeline"  # the throughput plot each scenario attaches; the board's page prints it
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ td.figures{white-space:normal;text-align:left;font-size:.85rem}
 table{max-width:100%}th,td.text{white-space:normal}td.how,table.record td{overflow-wrap:anywhere}
 td.modelled{font-style:italic;background:#f3eefa}
 p.platform{font-size:.95rem;margin:.4rem 0}
+img.plot{max-width:100%;height:auto;display:block;margin:.3rem 0}
 .meta{color:#4a5566;font-size:.85rem}
 button.allure{font-size:.9rem;padding:.3rem .7rem;margin:.3rem 0}
 svg.spark{vertical-align:middle}
@@ -244,7 +245,7 @@ def _scenarios(summary: SummaryInput) -> str:
         parts.append(f"<section class=scenario><h2>{_link(test, summary.report_ids, record.title)} — "
                      f"<span class='verdict-{CSS_CLASS[verdict]}'>{esc(verdict)}</span></h2>"
                      f"<p class=meta>fault: {esc(record.mechanism)} on {esc(record.target)}</p>"
-                     f"{record.table_html}{_verdicts(record.verdicts)}{_findings(record.findings)}"
+                     f"{record.table_html}{_plot(test)}{_verdicts(record.verdicts)}{_findings(record.findings)}"
                      f"{_trend(test, by_key, summary.history, summary.rule)}</section>")
     return "\n".join(parts)
 
@@ -265,6 +266,14 @@ def _verdicts(verdicts: Sequence[Judged]) -> str:
     return ("<h3>Verdicts</h3><table><thead><tr><th class=text>figure</th><th>value [95 % interval]</th>"
             "<th>required</th><th class=text>outcome</th><th class=text>how</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table>")
+
+
+def _plot(test: RecordedTest) -> str:
+    """The scenario's throughput timeline as it attached it, inline (the page and its PDF stand alone)."""
+    if test.plot is None:
+        return ""
+    data = base64.b64encode(test.plot).decode("ascii")
+    return f"<img class=plot src='data:image/png;base64,{data}' alt='{esc(test.title)}: throughput timeline'>"
 
 
 def _findings(findings: Sequence[str]) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reports.scenario_record import ATTACHMENT_NAME, ScenarioRecord
+from reports.scenario_record import ATTACHMENT_NAME, PLOT_NAME, ScenarioRecord
 
 
 @dataclass(frozen=True)
@@ -28,18 +28,24 @@ class RecordedTest:
     message: str
     record: ScenarioRecord | None
     stop: int | None = None  # ms since the epoch, as `start`
+    plot: bytes | None = None  # the throughput timeline (PNG) the test attached, for the page a board prints
 
     @property
     def scenario(self) -> str:
         return self.labels.get("epic", "")
 
 
-def _attachment(results: Path, data: Mapping[str, Any], name: str) -> str | None:
+def _attachment_path(results: Path, data: Mapping[str, Any], name: str) -> Path | None:
     for attachment in data.get("attachments", []):
         if attachment.get("name") == name:
             path = results / str(attachment.get("source", ""))
-            return path.read_text() if path.is_file() and path.parent == results else None
+            return path if path.is_file() and path.parent == results else None
     return None
+
+
+def _attachment(results: Path, data: Mapping[str, Any], name: str) -> str | None:
+    path = _attachment_path(results, data, name)
+    return path.read_text() if path is not None else None
 
 
 def read_tests(results: Path) -> list[RecordedTest]:
@@ -54,7 +60,8 @@ def read_tests(results: Path) -> list[RecordedTest]:
                       start=data.get("start"),
                       labels={str(label["name"]): str(label["value"]) for label in data.get("labels", [])},
                       message=str(details.get("message", "")),
-                      record=ScenarioRecord.from_json(record_text) if record_text else None, stop=data.get("stop"))
+                      record=ScenarioRecord.from_json(record_text) if record_text else None, stop=data.get("stop"),
+                      plot=plot.read_bytes() if (plot := _attachment_path(results, data, PLOT_NAME)) else None)
         key = f"{run.full_name}|{sorted(p.get('value', '') for p in data.get('parameters', []))}"
         if key not in latest or (run.start or 0) >= (latest[key].start or 0):
             latest[key] = run

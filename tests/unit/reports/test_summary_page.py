@@ -110,7 +110,7 @@ def test_a_scenarios_verdicts_show_each_figure_with_its_interval_threshold_and_o
                                tests=[dataclasses.replace(test, record=record)], environment={}, judgements=[],
                                history=[], rule=RegressionRule(), report_ids={}, allure_html=None))
     assert ("<tr><td class=text>TPS after / before</td><td>0.82 [0.77, 0.87]</td><td>&gt;= 0.8</td>"
-            "<td class=text>INCONCLUSIVE</td><td class=text>longer windows or repeated trials would settle it</td>"
+            "<td class=text>INCONCLUSIVE</td><td class='text how'>longer windows or repeated trials would settle it</td>"
             "</tr>") in html
     assert "<td class=text>acknowledged commits lost</td><td>0.00</td><td>&lt;= 0</td><td class=text>PASS</td>" in html
 
@@ -188,3 +188,13 @@ def test_a_teardown_stage_that_never_ran_is_not_shown_as_unknown(tmp_path: Path)
     container = json.loads((stage(results, tmp_path / "staged") / "c-container.json").read_text())
     assert [f["name"] for f in container["afters"]] == ["cluster::teardown"]
 
+
+
+def test_each_scenario_prints_its_throughput_plot_inline() -> None:
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
+    test = dataclasses.replace(s4_run("u1", 5.7), plot=png)
+    html = render(SummaryInput(name="Nightly", generated_at="2026-11-27 02:00 UTC", tests=[test], environment={},
+                               judgements=[], history=[], rule=RegressionRule(), report_ids={}, allure_html=None))
+    section = html[html.index("<section"):]
+    assert f"<img class=plot src='data:image/png;base64,{base64.b64encode(png).decode()}'" in section
+    assert "alt='S4 · unplanned on host-a: throughput timeline'" in section
