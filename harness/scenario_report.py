@@ -31,6 +31,7 @@ from reports.allure.steps import (
     attach_json,
     title_and_parameters,
 )
+from reports.fault_record import fault_windows
 from reports.regression import verdict_key
 from reports.scenario_record import ATTACHMENT_NAME, Judged, ScenarioRecord, scenario_record
 from reports.tables import Table, to_html, to_markdown
@@ -54,6 +55,12 @@ def mechanism(experiment: Experiment, fault_kind: str, target: str) -> str:
         return f"{fault_kind} via {experiment.session.build(FaultSpec(fault_kind, target, params)).plan().backend}"
     except HarnessError:
         return fault_kind
+
+
+def reverts(experiment: Experiment) -> dict[str, str]:
+    """How long the longest revert took (a host brought back can take a minute): a key figure of its own."""
+    took = [w.revert_s for w in fault_windows(experiment.timeline) if w.revert_s is not None]
+    return {"revert": f"{max(took):.0f} s" + (f" (longest of {len(took)})" if len(took) > 1 else "")} if took else {}
 
 
 def judged(check: SloCheck) -> Judged:
@@ -98,15 +105,16 @@ class ScenarioReport:
         resync = [experiment.resync_bytes] if any(p.value > 0 for p in experiment.resync_bytes.points()) else []
         attach_evidence(Evidence(timeline=experiment.timeline, series=experiment.series, metrics=[*resync, *metrics],
                                  table=table, title=title))
+        numbers = {**(numbers or {}), **reverts(experiment)}
         self.pending.append(scenario_record(scenario, human_title(scenario, title, target), fault_kind=fault_kind,
                                             target=target, mechanism=mechanism(experiment, fault_kind, target),
-                                            table=table, numbers=numbers or {}, modelled=modelled,
+                                            table=table, numbers=numbers, modelled=modelled,
                                             findings=findings))
         for finding in findings:
             warnings.warn(Finding(f"{human_title(scenario, title, target)}: {finding}"), stacklevel=2)
         if table is not None and table_name is not None:
             self.keep_table(table, table_name)
-        self.numbers.update(numbers or {})
+        self.numbers.update(numbers)
 
     def judge(self, checks: Sequence[SloCheck]) -> list[SloCheck]:
         """The verdicts into the scenario record (attached now), then judged: an AssertionError for a FAIL, a

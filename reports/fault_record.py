@@ -40,6 +40,17 @@ class FaultWindow:
         return fallback if self.end is None else self.end
 
     @property
+    def revert_s(self) -> float | None:
+        """How long the revert took, from its start to the fault's check seeing it cleared."""
+        return None if self.revert is None or self.end is None else self.end - self.revert
+
+    @property
+    def legend(self) -> str:
+        """The label with the parameters that tell one window from another (S1's RTT steps)."""
+        shown = ", ".join(f"{k}={v}" for k, v in self.params.items() if isinstance(v, int | float | str) and k != "instance")
+        return f"{self.label} ({shown})" if shown else self.label
+
+    @property
     def outcome(self) -> str:
         if self.revert_failed is not None:
             return "revert failed"

@@ -80,7 +80,7 @@ def _shade_windows(axes: Sequence[Any], timeline: Timeline, x_end: float) -> lis
         for ax in axes:
             ax.axvspan(window.start, end, color=colour, alpha=0.35, lw=0, zorder=0)
         suffix = "" if window.end is not None else f" ({window.outcome})"
-        handles.append(Patch(color=colour, alpha=0.35, label=f"fault: {window.label}{suffix}"))
+        handles.append(Patch(color=colour, alpha=0.35, label=f"fault: {window.legend}{suffix}"))
     gaps = [(g.attrs.get("start"), g.attrs.get("end")) for g in timeline.events(EventKind.COMMIT_GAP)]
     for gap_start, gap_end in gaps:
         if isinstance(gap_start, int | float) and isinstance(gap_end, int | float):
@@ -155,15 +155,13 @@ def drawn_samples(series: MetricSeries) -> list[MetricPoint]:
     return series.resampled(span / MAX_POINTS) if len(points) > MAX_POINTS else points
 
 
-BYTE_UNITS = ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "bytes"))
+GB = 1e9
 
 
 def readable_unit(unit: str, values: Sequence[float]) -> tuple[float, str]:
-    """Bytes in the unit a person reads at this size (GB, MB, ...): the divisor and its name."""
-    if unit != "bytes":
-        return 1.0, unit
-    peak = max((abs(v) for v in values), default=0.0)
-    return next(((size, name) for size, name in BYTE_UNITS if peak >= size), (1.0, "bytes"))
+    """Bytes always in GB, as the tables give a resync: one unit per quantity across every plot of a night (an
+    850 kB blip in kB beside a 2 GB resync in GB reads as the larger of the two). The divisor and its name."""
+    return (GB, "GB") if unit == "bytes" else (1.0, unit)
 
 
 def _metric_panels(axes: Sequence[Any], metrics: Sequence[MetricSeries]) -> None:

@@ -193,6 +193,35 @@ def s4_failover_table(runs: Sequence[S4Row], *, max_total_s: float = 35.0, max_l
     return Table(title, columns, rows, thresholds, notes)
 
 
+@dataclass(frozen=True)
+class StandbyLoss:
+    """The standby's host lost under load: the primary must stay and the writers stall no longer than tolerated."""
+
+    kind: str
+    stall_s: float  # the longest commit gap the clients saw (0: none longer than the driver's gap threshold)
+    lost_commits: int | None
+    primary_stayed: bool
+    at_risk_s: float | None  # fewer in-sync copies than before the fault, as the cluster said
+
+
+def s4_standby_table(runs: Sequence[StandbyLoss], *, max_stall_s: float = 5.0, max_lost_commits: int = 0,
+                     max_at_risk_s: float = 300.0, title: str = "S4 standby loss") -> Table:
+    rows: list[dict[str, Cell]] = [
+        {"kind": r.kind, "stall_s": r.stall_s, "lost_commits": r.lost_commits,
+         "primary": "stayed" if r.primary_stayed else "moved", "at_risk_s": r.at_risk_s} for r in runs]
+    columns = [Column("kind", "failure", text=True),
+               Column("stall_s", "write stall (s)", "{:.2f}", better="lower", floor=SECONDS_FLOOR),
+               Column("lost_commits", "lost commits", "{:d}", better="lower"),
+               Column("primary", "primary", text=True),
+               Column("at_risk_s", "time at risk (s)", "{:.0f}", better="lower", floor=1.0)]
+    thresholds = [Threshold("stall_s", "<=", max_stall_s, "tolerated stall"),
+                  Threshold("lost_commits", "<=", max_lost_commits, "acknowledged commits lost"),
+                  Threshold("at_risk_s", "<=", max_at_risk_s, "time at risk")]
+    return Table(title, columns, rows, thresholds, (
+        "write stall = the longest commit gap the clients saw while the standby was lost; time at risk = how long "
+        "the cluster said it held fewer in-sync copies than before the fault.",))
+
+
 # --- S5: live migration across sites -------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from harness_kernel.history import EventKind
 from harness_kernel.history.series import MetricSeries
 from harness_kernel.history.timeline import Timeline
 from reports.fault_record import fault_record, fault_record_html, fault_windows
-from reports.plots import RISK_COLOUR, event_rows, latency_timeline_png, tps_timeline_png
+from reports.plots import RISK_COLOUR, event_rows, latency_timeline_png, readable_unit, tps_timeline_png
 from tests.unit.reports.recorded_run import RecordedRun, load_recorded_run
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -86,3 +86,24 @@ def test_event_labels_take_rows_so_that_none_overlaps() -> None:
     assert rows[:3] == [0, 1, 2]  # three labels within a second: three rows
     assert rows[3] == 0 and rows[4] == 1  # the first row is free again 50 s later
     assert rows[5] == 0  # near the right edge the label is drawn leftwards; 99 - 10.4 is past the row's last end
+
+
+def test_bytes_are_drawn_in_gb_whatever_their_size() -> None:
+    assert readable_unit("bytes", [850e3]) == (1e9, "GB") == readable_unit("bytes", [2.05e9])
+    assert readable_unit("IOPS", [100.0]) == (1.0, "IOPS")
+
+
+def test_a_fault_windows_legend_names_the_step_it_shades() -> None:
+    timeline = Timeline(origin_monotonic=0.0, origin_wall=0.0)
+    timeline.record(EventKind.INJECT, "runner", t=1.0, fault="latency", target="link:a~b", rtt_ms=4, instance="x1")
+    (window,) = fault_windows(timeline)
+    assert window.legend == "latency @ link:a~b (rtt_ms=4)"
+
+
+def test_the_revert_takes_from_its_start_to_the_fault_seen_cleared() -> None:
+    timeline = Timeline(origin_monotonic=0.0, origin_wall=0.0)
+    timeline.record(EventKind.INJECT, "runner", t=1.0, fault="host-crash", target="host:host-a")
+    timeline.record(EventKind.REVERT, "runner", t=30.0, fault="host-crash", target="host:host-a")
+    timeline.record(EventKind.REVERTED, "runner", t=87.0, fault="host-crash", target="host:host-a")
+    (window,) = fault_windows(timeline)
+    assert window.revert_s == 57.0
