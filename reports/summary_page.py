@@ -14,6 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from reports.allure.generate import SINGLE_FILE_NAME
 from reports.allure.results_read import RecordedTest
 from reports.html import STYLE, esc
 from reports.outcome import MEANING, ORDER, Verdict, run_verdict, test_verdict
@@ -110,7 +111,9 @@ def _link(test: RecordedTest, ids: Mapping[str, str], text: str) -> str:
     route = ids.get(test.uuid)
     if route is None:
         return esc(text)
-    return f"<a href='#' onclick=\"openAllure('{esc(route)}'); return false\">{esc(text)}</a>"
+    # with scripts the embedded report opens; without (a mail or document preview) the file beside this one does
+    return (f"<a href='{SINGLE_FILE_NAME}#{esc(route)}' onclick=\"openAllure('{esc(route)}'); return false\">"
+            f"{esc(text)}</a>")
 
 
 def sparkline(values: Sequence[float], *, regressed: bool, width: int = 120, height: int = 24) -> str:
@@ -340,6 +343,8 @@ def render(summary: SummaryInput) -> str:
         embedded = f"<script type='application/gzip;base64' id='allure-report'>{packed}</script>"
         button = ("<button class=allure onclick='openAllure(null)'>Open the full Allure report "
                   "(every test, step, plot and attachment)</button>")
+    button += (f"<p class=meta>Without scripts (a mail or document preview): open <a href='{SINGLE_FILE_NAME}'>"
+               f"{SINGLE_FILE_NAME}</a>, written beside this page.</p>")
     body = "\n".join([
         f"<header><h1>{esc(summary.name)}</h1><p class=meta>generated {esc(summary.generated_at)} · topology "
         f"{esc(summary.environment.get('topology', '?'))}</p>{_banner(summary.tests, summary.judgements)}"

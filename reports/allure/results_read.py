@@ -32,7 +32,7 @@ class RecordedTest:
 
     @property
     def scenario(self) -> str:
-        return self.labels.get("epic", "")
+        return self.labels.get("epic", "").split(" ", 1)[0]  # "S4 application failover" -> "S4"
 
 
 def _attachment_path(results: Path, data: Mapping[str, Any], name: str) -> Path | None:
