@@ -33,7 +33,7 @@ from reports.allure.steps import (
 )
 from reports.fault_record import fault_windows
 from reports.regression import verdict_key
-from reports.scenario_record import ATTACHMENT_NAME, Judged, ScenarioRecord, scenario_record
+from reports.scenario_record import ATTACHMENT_NAME, HALTED, Judged, ScenarioRecord, scenario_record
 from reports.tables import Table, to_html, to_markdown
 
 
@@ -121,7 +121,7 @@ class ScenarioReport:
         warning (flagged in the summary) for an INCONCLUSIVE (`harness.analysis.slo.assert_verdicts`). A trial a
         guard stopped early fails the scenario, its figures kept (a failover slower than the guard allows)."""
         if self.halted:
-            checks = [*checks, SloCheck(f"trials halted by a guard ({'; '.join(self.halted)})",
+            checks = [*checks, SloCheck(f"{HALTED} ({'; '.join(self.halted)})",
                                         float(len(self.halted)), "<=", 0)]
         if self.pending:
             last = self.pending.pop()

@@ -18,6 +18,7 @@ from typing import Any, cast
 from reports.tables import Better, Table, format_cell, to_html_fragment
 
 ATTACHMENT_NAME = "scenario record"
+HALTED = "trials halted by a guard"  # the verdict a trial stopped early by a guard fails its scenario with
 PLOT_NAME = "TPS timeline"  # the throughput plot each scenario attaches; the board's page prints it
 
 

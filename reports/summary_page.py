@@ -19,7 +19,7 @@ from reports.allure.results_read import RecordedTest
 from reports.html import STYLE, esc
 from reports.outcome import MEANING, ORDER, Verdict, run_verdict, test_verdict
 from reports.regression import Judgement, Night, RegressionRule
-from reports.scenario_record import Judged
+from reports.scenario_record import HALTED, Judged
 from reports.tables import MODELLED_MARK
 
 # each verdict's colour on the page
@@ -105,6 +105,14 @@ def verdict_of(test: RecordedTest, regressed: Collection[str] = ()) -> Verdict:
     findings = record is not None and (bool(record.findings) or record.verdict == "fail"
                                        or any(f.key in regressed for f in record.figures))
     return test_verdict(test.status, inconclusive=bool(inconclusive([test])), findings=findings)
+
+
+def shown_verdict(test: RecordedTest, verdict: Verdict) -> str:
+    """The verdict as the page prints it: a FAIL whose trial a guard stopped early says so (the fault was reverted
+    before its window ended; the figures are the trial's until then)."""
+    halted = test.record is not None and any(v.name.startswith(HALTED) and v.outcome == "FAIL"
+                                             for v in test.record.verdicts)
+    return f"{verdict} (halted by a guard)" if halted else verdict
 
 
 def _link(test: RecordedTest, ids: Mapping[str, str], text: str) -> str:
@@ -203,7 +211,7 @@ def _overview(tests: Sequence[RecordedTest], ids: Mapping[str, str], regressed: 
             if test.status in ("failed", "broken") and test.message else ""
         verdict = verdict_of(test, regressed)
         rows.append(f"<tr><td class=text>{esc(test.scenario or '—')}</td><td class=text>{_link(test, ids, test.title)}</td>"
-                    f"<td class='text status-{CSS_CLASS[verdict]}'>{esc(verdict)}</td>"
+                    f"<td class='text status-{CSS_CLASS[verdict]}'>{esc(shown_verdict(test, verdict))}</td>"
                     f"<td class=figures>{esc(figures)}{why}</td></tr>")
     return ("<table class=overview><thead><tr><th class=text>scenario</th><th class=text>test</th>"
             "<th class=text>verdict</th><th class=text>key figures</th></tr></thead><tbody>"
@@ -246,7 +254,7 @@ def _scenarios(summary: SummaryInput) -> str:
             continue
         record, verdict = test.record, verdict_of(test, regressed)
         parts.append(f"<section class=scenario><h2>{_link(test, summary.report_ids, record.title)} — "
-                     f"<span class='verdict-{CSS_CLASS[verdict]}'>{esc(verdict)}</span></h2>"
+                     f"<span class='verdict-{CSS_CLASS[verdict]}'>{esc(shown_verdict(test, verdict))}</span></h2>"
                      f"<p class=meta>fault: {esc(record.mechanism)} on {esc(record.target)}</p>"
                      f"{record.table_html}{_plot(test)}{_verdicts(record.verdicts)}{_findings(record.findings)}"
                      f"{_trend(test, by_key, summary.history, summary.rule)}</section>")

@@ -36,10 +36,10 @@ FACTS = """() => {
     const verdicts = [...s.querySelectorAll('table')].filter(t => text(t.querySelector('th')) === 'figure')
       .flatMap(t => [...t.querySelectorAll('tbody tr')].map(tr => text(tr.children[3])));
     return {title: text(s.querySelector('h2 a')) || text(s.querySelector('h2')).split(' — ')[0],
-            verdict: text(s.querySelector('h2 span')), cells, verdicts};
+            verdict: text(s.querySelector('h2 span')).split(' (')[0], cells, verdicts};
   });
   const overview = [...document.querySelectorAll('table.overview tbody tr')].map(tr =>
-    ({title: text(tr.children[1]), verdict: text(tr.children[2])}));
+    ({title: text(tr.children[1]), verdict: text(tr.children[2]).split(' (')[0]}));
   const wide = [...document.querySelectorAll('table')].filter(t => t.getBoundingClientRect().right > width + 1)
     .map(t => text(t.closest('section')?.querySelector('h2')) || text(t.querySelector('th')));
   return {banner: text(document.querySelector('.banner')).split(':')[0], sections, overview, wide,

@@ -198,3 +198,15 @@ def test_each_scenario_prints_its_throughput_plot_inline() -> None:
     section = html[html.index("<section"):]
     assert f"<img class=plot src='data:image/png;base64,{base64.b64encode(png).decode()}'" in section
     assert "alt='S4 · unplanned on host-a: throughput timeline'" in section
+
+
+def test_a_scenario_a_guard_halted_says_so_in_its_row_and_heading() -> None:
+    test = s4_run("u1", 40.0, status="failed")
+    assert test.record is not None
+    halted = Judged("trials halted by a guard (host-crash on host:host-a: no commit for 35 s)", 1.0, "", "<=", 0.0,
+                    "FAIL")
+    test = dataclasses.replace(test, record=dataclasses.replace(test.record, verdicts=[halted]))
+    html = render(SummaryInput(name="Nightly", generated_at="2026-11-27 02:00 UTC", tests=[test], environment={},
+                               judgements=[], history=[], rule=RegressionRule(), report_ids={}, allure_html=None))
+    assert "<td class='text status-fail'>FAIL (halted by a guard)</td>" in html
+    assert "<span class='verdict-fail'>FAIL (halted by a guard)</span></h2>" in html
