@@ -120,11 +120,15 @@ class Experiment:
         self._running = True
         self._sampler = threading.Thread(target=self._sample_resync_forever, name="resync-sampler", daemon=True)
         self._sampler.start()
-        if isinstance(self.cluster, CountsCopies):
+        return self
+
+    def _count_copies(self) -> None:
+        """Start probing the cluster's in-sync copies (once, from the first trial's baseline on): only experiments
+        that judge the time at risk pay for the probe's queries."""
+        if self._copies_sampler is None and isinstance(self.cluster, CountsCopies):
             self._copies_sampler = threading.Thread(target=self._sample_copies_forever, name="copies-sampler",
                                                     daemon=True)
             self._copies_sampler.start()
-        return self
 
     def _sample_copies_forever(self) -> None:
         """The cluster's in-sync copies about once a second, in a thread of its own: a probe that waits on a node
@@ -141,7 +145,7 @@ class Experiment:
             log.debug("copies probe: no sample (%s)", exc)
             return
         with self._copies_lock:
-            self.copies.append(CopiesPoint(self.timeline.now(), sample.in_sync, sample.states))
+            self.copies.append(CopiesPoint(self.timeline.now(), sample.in_sync, sample.states, sample.modelled))
 
     def _sample_resync_forever(self) -> None:
         """Resync progress every second for the whole experiment: rebuilds run through revert waits too."""
@@ -300,6 +304,7 @@ class Experiment:
         return trials
 
     def _trial(self, choose: Callable[[Cluster], FaultSpec], observe_s: float | None) -> Findings:
+        self._count_copies()
         self.baseline()
         baseline_tps = _mean_tps(self.series, self.timeline.now() - self.durations.baseline_s, self.timeline.now())
         primary_before = self.cluster.primary_node()
@@ -349,7 +354,7 @@ class Experiment:
         for span in spans:
             self.timeline.record(EventKind.REDUCED_REDUNDANCY, "cluster", t=span.start, start=span.start, end=span.end,
                                  fewest=span.fewest, promised=span.promised, states=span.reduced_states,
-                                 restored_states=span.restored_states)
+                                 restored_states=span.restored_states, modelled=span.modelled)
         return spans
 
     def _forecast(self) -> FailoverForecast | None:

@@ -71,7 +71,8 @@ def judged(check: SloCheck) -> Judged:
                   interval.low if interval else None, interval.high if interval else None,
                   interval.level if interval else None, interval.n if interval else None,
                   interval.method if interval else "", note=note, trial_figure=check.trial_figure,
-                  interval_from_nights=interval is not None and interval.method == NIGHTS_METHOD, basis=check.basis)
+                  interval_from_nights=interval is not None and interval.method == NIGHTS_METHOD, basis=check.basis,
+                  provenance="modelled" if check.modelled else "measured")
 
 
 def with_nights_interval(check: SloCheck, earlier: Sequence[float]) -> SloCheck:

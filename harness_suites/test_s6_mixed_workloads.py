@@ -245,8 +245,8 @@ def test_mixed_workloads_interfere_within_the_slo_with_all_nodes_and_with_one_lo
     scenario_report.record("S6", experiment, fault_kind=spec.kind, target=spec.target,
                            title="S6 mixed workloads and N-1", table=table, table_name="s6-interference",
                            metrics=[setting.iops],
-                           numbers={r.configuration: f"TPS {fmt(r.tps_alone, '', 0)} -> {fmt(r.tps_mixed, '', 0)} "
-                                                     f"({kept_share(r.tps_mixed, r.tps_alone, kept)}), "
+                           numbers={r.configuration: f"TPS {fmt(r.tps_alone, '', 0)} -> {fmt(r.tps_mixed, '', 0)}, "
+                                                     f"{kept_share(r.tps_mixed, r.tps_alone, kept)}, "
                                                      f"IOPS {fmt(r.iops_alone, '', 0)} -> {fmt(r.iops_mixed, '', 0)}"
                                     for r in runs},
                            findings=[*first_found, *last_found])

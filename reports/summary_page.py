@@ -270,6 +270,7 @@ def _verdicts(verdicts: Sequence[Judged]) -> str:
         shown = "not measured" if v.value is None else f"{v.value:.2f}{(' ' + v.unit) if v.unit else ''}"
         if v.low is not None and v.high is not None:
             shown += f" [{v.low:.2f}, {v.high:.2f}]"
+        shown += f" {MODELLED_MARK}" if v.provenance == "modelled" else ""
         how = f"{v.method} ({v.n} nights)" if v.interval_from_nights else v.method or "as measured"
         how += f"; read from the cluster: {v.basis}" if v.basis else ""
         rows.append(f"<tr><td class=text>{esc(v.name)}</td><td>{esc(shown)}</td><td>{esc(v.op)} {v.threshold:g}</td>"

@@ -19,6 +19,7 @@ class CopiesPoint:
     t: float
     in_sync: int | None
     states: str
+    modelled: bool = False  # a platform's model gave part of it (the bound lab's vSAN)
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class RiskSpan:
     reduced_states: str  # what the cluster said at the span's first sample
     restored_states: str  # ... at the sample that ended it ("" while open)
     passed_through: tuple[str, ...] = ()  # what it said in between, each change once
+    modelled: bool = False  # a platform's model said so for part of the span, not the cluster
 
     def seconds(self, until: float) -> float:
         return (self.end if self.end is not None else until) - self.start
@@ -69,7 +71,7 @@ def _span(short: Sequence[CopiesPoint], promised: int, restored: CopiesPoint | N
     fewest = None if None in counts else min(c for c in counts if c is not None)
     changes = [p.states for i, p in enumerate(short) if i > 0 and p.states != short[i - 1].states]
     return RiskSpan(short[0].t, restored.t if restored else None, fewest, promised, short[0].states,
-                    restored.states if restored else "", tuple(changes))
+                    restored.states if restored else "", tuple(changes), any(p.modelled for p in short))
 
 
 def time_at_risk(spans: Sequence[RiskSpan], until: float) -> float:

@@ -45,6 +45,7 @@ class SloCheck:
     # the spread of its last nights gives it one (`ScenarioReport.judge`)
     trial_figure: bool = False
     basis: str = ""  # what the figure was read from, when the cluster said it (the HA manager's states)
+    modelled: bool = False  # a platform's model gave (part of) it: marked so, never judged across nights
 
     @classmethod
     def lost_commits(cls, lost: int | None, maximum: int) -> SloCheck:

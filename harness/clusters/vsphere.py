@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from faults.backends.vsan.probes import HealthJudged, VsanCluster, VsanQuiet
 from faults.backends.vsphere import probes as vsphere
@@ -164,11 +164,21 @@ class VsphereCluster:
     def connection(self) -> tuple[Dialect, ConnectionSettings]:
         return self.database.connection()
 
+    vsan_modelled: ClassVar[bool] = False  # the platform's own vSAN answers; the bound lab's simulator models it
+
     def copies(self) -> CopiesSample:
-        """The database's copies as its own part reads them (vSAN's object copies are not counted yet)."""
+        """The database's copies as its own part reads them, and vSAN's: while vSAN resynchronises objects, their
+        mirror is incomplete (one copy of those objects), whatever the database says."""
         if not isinstance(self.database, CountsCopies):
             raise HarnessError(f"the {type(self.database).__name__} part does not say how many copies it holds")
-        return self.database.copies()
+        database = self.database.copies()
+        summary = self.vsan.resync()
+        if summary.idle:
+            return dataclasses.replace(database, states=f"{database.states}; vSAN: no object resynchronising")
+        resyncing = (f"vSAN: {summary.objects} object(s) resynchronising, {summary.bytes_left / 1e9:.2f} GB left"
+                     + (" (the simulator's model)" if self.vsan_modelled else ""))
+        return CopiesSample(None if database.in_sync is None else min(database.in_sync, 1),
+                            f"{database.states}; {resyncing}", modelled=self.vsan_modelled or database.modelled)
 
     def failover_forecast(self) -> FailoverForecast | None:
         return self.database.failover_forecast() if isinstance(self.database, Forecasting) else None
@@ -192,6 +202,8 @@ class VsphereCluster:
 @dataclass
 class ProvisionedVsphereCluster(VsphereCluster):
     """The lab bound to its simulator: brought up, down and rebuilt through the lab, like the lab itself."""
+
+    vsan_modelled: ClassVar[bool] = True  # the harness brought this platform up: its vCenter and vSAN are simulated
 
     def _provisioned(self) -> Provisioned:
         assert isinstance(self.database, Provisioned)
