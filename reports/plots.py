@@ -144,9 +144,12 @@ second, latency histograms merged), as the exports are; the analysis always read
 
 
 def drawn_points(series: TransactionSeries) -> list[SecondPoint]:
-    """The points a plot draws of `series`: every second up to `MAX_POINTS` seconds, coarser beyond."""
+    """The points a plot draws of `series`: every second up to `MAX_POINTS` seconds, but the last (the workload
+    stopped somewhere inside it: its few commits would draw a cliff that never was); coarser beyond, where a point
+    averages many seconds and keeps every commit."""
     step = max(1, math.ceil(len(series) / MAX_POINTS))
-    return series.points(step=step)
+    points = series.points(step=step)
+    return points[:-1] if step == 1 and len(points) > 1 else points
 
 
 def drawn_samples(series: MetricSeries) -> list[MetricPoint]:

@@ -337,7 +337,8 @@ def _platform_line(environment: Mapping[str, str], modelled_note: str) -> str:
     platform = environment.get("product.platform")
     if platform is None:
         return ""
-    modelled = f" {modelled_note}; such figures are marked {MODELLED_MARK}." if modelled_note else ""
+    modelled = (f" Figures a model gave rather than a measurement are marked {MODELLED_MARK} (the model's settings: "
+                "Environment)." if modelled_note else "")
     return f"<p class=platform><strong>Platform:</strong> {esc(platform)}.{esc(modelled)}</p>"
 
 
@@ -352,8 +353,8 @@ def render(summary: SummaryInput) -> str:
         embedded = f"<script type='application/gzip;base64' id='allure-report'>{packed}</script>"
         button = ("<button class=allure onclick='openAllure(null)'>Open the full Allure report "
                   "(every test, step, plot and attachment)</button>")
-    button += (f"<p class=meta>Without scripts (a mail or document preview): open <a href='{SINGLE_FILE_NAME}'>"
-               f"{SINGLE_FILE_NAME}</a>, written beside this page.</p>")
+    button += (f" <span class=meta>or, without scripts (a mail or document preview), <a href='{SINGLE_FILE_NAME}'>"
+               f"{SINGLE_FILE_NAME}</a> beside this page</span>")
     body = "\n".join([
         f"<header><h1>{esc(summary.name)}</h1><p class=meta>generated {esc(summary.generated_at)} · topology "
         f"{esc(summary.environment.get('topology', '?'))}</p>{_banner(summary.tests, summary.judgements)}"

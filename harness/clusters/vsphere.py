@@ -175,8 +175,8 @@ class VsphereCluster:
         summary = self.vsan.resync()
         if summary.idle:
             return dataclasses.replace(database, states=f"{database.states}; vSAN: no object resynchronising")
-        resyncing = (f"vSAN: {summary.objects} object(s) resynchronising, {summary.bytes_left / 1e9:.2f} GB left"
-                     + (" (the simulator's model)" if self.vsan_modelled else ""))
+        # what the state is, not how far along (the resync's bytes are a series of their own): one state per phase
+        resyncing = "vSAN: objects resynchronising" + (" (the simulator's model)" if self.vsan_modelled else "")
         return CopiesSample(None if database.in_sync is None else min(database.in_sync, 1),
                             f"{database.states}; {resyncing}", modelled=self.vsan_modelled or database.modelled)
 

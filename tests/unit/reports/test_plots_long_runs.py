@@ -29,8 +29,9 @@ def test_a_days_series_is_drawn_from_at_most_max_points_with_every_commit_and_er
     assert latency_timeline_png(Timeline(), series).startswith(b"\x89PNG")
 
 
-def test_a_short_run_is_drawn_second_by_second_as_before() -> None:
+def test_a_short_run_is_drawn_second_by_second_but_its_last_partial_second() -> None:
     series = TransactionSeries()
     for second in range(600):
         series.record(second + 0.5, 0.003, ok=True)
+    series.record(600.1, 0.003, ok=True)  # the workload stopped a tenth into second 600
     assert [(p.t, p.seconds, p.commits) for p in drawn_points(series)] == [(s, 1, 1) for s in range(600)]
