@@ -32,6 +32,7 @@ from reports.allure.steps import (
     title_and_parameters,
 )
 from reports.fault_record import fault_windows
+from reports.plots import Threshold
 from reports.regression import verdict_key
 from reports.scenario_record import ATTACHMENT_NAME, HALTED, Judged, ScenarioRecord, scenario_record
 from reports.tables import Table, to_html, to_markdown
@@ -55,6 +56,19 @@ def mechanism(experiment: Experiment, fault_kind: str, target: str) -> str:
         return f"{fault_kind} via {experiment.session.build(FaultSpec(fault_kind, target, params)).plan().backend}"
     except HarnessError:
         return fault_kind
+
+
+def tps_floor(experiment: Experiment) -> Threshold | None:
+    """The TPS the first baseline sets as the floor (the SLO's share of its mean), for the throughput plot."""
+    start = next(iter(experiment.timeline.events(EventKind.BASELINE_START)), None)
+    if start is None:
+        return None
+    points = experiment.series.points(int(start.t) + 1, int(start.t + experiment.durations.baseline_s))
+    if not points:
+        return None
+    ratio = experiment.session.topology.slo.tps_after_min_ratio
+    mean = sum(p.tps for p in points) / len(points)
+    return Threshold(f"threshold: {100 * ratio:g} % of the first baseline's {mean:.0f} TPS", ratio * mean)
 
 
 def reverts(experiment: Experiment) -> dict[str, str]:
@@ -105,7 +119,7 @@ class ScenarioReport:
         apply_labels(ExperimentLabels(scenario=scenario, fault_kind=fault_kind, target=target))
         resync = [experiment.resync_bytes] if any(p.value > 0 for p in experiment.resync_bytes.points()) else []
         attach_evidence(Evidence(timeline=experiment.timeline, series=experiment.series, metrics=[*resync, *metrics],
-                                 table=table, title=title))
+                                 table=table, title=title, tps_floor=tps_floor(experiment)))
         numbers = {**(numbers or {}), **reverts(experiment)}
         self.pending.append(scenario_record(scenario, human_title(scenario, title, target), fault_kind=fault_kind,
                                             target=target, mechanism=mechanism(experiment, fault_kind, target),

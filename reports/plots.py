@@ -43,6 +43,14 @@ _PERCENTILES = (("p50_ms", "p50", "#2e86c1"), ("p95_ms", "p95", "#d68910"), ("p9
 
 
 @dataclass(frozen=True)
+class Threshold:
+    """A level a scenario is judged against, drawn as a horizontal line with its name in the legend."""
+
+    name: str
+    value: float
+
+
+@dataclass(frozen=True)
 class PlotStyle:
     width_in: float = 12.0
     height_in: float = 4.6
@@ -66,6 +74,7 @@ def _x_range(timeline: Timeline, points: Sequence[SecondPoint], metrics: Sequenc
 
 
 RISK_COLOUR = "#922b21"
+FLOOR_COLOUR = "#6c3483"
 GAP_EDGE = "#95a5a6"
 _RISK_STRIP = 0.06  # the reduced-redundancy band: a strip along the bottom of every panel
 
@@ -202,7 +211,7 @@ def _utc_axis(ax: Any, timeline: Timeline) -> None:
 
 
 def tps_timeline_png(timeline: Timeline, series: TransactionSeries, metrics: Sequence[MetricSeries] = (),
-                     title: str = "Throughput", style: PlotStyle | None = None) -> bytes:
+                     title: str = "Throughput", style: PlotStyle | None = None, floor: Threshold | None = None) -> bytes:
     """Commits and errors per second, with one extra panel per metric series (resync bytes, IOPS...)."""
     style = style or PlotStyle()
     points = drawn_points(series)
@@ -213,6 +222,8 @@ def tps_timeline_png(timeline: Timeline, series: TransactionSeries, metrics: Seq
     ax.step(ts, tps, where="mid", color="#1f618d", lw=1.4, label="commits/s (TPS)")
     if any(p.errors for p in points):
         ax.bar(ts, eps, width=0.9 * points[0].seconds, color="#e74c3c", alpha=0.6, label="errors/s")
+    if floor is not None:
+        ax.axhline(floor.value, color=FLOOR_COLOUR, lw=1.2, ls=(0, (6, 3)), zorder=2, label=floor.name)
     ax.set_ylabel("transactions / s")
     ax.set_ylim(bottom=0, top=max([*tps, *eps, 1]) * 1.35)
     ax.grid(True, alpha=0.3)

@@ -174,7 +174,7 @@ class VsphereCluster:
         database = self.database.copies()
         summary = self.vsan.resync()
         if summary.idle:
-            return dataclasses.replace(database, states=f"{database.states}; vSAN: no object resynchronising")
+            return database
         # what the state is, not how far along (the resync's bytes are a series of their own): one state per phase
         resyncing = "vSAN: objects resynchronising" + (" (the simulator's model)" if self.vsan_modelled else "")
         return CopiesSample(None if database.in_sync is None else min(database.in_sync, 1),

@@ -19,7 +19,7 @@ from harness_kernel.history.timeline import Timeline
 from reports.allure.results_dir import SECRET_KEY
 from reports.fault_record import fault_record_html, fault_record_json
 from reports.metrics_export import metric_series_csv, metrics_json, transactions_csv
-from reports.plots import latency_timeline_png, tps_timeline_png
+from reports.plots import Threshold, latency_timeline_png, tps_timeline_png
 from reports.scenario_record import PLOT_NAME
 from reports.tables import Table, to_html, to_markdown
 
@@ -158,12 +158,14 @@ class Evidence:
     table: Table | None = None
     title: str = ""
     extra: Mapping[str, str] = field(default_factory=dict)
+    tps_floor: Threshold | None = None  # the TPS the scenario must keep, drawn as a line on the throughput plot
 
 
 def attach_evidence(evidence: Evidence) -> None:
     """Plots, table, metrics and fault record, in the order a reviewer reads them."""
     prefix = f"{evidence.title}: " if evidence.title else ""
-    attach_png(tps_timeline_png(evidence.timeline, evidence.series, evidence.metrics, title=f"{prefix}throughput"),
+    attach_png(tps_timeline_png(evidence.timeline, evidence.series, evidence.metrics, title=f"{prefix}throughput",
+                                floor=evidence.tps_floor),
                PLOT_NAME)
     attach_png(latency_timeline_png(evidence.timeline, evidence.series, title=f"{prefix}commit latency"),
                "latency timeline")

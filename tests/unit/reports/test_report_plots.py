@@ -12,7 +12,15 @@ from harness_kernel.history import EventKind
 from harness_kernel.history.series import MetricSeries
 from harness_kernel.history.timeline import Timeline
 from reports.fault_record import fault_record, fault_record_html, fault_windows
-from reports.plots import RISK_COLOUR, event_rows, latency_timeline_png, readable_unit, tps_timeline_png
+from reports.plots import (
+    FLOOR_COLOUR,
+    RISK_COLOUR,
+    Threshold,
+    event_rows,
+    latency_timeline_png,
+    readable_unit,
+    tps_timeline_png,
+)
 from tests.unit.reports.recorded_run import RecordedRun, load_recorded_run
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -107,3 +115,10 @@ def test_the_revert_takes_from_its_start_to_the_fault_seen_cleared() -> None:
     timeline.record(EventKind.REVERTED, "runner", t=87.0, fault="host-crash", target="host:host-a")
     (window,) = fault_windows(timeline)
     assert window.revert_s == 57.0
+
+
+def test_the_tps_floor_is_a_line_on_the_throughput_plot(recorded_run: RecordedRun) -> None:
+    plain = tps_timeline_png(recorded_run.timeline, recorded_run.series)
+    floored = tps_timeline_png(recorded_run.timeline, recorded_run.series,
+                               floor=Threshold("threshold: 80 % of the first baseline's 145 TPS", 116.0))
+    assert _pixels_near(plain, FLOOR_COLOUR, 0.15) < 20 < _pixels_near(floored, FLOOR_COLOUR, 0.15)
