@@ -242,6 +242,12 @@ class Lab:
                            node=primary, database="postgres", timeout=5)
         return [(r[0], r[1], r[2]) for r in rows]
 
+    def replication_settings(self, primary: str) -> tuple[str, str]:
+        """The primary's `synchronous_standby_names` and `synchronous_commit`, as it runs with them now."""
+        rows = self.pg.sql("select current_setting('synchronous_standby_names'), current_setting('synchronous_commit')",
+                           node=primary, database="postgres", timeout=5)
+        return rows[0][0], rows[0][1]
+
     def healthy(self) -> bool:
         """Both nodes settled, one primary and one secondary: synchronous replication in place."""
         try:

@@ -114,6 +114,25 @@ class LabCluster:
         return ResyncSample(bytes_left=float(progress.bytes_total - progress.bytes_done),
                             bytes_total=float(progress.bytes_total))
 
+    def replication_mode(self) -> str:
+        """The replication the cluster runs with now, read from its primary and its HA manager (never assumed):
+        synchronous when the primary names synchronous standbys and waits for them (`synchronous_commit` neither
+        off nor local)."""
+        try:
+            nodes = self.lab.nodes()
+            primary = next((n for n in nodes if n.reportedstate in PRIMARY_STATES), None)
+            if primary is None:
+                return "unknown (no primary right now)"
+            names, commit = self.lab.replication_settings(primary.name)
+            standbys = self.lab.replication(primary.name)
+        except ControlPlaneError:
+            return "unknown (the cluster did not answer)"
+        mode = "synchronous" if names.strip() and commit not in ("off", "local") else "asynchronous"
+        streaming = ", ".join(f"{name} {state}/{sync}" for name, state, sync in standbys) or "none"
+        quorum = ", ".join(f"{n.name} {str(n.replication_quorum).lower()}" for n in nodes)
+        return (f"{mode}, read from {primary.name}: synchronous_standby_names '{names}', synchronous_commit {commit}; "
+                f"standbys {streaming}; pg_auto_failover replication-quorum {quorum}")
+
     def copies(self) -> CopiesSample:
         """The copies a commit reaches now: pg_auto_failover's view (a primary in state `primary` has a synchronous
         secondary; `wait_primary` runs alone) and the primary's own (`pg_stat_replication`: standbys streaming
@@ -150,7 +169,7 @@ class LabCluster:
         described = {"database": _version(["postgres", "--version"], "/usr/lib/postgresql/15/bin/postgres"),
                      "ha_manager": _version(["pg_autoctl", "--version"]),
                      "latency_mechanism": self.lab.latency_mechanism or "unknown",
-                     "replication": "synchronous (ANY 1)"}
+                     "replication": self.replication_mode()}
         if self.topology.kind == "vsphere":
             described.update(self._simulated_platform())
         else:

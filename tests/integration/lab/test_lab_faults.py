@@ -14,7 +14,7 @@ from harness.clusters.lab import LabCluster
 from harness.safety.runner import FaultRunner
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.models import Topology
-from harness_lab import haevents, latency
+from harness_lab import haevents, latency, shell
 from harness_lab.controller import Lab
 from tests.integration.lab.lab_support import FaultBuilder
 from tests.integration.lab.lab_writers import WriteLoad
@@ -59,6 +59,24 @@ def test_lab_is_up_and_observable(lab: Lab) -> None:
     assert status.primary in ("node-a", "node-b")
     assert abs(lab.clock_offset()) < 1.0
     assert lab.ha_events(time.time() - 3600)
+
+
+def test_the_replication_mode_is_read_from_the_cluster_never_assumed(lab: Lab, topology: Topology) -> None:
+    cluster = LabCluster.from_topology(topology)
+    mode = cluster.replication_mode()
+    assert mode.startswith("synchronous, read from ") and "synchronous_standby_names 'ANY 1 (" in mode, mode
+    standby = other(lab.primary(), topology)
+    lab.pg.set_replication_quorum(standby, False)  # pg_auto_failover then names no synchronous standby
+    try:
+        shell.wait_for(lambda: cluster.replication_mode().startswith("asynchronous"), 30,
+                       "the primary running asynchronously", interval_s=0.5)
+        assert "synchronous_standby_names ''" in cluster.replication_mode()
+        assert f"{standby} false" in cluster.replication_mode(), "the HA manager's quorum setting is quoted"
+    finally:
+        lab.pg.set_replication_quorum(standby, True)
+        shell.wait_for(lambda: cluster.replication_mode().startswith("synchronous"), 30,
+                       "the primary synchronous again", interval_s=0.5)
+        lab.wait_healthy(60)
 
 
 def test_router_sshd_runs_router_commands(lab: Lab) -> None:
