@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Collection, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from faults.base import FaultSpec
 from harness.analysis.intervals import NIGHTS_METHOD, nights_interval
@@ -71,6 +72,11 @@ def tps_floor(experiment: Experiment) -> Threshold | None:
     return Threshold(f"threshold: {100 * ratio:g} % of the first baseline's {mean:.0f} TPS", ratio * mean)
 
 
+def books(experiment: Experiment) -> dict[str, Any] | None:
+    """The ledger's totals and the ids it names, as the workload proved them (None: no ledger was kept)."""
+    return dataclasses.asdict(experiment.ledger) if experiment.ledger is not None else None
+
+
 def reverts(experiment: Experiment) -> dict[str, str]:
     """How long the longest revert took (a host brought back can take a minute): a key figure of its own."""
     took = [w.revert_s for w in fault_windows(experiment.timeline) if w.revert_s is not None]
@@ -124,7 +130,7 @@ class ScenarioReport:
         self.pending.append(scenario_record(scenario, human_title(scenario, title, target), fault_kind=fault_kind,
                                             target=target, mechanism=mechanism(experiment, fault_kind, target),
                                             table=table, numbers=numbers, modelled=modelled,
-                                            findings=findings))
+                                            findings=findings, ledger=books(experiment)))
         for finding in findings:
             warnings.warn(Finding(f"{human_title(scenario, title, target)}: {finding}"), stacklevel=2)
         if table is not None and table_name is not None:

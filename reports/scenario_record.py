@@ -71,6 +71,9 @@ class ScenarioRecord:
     figures: Sequence[Figure] = ()
     verdicts: Sequence[Judged] = ()
     findings: Sequence[str] = ()  # what no threshold judges: an outage inside a window meant to be steady
+    # the commit ledger's books (acknowledged, present after the run, lost and their first ids, failed or in
+    # flight and those committed anyway), so that anyone can re-count the lost-commit verdict
+    ledger: Mapping[str, Any] | None = None
 
     @property
     def case(self) -> str:
@@ -119,7 +122,7 @@ def figures_of(scenario: str, table: Table, modelled: Collection[str] = ()) -> l
 
 def scenario_record(scenario: str, title: str, *, fault_kind: str, target: str, mechanism: str, table: Table | None,
                     numbers: Mapping[str, str], modelled: Collection[str] = (),
-                    findings: Sequence[str] = ()) -> ScenarioRecord:
+                    findings: Sequence[str] = (), ledger: Mapping[str, Any] | None = None) -> ScenarioRecord:
     return ScenarioRecord(scenario=scenario, title=title, fault_kind=fault_kind, target=target, mechanism=mechanism,
                           verdict=table.verdict.value if table is not None else "",
                           # the section's heading gives the test's verdict: the table's own would be a second one
@@ -127,4 +130,4 @@ def scenario_record(scenario: str, title: str, *, fault_kind: str, target: str, 
                           if table is not None else "",
                           numbers=dict(numbers),
                           figures=figures_of(scenario, table, modelled) if table is not None else [],
-                          findings=list(findings))
+                          findings=list(findings), ledger=dict(ledger) if ledger is not None else None)

@@ -13,6 +13,7 @@ import gzip
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from reports.allure.generate import SINGLE_FILE_NAME
 from reports.allure.results_read import RecordedTest
@@ -256,7 +257,8 @@ def _scenarios(summary: SummaryInput) -> str:
         parts.append(f"<section class=scenario><h2>{_link(test, summary.report_ids, record.title)} — "
                      f"<span class='verdict-{CSS_CLASS[verdict]}'>{esc(shown_verdict(test, verdict))}</span></h2>"
                      f"<p class=meta>fault: {esc(record.mechanism)} on {esc(record.target)}</p>"
-                     f"{record.table_html}{_plot(test)}{_verdicts(record.verdicts)}{_findings(record.findings)}"
+                     f"{record.table_html}{_plot(test)}{_verdicts(record.verdicts)}{_ledger(record.ledger)}"
+                     f"{_findings(record.findings)}"
                      f"{_trend(test, by_key, summary.history, summary.rule)}</section>")
     return "\n".join(parts)
 
@@ -286,6 +288,18 @@ def _plot(test: RecordedTest) -> str:
         return ""
     data = base64.b64encode(test.plot).decode("ascii")
     return f"<img class=plot src='data:image/png;base64,{data}' alt='{esc(test.title)}: throughput timeline'>"
+
+
+def _ledger(books: Mapping[str, Any] | None) -> str:
+    """The commit ledger's books under the lost-commit verdict, so that a reader can re-count it."""
+    if not books:
+        return ""
+    lost = books.get("lost") or []
+    named = f" (first ids: {', '.join(str(i) for i in lost[:10])})" if lost else ""
+    return (f"<p class=meta>Commit ledger: {books.get('acknowledged', 0):,} acknowledged, "
+            f"{books.get('acknowledged_present', 0):,} of them present after the run, {books.get('lost_count', 0):,} "
+            f"lost{esc(named)}; {books.get('failed', 0):,} failed or in flight at the fault (outcome unknown to the "
+            f"client), {books.get('failed_present_count', 0):,} of them committed anyway (not counted as lost).</p>")
 
 
 def _findings(findings: Sequence[str]) -> str:

@@ -210,3 +210,18 @@ def test_a_scenario_a_guard_halted_says_so_in_its_row_and_heading() -> None:
                                judgements=[], history=[], rule=RegressionRule(), report_ids={}, allure_html=None))
     assert "<td class='text status-fail'>FAIL (halted by a guard)</td>" in html
     assert "<span class='verdict-fail'>FAIL (halted by a guard)</span></h2>" in html
+
+
+def test_the_ledgers_books_stand_under_the_lost_commit_verdict_so_anyone_can_recount_it() -> None:
+    test = s4_run("u1", 5.7)
+    assert test.record is not None
+    books = {"acknowledged": 5400, "acknowledged_present": 5398, "lost_count": 2, "failed": 4,
+             "failed_present_count": 1, "lost": [811, 812], "failed_present": [900]}
+    record = ScenarioRecord.from_json(dataclasses.replace(test.record, ledger=books).to_json())
+    assert record.ledger == books, "kept in the scenario record attachment, read back whole"
+    html = render(SummaryInput(name="Nightly", generated_at="2026-11-27 02:00 UTC",
+                               tests=[dataclasses.replace(test, record=record)], environment={}, judgements=[],
+                               history=[], rule=RegressionRule(), report_ids={}, allure_html=None))
+    assert ("Commit ledger: 5,400 acknowledged, 5,398 of them present after the run, 2 lost (first ids: 811, 812); "
+            "4 failed or in flight at the fault (outcome unknown to the client), 1 of them committed anyway "
+            "(not counted as lost).") in html
