@@ -21,7 +21,7 @@ from faults.base import FaultSpec, Operation, OperationProgress
 from harness.analysis.align import align
 from harness.analysis.impact import Impact, impact
 from harness.analysis.phases import FailoverPhases, failover_phases
-from harness.analysis.redundancy import CopiesPoint, RiskSpan, promised_copies, risk_spans
+from harness.analysis.redundancy import CopiesPoint, RiskSpan, promised_copies, risk_spans, time_at_risk
 from harness.analysis.resync import ResyncPoint, completed_at, progress
 from harness.analysis.steady import SteadyBand
 from harness.clusters import Cluster, ClusterPart, CountsCopies, FailoverForecast, Forecasting, Observer
@@ -78,7 +78,7 @@ class Findings:
     @property
     def at_risk_s(self) -> float | None:
         """Seconds with fewer copies than promised (None: the cluster said nothing of its copies)."""
-        return None if self.at_risk is None else sum(span.seconds(self.end_t) for span in self.at_risk)
+        return None if self.at_risk is None else time_at_risk(self.at_risk, self.end_t)
 
 
 @dataclass

@@ -201,9 +201,14 @@ def time_at_risk_check(trials: Sequence[Findings], maximum_s: float) -> SloCheck
         return SloCheck(AT_RISK, None, "<=", maximum_s, " s",
                         not_judged="the cluster gave no count of its in-sync copies")
     value, interval = duration(values)
-    modelled = any(span.modelled for t in trials for span in t.at_risk or ())
+    modelled = at_risk_modelled(trials)
     return SloCheck(AT_RISK, value, "<=", maximum_s, " s", interval=interval, trial_figure=not modelled,
                     basis=at_risk_basis(trials[-1]), modelled=modelled)
+
+
+def at_risk_modelled(trials: Sequence[Findings]) -> bool:
+    """A platform's model said part of the time at risk (the bound lab's vSAN resync)."""
+    return any(span.modelled for t in trials for span in t.at_risk or ())
 
 
 def at_risk_basis(findings: Findings) -> str:
@@ -237,7 +242,7 @@ def kept_share(value: float | None, reference: float | None, min_ratio: float) -
 
 def at_risk_figure(trials: Sequence[Findings], maximum_s: float) -> str:
     """The time at risk as a key figure, with its threshold, marked where a platform's model gave part of it."""
-    modelled = any(span.modelled for t in trials for span in t.at_risk or ())
+    modelled = at_risk_modelled(trials)
     return within(fmt_modelled(fmt(median_of([t.at_risk_s for t in trials]), " s", 0), modelled), "<=",
                   maximum_s, " s")
 
