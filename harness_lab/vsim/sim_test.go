@@ -158,15 +158,14 @@ func TestHARestartsOnTheOtherHostOfTheSameSite(t *testing.T) {
 		t.Fatal(err)
 	}
 	vm := vmObject(s.reg, s.inv.VMs["pg-node-a"])
+	ctx := s.simCtx()
+	// Wait on what a client sees (the vim runtime): the simulator's own
+	// state flips before the inventory is updated.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		s.mu.Lock()
-		st := *s.vms["pg-node-a"]
-		s.mu.Unlock()
-		if st.on {
-			if st.host != "esx-a2" {
-				t.Fatalf("restarted on %s, want esx-a2 (same site)", st.host)
-			}
+		var on bool
+		s.reg.WithLock(ctx, vm, func() { on = vm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn })
+		if on {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -174,12 +173,17 @@ func TestHARestartsOnTheOtherHostOfTheSameSite(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	ctx := s.simCtx()
 	s.reg.WithLock(ctx, vm, func() {
-		if *vm.Runtime.Host != s.inv.Hosts["esx-a2"] || vm.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
-			t.Errorf("vim VM runtime: host %v power %s", vm.Runtime.Host, vm.Runtime.PowerState)
+		if *vm.Runtime.Host != s.inv.Hosts["esx-a2"] {
+			t.Errorf("vim VM runtime: restarted on %v, want esx-a2 (same site)", vm.Runtime.Host)
 		}
 	})
+	s.mu.Lock()
+	st := *s.vms["pg-node-a"]
+	s.mu.Unlock()
+	if !st.on || st.host != "esx-a2" {
+		t.Errorf("simulator state: %+v, want on esx-a2", st)
+	}
 	host := hostObject(s.reg, s.inv.Hosts["esx-a1"])
 	s.reg.WithLock(ctx, host, func() {
 		if host.Runtime.ConnectionState != types.HostSystemConnectionStateNotResponding {
