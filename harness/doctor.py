@@ -35,7 +35,8 @@ from faults.catalogue import installed
 from faults.transports import wire
 from faults.transports.vcenter import close_all
 from faults.transports.wire import WireCall
-from harness.clusters import cluster_for, cluster_parts, probes
+from harness.analysis.replication import ACCEPT_OPTION, FIRST_CONTACT, ReplicationReading, weaker_than_policy
+from harness.clusters import ReadsReplication, cluster_for, cluster_parts, probes
 from harness.names import Resolver, resolve_names, system_resolver
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.text import escaped
@@ -233,9 +234,28 @@ def _cluster(topology: Topology) -> list[Row]:
     if not any(r.status == "FAIL" for r in rows):  # its preflight runs the same checks: one row says it
         rows.insert(0, _row(f"cluster {cluster.name}", "healthy enough to start (the suites' preflight)",
                             cluster.preflight, fix="bring the cluster back to health first: a run would refuse to start"))
+    if isinstance(cluster, ReadsReplication) and topology.databases:
+        rows.append(_replication(f"cluster {cluster.name}", cluster, topology.databases[0].replication))
     for name, part in cluster_parts(topology).items():
         rows.append(_row(f"cluster part {name}", "healthy enough to start", part.preflight))
     return rows
+
+
+def _replication(where: str, cluster: ReadsReplication, policy: str) -> Row:
+    """The replication the cluster runs with now against the topology's policy: a weaker one is a WARN (the suites
+    run, but do not judge a '0 lost' a pass), one that cannot be read too."""
+    check = f"replicates as the policy expects ({policy})"
+    try:
+        state = cluster.replication()
+    except Exception as exc:
+        return _failed(where, check, exc, (), "")
+    weaker = weaker_than_policy(policy, [ReplicationReading(0.0, FIRST_CONTACT, state.mode, state.read_from)])
+    if weaker is not None:
+        return Row(where, check, "WARN", weaker, fix="restore the replication the policy expects, or set "
+                   f"databases[].replication and run with {ACCEPT_OPTION} to judge lost commits knowingly")
+    if state.mode == "unknown":
+        return Row(where, check, "WARN", state.describe())
+    return Row(where, check, "PASS", state.describe())
 
 
 def _row(where: str, check: str, call: Callable[[], object], *, blocks: tuple[str, ...] = (),

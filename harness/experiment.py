@@ -22,9 +22,20 @@ from harness.analysis.align import align
 from harness.analysis.impact import Impact, impact
 from harness.analysis.phases import FailoverPhases, failover_phases
 from harness.analysis.redundancy import CopiesPoint, RiskSpan, promised_copies, risk_spans, time_at_risk
+from harness.analysis.replication import AFTER, BEFORE, DURING, START, ReplicationReading, weaker_than_policy
 from harness.analysis.resync import ResyncPoint, completed_at, progress
+from harness.analysis.slo import SloCheck
 from harness.analysis.steady import SteadyBand
-from harness.clusters import Cluster, ClusterPart, CountsCopies, FailoverForecast, Forecasting, Observer
+from harness.clusters import (
+    Cluster,
+    ClusterPart,
+    CountsCopies,
+    FailoverForecast,
+    Forecasting,
+    Observer,
+    ReadsReplication,
+    ReplicationState,
+)
 from harness.progress import Progress
 from harness.safety.guards import Guard, ThroughputFloor
 from harness.safety.run import HarnessRun
@@ -38,6 +49,7 @@ from workloads.base import LedgerReport, Monitored, StopReport, Workload
 log = logging.getLogger(__name__)
 
 PhaseStep = Callable[[str, str], AbstractContextManager[None]]
+REPLICATION_SETTLE_S = 30.0  # how long a recovery waits for the replication mode it put back to be in effect
 
 
 @contextmanager
@@ -109,12 +121,17 @@ class Experiment:
     copies: list[CopiesPoint] = field(default_factory=list)  # the cluster's copies probe, about once a second
     _copies_lock: threading.Lock = field(default_factory=threading.Lock)
     _copies_sampler: threading.Thread | None = None
+    # the replication mode the cluster said it ran with, before, during and after each fault
+    replication: list[ReplicationReading] = field(default_factory=list)
+    found_replication: ReplicationState | None = None  # as the experiment found it: what each recovery puts back
+    accept_weaker_replication: bool = False  # `--accept-weaker-replication`: judge lost commits all the same
 
     # -- workload lifetime -------------------------------------------------------------
     def __enter__(self) -> Experiment:
         if not self.degraded_on_purpose:
             self._preflight()
         self._start_wall = time.time()
+        self.found_replication = self.read_replication(START)
         for workload in self.workloads:
             workload.start()
         self._running = True
@@ -218,6 +235,60 @@ class Experiment:
         for part in self.parts:
             part.preflight()
 
+    # -- replication: read, never assumed; put back when a run changed it ----------------
+    def read_replication(self, when: str) -> ReplicationState | None:
+        """The cluster's replication now, into `replication` and the history (None: the cluster cannot say)."""
+        if not isinstance(self.cluster, ReadsReplication):
+            return None
+        try:
+            state = self.cluster.replication()
+        except HarnessError as exc:
+            state = ReplicationState("unknown", f"no answer ({exc})")
+        event = self.timeline.record(EventKind.REPLICATION, "cluster", when=when, mode=state.mode,
+                                     read_from=state.read_from)
+        self.replication.append(ReplicationReading(event.t, when, state.mode, state.read_from))
+        return state
+
+    def restore_replication(self, before: ReplicationState | None) -> None:
+        """After recovery the cluster replicates as the experiment found it (`before`): settings changed since are
+        put back (`ReadsReplication.restore_replication`), and a mode still not as before fails the recovery,
+        named."""
+        if before is None or not isinstance(self.cluster, ReadsReplication):
+            return
+        restored = self.cluster.restore_replication(before) if before.mode != "unknown" else []
+        if restored:
+            self.timeline.record(EventKind.REPLICATION, "experiment", when=AFTER, mode="restoring",
+                                 read_from="; ".join(restored), restored=restored)
+            # the HA manager applies a changed setting through a state of its own (pg_auto_failover's primary passes
+            # apply_settings): healthy again, with the settings and the mode as found
+            self.progress.until("replication as the experiment found it", lambda: self._replicates_as(before),
+                                REPLICATION_SETTLE_S, interval_s=0.5)
+        after = self.read_replication(AFTER)
+        if before.mode != "unknown" and after is not None and after.mode != before.mode:
+            raise HarnessError(f"cluster not recovered: it replicates {after.describe()} after the run, "
+                               f"{before.describe()} when the experiment started")
+
+    def _replicates_as(self, before: ReplicationState) -> bool:
+        assert isinstance(self.cluster, ReadsReplication)
+        try:
+            now = self.cluster.replication()
+        except HarnessError:
+            return False
+        return now.mode == before.mode and dict(now.settings) == dict(before.settings) and self._healthy()
+
+    @property
+    def weaker_replication(self) -> str | None:
+        """Why this run met a replication weaker than the topology's policy, if it did (for the first screen)."""
+        databases = self.session.topology.databases
+        return weaker_than_policy(databases[0].replication, self.replication) if databases else None
+
+    def lost_commits_check(self) -> SloCheck:
+        """The lost-commit SLO as this run can judge it: no ledger, or a weaker replication than the policy
+        with none lost (unless accepted), is said instead of passed."""
+        lost = self.ledger.lost_count if self.ledger is not None else None
+        return SloCheck.lost_commits(lost, self.session.topology.slo.lost_commits_max,
+                                     weaker=self.weaker_replication, accepted=self.accept_weaker_replication)
+
     def sample_resync(self) -> None:
         try:
             sample = self.cluster.resync()
@@ -310,6 +381,7 @@ class Experiment:
         primary_before = self.cluster.primary_node()
         spec = choose(self.cluster)
         forecast = self._forecast()
+        self.read_replication(BEFORE)
         offset = self.cluster.clock_offset()
         since_wall = time.time() + offset - 1.0
         observe = observe_s if observe_s is not None else self.durations.observe_s
@@ -317,11 +389,13 @@ class Experiment:
             with self.fault(spec, guards=[self.throughput_guard(baseline_tps)], duration_s=observe) as active, \
                     self.step("observe", f"{observe:.0f} s with the fault in effect"):
                 self.measure(f"observe {spec.kind}", observe)
+                self.read_replication(DURING)
         except StopConditionTripped as exc:  # a guard reverted the fault early: the trial is measured all the same,
             self.halted.append(f"{spec.kind} on {spec.target}: {exc}")  # and the scenario's verdict fails with it
         revert = self.timeline.last(EventKind.REVERT)
         revert_t = revert.t if revert is not None else self.timeline.now()
         healthy_t = self.recover()
+        self.restore_replication(self.found_replication)
         align(self.cluster.ha_events(since_wall, primary_before), offset, self.timeline)
         # A planned operation is in effect only once it completed; the outage starts at inject.
         in_effect = active.injected_at

@@ -125,10 +125,11 @@ def new_experiment(harness_run: HarnessRun, cluster: Cluster, schema: Scale | No
         workload = distributed_load(dialect, settings, timeline, series, driver, config)
     else:
         workload = OltpDriver(dialect, settings, timeline, series, driver)
-    topology = harness_run.topology
+    topology, options = harness_run.topology, run_options(config)
     return Experiment(harness_run, cluster, timeline, progress, [workload], durations, series=series, step=phase,
                       degraded_on_purpose=degraded_on_purpose, parts=list(cluster_parts(topology).values()),
-                      observers=observers(topology), repeats=run_options(config).repeat)
+                      observers=observers(topology), repeats=options.repeat,
+                      accept_weaker_replication=options.accept_weaker_replication)
 
 
 def distributed_load(dialect: Dialect, settings: ConnectionSettings, timeline: Timeline, series: TransactionSeries,

@@ -103,6 +103,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--figures-history", default=None, metavar="PATH",
                     help="the figures history of earlier nights (figures.jsonl beside the report): a duration measured "
                          "in one trial tonight takes its 95 %% interval from its spread over the last nights")
+    group.addoption("--accept-weaker-replication", action="store_true", default=False,
+                    help="judge the lost-commit SLO even when the cluster replicates more weakly than the topology's "
+                         "databases[].replication (by default a '0 lost' then is not judged: it proves nothing)")
     group.addoption("--repeat", type=int, default=1, metavar="N",
                     help="S2, S3 and S4: each fault case N times, a baseline before each (slow drift cancels); the "
                          "tables give the median of the trials and the verdicts their 95 %% interval across them")

@@ -129,6 +129,7 @@ class RunOptions(BaseModel):
     widest_site_subnet: int = Field(default=WIDEST_SITE_PREFIX, ge=1, le=32)
     inconclusive: Literal["flag", "fail"] = "flag"
     repeat: int = Field(default=1, ge=1, le=100)
+    accept_weaker_replication: bool = False
 
     @property
     def rtt_step_values(self) -> tuple[float, ...]:

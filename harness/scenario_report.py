@@ -125,13 +125,16 @@ class ScenarioReport:
         apply_labels(ExperimentLabels(scenario=scenario, fault_kind=fault_kind, target=target))
         resync = [experiment.resync_bytes] if any(p.value > 0 for p in experiment.resync_bytes.points()) else []
         attach_evidence(Evidence(timeline=experiment.timeline, series=experiment.series, metrics=[*resync, *metrics],
-                                 table=table, title=title, tps_floor=tps_floor(experiment)))
+                                 table=table, title=title, tps_floor=tps_floor(experiment), ledger=books(experiment)))
         numbers = {**(numbers or {}), **reverts(experiment)}
+        weaker = experiment.weaker_replication
         self.pending.append(scenario_record(scenario, human_title(scenario, title, target), fault_kind=fault_kind,
                                             target=target, mechanism=mechanism(experiment, fault_kind, target),
                                             table=table, numbers=numbers, modelled=modelled,
-                                            findings=findings, ledger=books(experiment)))
-        for finding in findings:
+                                            findings=findings, ledger=books(experiment),
+                                            replication=[r.describe() for r in experiment.replication],
+                                            weaker_replication=weaker or ""))
+        for finding in [*findings, *([weaker] if weaker else [])]:
             warnings.warn(Finding(f"{human_title(scenario, title, target)}: {finding}"), stacklevel=2)
         if table is not None and table_name is not None:
             self.keep_table(table, table_name)

@@ -101,10 +101,9 @@ def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
                            findings=[*below_target(measured, topology.slo.latency_tps_min_ratio, topology.slo.required_rtt_ms),
                                      *(found for w in windows for found in window_stats(
                                          experiment, w.start, w.end, users).outage(f"{w.rtt_ms:g} ms step"))])
-    lost = experiment.ledger.lost_count if experiment.ledger else None
     scenario_report.judge([
         SloCheck(f"throughput measured at {s.rtt_ms:g} ms (TPS)", s.tps, ">", 0) for s in measured
     ] + [kept_rtt_check(largest_kept_rtt(table), topology.slo.latency_tps_min_ratio, topology.slo.required_rtt_ms,
                         max(steps)),
-         SloCheck.lost_commits(lost, topology.slo.lost_commits_max)])
+         experiment.lost_commits_check()])
 

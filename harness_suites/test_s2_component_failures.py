@@ -86,6 +86,6 @@ def test_the_business_recovers_to_a_steady_state_within_the_slo(
                  not_judged=no_steady_state(trials, experiment.durations.observe_s)),
         SloCheck("time to recover to a steady state", recover_s, "<=", topology.slo.recovery_max_s, " s",
                  interval=recover_interval, trial_figure=True),
-        SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
+        experiment.lost_commits_check(),
         time_at_risk_check(trials, topology.slo.time_at_risk_max_s),
     ])

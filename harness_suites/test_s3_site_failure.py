@@ -82,6 +82,6 @@ def test_the_surviving_site_takes_over_within_the_slo(
         SloCheck("serving from the other site (1 = yes)", float(all(moved)), ">=", 1),
         SloCheck("TPS after / before", ratio, ">=", topology.slo.tps_after_min_ratio, interval=ratio_interval,
                  not_judged=no_steady_state(trials, experiment.durations.observe_s)),
-        SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
+        experiment.lost_commits_check(),
         time_at_risk_check(trials, topology.slo.time_at_risk_max_s),
     ])

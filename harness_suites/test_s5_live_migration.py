@@ -130,5 +130,5 @@ def test_a_live_migration_across_sites_keeps_the_business_running(
           for s, ratio in zip(measured, ratios, strict=True)),
         *(SloCheck(f"stun seen by clients at {s.rtt_ms:g} ms", s.stun_s or 0.0, "<=",
                   topology.slo.non_primary_stall_max_s, " s") for s in measured),
-        SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
+        experiment.lost_commits_check(),
     ])

@@ -307,6 +307,5 @@ def test_the_mail_workload_is_held_for_a_whole_window_with_one_node_lost_and_not
           for r in results.instances if options.mail_db_read_ms is not None),
         *(SloCheck(f"{r.name}: log write latency (ms)", r.log_write.mean_ms, "<=", float(options.mail_log_write_ms))
           for r in results.instances if options.mail_log_write_ms is not None),
-        SloCheck.lost_commits(experiment.ledger.lost_count if experiment.ledger else None,
-                             topology.slo.lost_commits_max),
+        experiment.lost_commits_check(),
     ])

@@ -79,5 +79,5 @@ def test_a_full_backup_under_load_completes_and_keeps_the_business_running(
         SloCheck("backup completed (1 = yes)", float(done.completed), ">=", 1),
         SloCheck("TPS during / before", ratio, ">=", topology.slo.tps_after_min_ratio,
                  interval=window_ratio(during, before)),
-        SloCheck.lost_commits(lost, topology.slo.lost_commits_max),
+        experiment.lost_commits_check(),
     ])

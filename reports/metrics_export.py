@@ -3,7 +3,7 @@
 A series longer than MAX_ROWS points (a soak: 86,400 seconds a day) is exported one point per
 `step` seconds, so the report's size stays bounded: counts are summed and latency histograms
 merged (percentiles stay exact to a bin), sampled metrics averaged. The plots are drawn from the
-full series; the commit ledger is never thinned (it is verified, not exported).
+full series; the commit ledger's books are exported whole (its totals, and the ranges missing commits).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import csv
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from harness_kernel.history.series import MetricSeries, TransactionSeries
 
@@ -31,13 +32,16 @@ def _span(metric: MetricSeries) -> float:
 
 
 def metrics_json(series: TransactionSeries, metrics: Sequence[MetricSeries] = (),
-                 commit_gaps: Sequence[tuple[float, float]] = ()) -> str:
-    """The series, and the workload's commit gaps (start, end on the timeline; end null: open at the stop)."""
+                 commit_gaps: Sequence[tuple[float, float]] = (), ledger: Mapping[str, Any] | None = None) -> str:
+    """The series, the workload's commit gaps (start, end on the timeline; end null: open at the stop) and the
+    commit ledger's books (acknowledged, present, lost and the ranges they are missing from: null without a
+    ledger), so anyone can count them again."""
     step = step_for(len(series))
     return json.dumps({"transactions": {"name": series.name, "points": [p.to_dict() for p in series.points(step=step)]},
                        "metrics": [m.to_dict(step_for(_span(m))) for m in metrics],
                        "commit_gaps": [{"start": start, "end": None if math.isinf(end) else end}
-                                       for start, end in commit_gaps]}, indent=1)
+                                       for start, end in commit_gaps],
+                       "ledger": None if ledger is None else dict(ledger)}, indent=1)
 
 
 def transactions_csv(series: TransactionSeries) -> str:

@@ -74,6 +74,9 @@ class ScenarioRecord:
     # the commit ledger's books (acknowledged, present after the run, lost and their first ids, failed or in
     # flight and those committed anyway), so that anyone can re-count the lost-commit verdict
     ledger: Mapping[str, Any] | None = None
+    # the replication mode the cluster said it ran with, before, during and after each fault (quoted)
+    replication: Sequence[str] = ()
+    weaker_replication: str = ""  # why the run met a replication weaker than the topology's policy ("": it did not)
 
     @property
     def case(self) -> str:
@@ -122,7 +125,8 @@ def figures_of(scenario: str, table: Table, modelled: Collection[str] = ()) -> l
 
 def scenario_record(scenario: str, title: str, *, fault_kind: str, target: str, mechanism: str, table: Table | None,
                     numbers: Mapping[str, str], modelled: Collection[str] = (),
-                    findings: Sequence[str] = (), ledger: Mapping[str, Any] | None = None) -> ScenarioRecord:
+                    findings: Sequence[str] = (), ledger: Mapping[str, Any] | None = None,
+                    replication: Sequence[str] = (), weaker_replication: str = "") -> ScenarioRecord:
     return ScenarioRecord(scenario=scenario, title=title, fault_kind=fault_kind, target=target, mechanism=mechanism,
                           verdict=table.verdict.value if table is not None else "",
                           # the section's heading gives the test's verdict: the table's own would be a second one
@@ -130,4 +134,5 @@ def scenario_record(scenario: str, title: str, *, fault_kind: str, target: str, 
                           if table is not None else "",
                           numbers=dict(numbers),
                           figures=figures_of(scenario, table, modelled) if table is not None else [],
-                          findings=list(findings), ledger=dict(ledger) if ledger is not None else None)
+                          findings=list(findings), ledger=dict(ledger) if ledger is not None else None,
+                          replication=list(replication), weaker_replication=weaker_replication)

@@ -103,7 +103,7 @@ def verdict_of(test: RecordedTest, regressed: Collection[str] = ()) -> Verdict:
     """A test's verdict from its Allure status and its record: INCONCLUSIVE verdicts, findings (a row its table
     judged FAIL in a test that passed, as a sweep that characterises has; a figure that regressed tonight)."""
     record = test.record
-    findings = record is not None and (bool(record.findings) or record.verdict == "fail"
+    findings = record is not None and (bool(record.findings) or record.verdict == "fail" or bool(record.weaker_replication)
                                        or any(f.key in regressed for f in record.figures))
     return test_verdict(test.status, inconclusive=bool(inconclusive([test])), findings=findings)
 
@@ -169,6 +169,10 @@ def _banner(tests: Sequence[RecordedTest], judgements: Sequence[Judgement]) -> s
         parts.append("<p class=meta>Findings: " + "; ".join(
             esc(f"{t.record.title}: {f}") for t in with_findings if t.record is not None for f in t.record.findings)
             + "</p>")
+    weaker = [t.record for t in tests if t.record is not None and t.record.weaker_replication]
+    if weaker:
+        parts.append("<p class=regressed>Replication weaker than the policy (a lost-commit count of 0 is then not "
+                     "judged a pass): " + "; ".join(esc(f"{r.title}: {r.weaker_replication}") for r in weaker) + "</p>")
     if regressed:
         parts.append(f"<p class=regressed>{len(regressed)} figure(s) got worse than their recent nights:</p>"
                      + _regressions(regressed))
@@ -258,7 +262,8 @@ def _scenarios(summary: SummaryInput) -> str:
                      f"<span class='verdict-{CSS_CLASS[verdict]}'>{esc(shown_verdict(test, verdict))}</span></h2>"
                      f"<p class=meta>fault: {esc(record.mechanism)} on {esc(record.target)}</p>"
                      f"{record.table_html}{_plot(test)}{_verdicts(record.verdicts)}{_ledger(record.ledger)}"
-                     f"{_findings(record.findings)}"
+                     f"{_replication(record.replication)}"
+                     f"{_findings([*record.findings, *([record.weaker_replication] if record.weaker_replication else [])])}"
                      f"{_trend(test, by_key, summary.history, summary.rule)}</section>")
     return "\n".join(parts)
 
@@ -296,10 +301,23 @@ def _ledger(books: Mapping[str, Any] | None) -> str:
         return ""
     lost = books.get("lost") or []
     named = f" (first ids: {', '.join(str(i) for i in lost[:10])})" if lost else ""
+    ranges = books.get("short_ranges") or []
+    where = ("; missing from " + ", ".join(f"client {c} commits {first} to {last} ({missing} missing)"
+                                           for c, first, last, missing in ranges[:5])
+             + (f" and {len(ranges) - 5} more ranges" if len(ranges) > 5 else "")) if ranges else ""
     return (f"<p class=meta>Commit ledger: {books.get('acknowledged', 0):,} acknowledged, "
             f"{books.get('acknowledged_present', 0):,} of them present after the run, {books.get('lost_count', 0):,} "
-            f"lost{esc(named)}; {books.get('failed', 0):,} failed or in flight at the fault (outcome unknown to the "
-            f"client), {books.get('failed_present_count', 0):,} of them committed anyway (not counted as lost).</p>")
+            f"lost{esc(named)}{esc(where)}; {books.get('failed', 0):,} failed or in flight at the fault (outcome "
+            f"unknown to the client), {books.get('failed_present_count', 0):,} of them committed anyway (not counted "
+            "as lost).</p>")
+
+
+def _replication(readings: Sequence[str]) -> str:
+    """The replication mode as the cluster said it before, during and after the fault (never the design's)."""
+    if not readings:
+        return ""
+    return ("<p class=meta>Replication, read from the cluster:</p><ul class=meta>"
+            + "".join(f"<li>{esc(r)}</li>" for r in readings) + "</ul>")
 
 
 def _findings(findings: Sequence[str]) -> str:

@@ -39,6 +39,9 @@ class LedgerReport:
     failed_present_count: int
     lost: list[int] = field(default_factory=list)  # the first ids found missing
     failed_present: list[int] = field(default_factory=list)  # committed despite an error (in doubt)
+    # each acknowledged range of one client with ids missing: (client, first seq, last seq, missing), so anyone can
+    # count the rows of that range again; at most MAX_LISTED ranges
+    short_ranges: list[tuple[int, int, int, int]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.analysis.intervals import NIGHTS_METHOD, REPEATS_METHOD, Interval
+from harness.analysis.replication import lost_commits_not_judged
 
 _OPS: dict[str, Callable[[float, float], bool]] = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
 Outcome = Literal["PASS", "FAIL", "INCONCLUSIVE", "NOT JUDGED"]
@@ -48,10 +49,15 @@ class SloCheck:
     modelled: bool = False  # a platform's model gave (part of) it: marked so, never judged across nights
 
     @classmethod
-    def lost_commits(cls, lost: int | None, maximum: int) -> SloCheck:
-        """Acknowledged commits lost; not judged (and said so) when no workload kept a ledger."""
-        return cls("acknowledged commits lost", lost, "<=", maximum,
-                   not_judged=None if lost is not None else "no ledger: observe-only workload")
+    def lost_commits(cls, lost: int | None, maximum: int, *, weaker: str | None = None,
+                     accepted: bool = False) -> SloCheck:
+        """Acknowledged commits lost; not judged (and said so) when no workload kept a ledger, or when the run met a
+        replication weaker than the policy (`weaker`, `harness.analysis.replication`) and lost none: unless the
+        user `accepted` the weaker mode, that is no evidence the policy holds."""
+        why = "no ledger: observe-only workload" if lost is None else lost_commits_not_judged(weaker, lost, maximum,
+                                                                                            accepted)
+        return cls("acknowledged commits lost", lost, "<=", maximum, not_judged=why,
+                   basis=weaker + " (accepted)" if weaker and accepted else "")
 
     @property
     def outcome(self) -> Outcome:

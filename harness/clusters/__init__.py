@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from faults.catalogue import installed
 from faults.platform import Platform
@@ -121,6 +121,37 @@ class CountsCopies(Protocol):
     """A cluster that can say how many in-sync copies of the data it holds now (a read-only probe)."""
 
     def copies(self) -> CopiesSample: ...
+
+
+ReplicationMode = Literal["synchronous", "asynchronous", "unknown"]
+
+
+@dataclass(frozen=True)
+class ReplicationState:
+    """The replication a cluster runs with now, as the cluster says it (never assumed from its design).
+
+    `mode` is what a commit waits for: synchronous when it is acknowledged only once another copy has it.
+    `read_from` quotes what it was read from, for the report. `settings` are the cluster's own switches that
+    make the mode, by name (`replication-quorum node-b: true`): what a recovery compares and puts back.
+    """
+
+    mode: ReplicationMode
+    read_from: str
+    settings: Mapping[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        return f"{self.mode}, read from {self.read_from}"
+
+
+@runtime_checkable
+class ReadsReplication(Protocol):
+    """A cluster that can say how it replicates now (a read-only probe) and put back settings a run changed."""
+
+    def replication(self) -> ReplicationState: ...
+
+    def restore_replication(self, before: ReplicationState) -> list[str]:
+        """Set back each of `before.settings` that differs now; one sentence per setting changed (none: nothing
+        differed). A setting the harness may not change on this cluster raises HarnessError naming it."""
 
 
 @runtime_checkable

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.clusters import CopiesSample, ResyncSample
+from harness.clusters import CopiesSample, ReplicationMode, ReplicationState, ResyncSample
 from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
 from harness_kernel.history import EventKind
 from harness_kernel.history.server import ServerEvent
@@ -114,24 +114,39 @@ class LabCluster:
         return ResyncSample(bytes_left=float(progress.bytes_total - progress.bytes_done),
                             bytes_total=float(progress.bytes_total))
 
-    def replication_mode(self) -> str:
+    def replication(self) -> ReplicationState:
         """The replication the cluster runs with now, read from its primary and its HA manager (never assumed):
         synchronous when the primary names synchronous standbys and waits for them (`synchronous_commit` neither
-        off nor local)."""
+        off nor local). Its settings are pg_auto_failover's replication-quorum of each node, which decides
+        whether the primary names the node as a synchronous standby."""
         try:
             nodes = self.lab.nodes()
+            settings = {f"replication-quorum {n.name}": str(n.replication_quorum).lower() for n in nodes}
             primary = next((n for n in nodes if n.reportedstate in PRIMARY_STATES), None)
             if primary is None:
-                return "unknown (no primary right now)"
+                return ReplicationState("unknown", "pg_auto_failover: no primary right now", settings)
             names, commit = self.lab.replication_settings(primary.name)
             standbys = self.lab.replication(primary.name)
         except ControlPlaneError:
-            return "unknown (the cluster did not answer)"
-        mode = "synchronous" if names.strip() and commit not in ("off", "local") else "asynchronous"
+            return ReplicationState("unknown", "no answer from the cluster")
+        mode: ReplicationMode = "synchronous" if names.strip() and commit not in ("off", "local") else "asynchronous"
         streaming = ", ".join(f"{name} {state}/{sync}" for name, state, sync in standbys) or "none"
         quorum = ", ".join(f"{n.name} {str(n.replication_quorum).lower()}" for n in nodes)
-        return (f"{mode}, read from {primary.name}: synchronous_standby_names '{names}', synchronous_commit {commit}; "
-                f"standbys {streaming}; pg_auto_failover replication-quorum {quorum}")
+        return ReplicationState(mode, f"{primary.name}: synchronous_standby_names '{names}', synchronous_commit "
+                                      f"{commit}; standbys {streaming}; pg_auto_failover replication-quorum {quorum}",
+                                settings)
+
+    def restore_replication(self, before: ReplicationState) -> list[str]:
+        """pg_auto_failover's replication-quorum of each node back to what it was (`pg_autoctl set node
+        replication-quorum`): the lab is the harness's own cluster."""
+        now = self.replication().settings
+        changed = []
+        for name, value in before.settings.items():
+            if now.get(name, value) != value:
+                node = name.removeprefix("replication-quorum ")
+                self.lab.pg.set_replication_quorum(node, value == "true")
+                changed.append(f"{name}: {now[name]} -> {value}")
+        return changed
 
     def copies(self) -> CopiesSample:
         """The copies a commit reaches now: pg_auto_failover's view (a primary in state `primary` has a synchronous
@@ -169,7 +184,7 @@ class LabCluster:
         described = {"database": _version(["postgres", "--version"], "/usr/lib/postgresql/15/bin/postgres"),
                      "ha_manager": _version(["pg_autoctl", "--version"]),
                      "latency_mechanism": self.lab.latency_mechanism or "unknown",
-                     "replication": self.replication_mode()}
+                     "replication": self.replication().describe()}
         if self.topology.kind == "vsphere":
             described.update(self._simulated_platform())
         else:

@@ -25,7 +25,7 @@ from faults.backends.role_move import other_site_first
 from faults.backends.sqlserver.probes import AvailabilityGroup, RoleChange
 from faults.backends.wsfc.probes import ClusterEvent, DetectionSettings, FailoverCluster
 from faults.base import Check, run_checks
-from harness.clusters import FailoverForecast, ResyncSample
+from harness.clusters import FailoverForecast, ReplicationMode, ReplicationState, ResyncSample
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.history import EventKind
 from harness_kernel.history.server import ServerEvent, measure_offset
@@ -277,6 +277,42 @@ class AvailabilityGroupCluster(_SqlServerPart):
         return FailoverForecast(detection=detection, detection_s=implied, rto_s=estimates.rto_s,
                                 rpo_kb=estimates.rpo_kb, basis=f"{basis}; {estimates.basis}")
 
+    def replication(self) -> ReplicationState:
+        """Synchronous when the primary and at least one secondary run SYNCHRONOUS_COMMIT and that secondary's
+        databases are SYNCHRONIZED, as Microsoft's "Availability modes" says a commit waits: "If both the primary
+        replica and a given secondary replica are both configured for synchronous-commit mode, the primary replica
+        waits for the secondary replica to confirm that it has hardened the log"; a primary in asynchronous-commit
+        mode "commits transactions asynchronously for all secondary replicas"; a synchronous secondary past the
+        session timeout is marked "NOT SYNCHRONIZING" and not waited for. Read from sys.availability_replicas
+        (availability_mode_desc) and sys.dm_hadr_database_replica_states (synchronization_state_desc)."""
+        replicas = self.ag.replicas()
+        databases = self.ag.databases()
+        primary = next((r for r in replicas if r.role == "PRIMARY"), None)
+        states = {r.replica: sorted({d.synchronization_state for d in databases if d.replica == r.replica})
+                  for r in replicas}
+        read = "; ".join(f"{r.replica} {r.role.lower() or 'unknown role'} {r.availability_mode}"
+                         + (f" ({', '.join(states[r.replica])})" if states[r.replica] else "") for r in replicas)
+        settings = {f"availability_mode {r.replica}": r.availability_mode for r in replicas}
+        if primary is None:
+            return ReplicationState("unknown", f"{self.role}: no primary replica; {read}", settings)
+        waited_for = [r for r in replicas if r.role == "SECONDARY" and r.availability_mode == "SYNCHRONOUS_COMMIT"
+                      and states[r.replica] == ["SYNCHRONIZED"]]
+        mode: ReplicationMode = ("synchronous" if primary.availability_mode == "SYNCHRONOUS_COMMIT" and waited_for
+                                 else "asynchronous")
+        return ReplicationState(mode, f"{self.role} (availability_mode_desc, synchronization_state_desc): {read}",
+                                settings)
+
+    def restore_replication(self, before: ReplicationState) -> list[str]:
+        """An availability group's modes are the DBA's: a mode that differs from before is named, never altered."""
+        now = self.replication().settings
+        changed = [f"{name}: {value} before, {now[name]} now" for name, value in before.settings.items()
+                   if now.get(name, value) != value]
+        if changed:
+            raise HarnessError(f"availability group {self.role}: " + "; ".join(changed) + " (ALTER AVAILABILITY GROUP "
+                               "... MODIFY REPLICA ... WITH (AVAILABILITY_MODE = ...) puts it back; the harness does "
+                               "not change a group's modes)")
+        return []
+
     def describe(self) -> Mapping[str, str]:
         replicas = ", ".join(f"{r.node} {r.role.lower()} {r.availability_mode.lower()} {r.failover_mode.lower()}"
                              for r in self.ag.replicas())
@@ -284,7 +320,7 @@ class AvailabilityGroupCluster(_SqlServerPart):
         return {"database": f"SQL Server {self.ag.version()}",
                 "ha_manager": f"Always On availability group {self.role} on a Windows failover cluster",
                 "replicas": replicas, "detection_settings": detection,
-                "replication": "per replica: availability mode and failover mode as above"}
+                "replication": self.replication().describe()}
 
 
 @dataclass

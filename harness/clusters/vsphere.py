@@ -29,6 +29,8 @@ from harness.clusters import (
     FailoverForecast,
     Forecasting,
     Provisioned,
+    ReadsReplication,
+    ReplicationState,
     ResyncSample,
     load_part,
     vsphere_checks,
@@ -179,6 +181,16 @@ class VsphereCluster:
         resyncing = "vSAN: objects resynchronising" + (" (the simulator's model)" if self.vsan_modelled else "")
         return CopiesSample(None if database.in_sync is None else min(database.in_sync, 1),
                             f"{database.states}; {resyncing}", modelled=self.vsan_modelled or database.modelled)
+
+    def replication(self) -> ReplicationState:
+        """The database part's replication (vSAN's storage policy is not read yet: said so)."""
+        if not isinstance(self.database, ReadsReplication):
+            return ReplicationState("unknown", f"the {type(self.database).__name__} part does not say how it "
+                                               "replicates (vSAN's storage policy is not read yet)")
+        return self.database.replication()
+
+    def restore_replication(self, before: ReplicationState) -> list[str]:
+        return self.database.restore_replication(before) if isinstance(self.database, ReadsReplication) else []
 
     def failover_forecast(self) -> FailoverForecast | None:
         return self.database.failover_forecast() if isinstance(self.database, Forecasting) else None

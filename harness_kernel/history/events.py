@@ -42,6 +42,10 @@ class EventKind(enum.StrEnum):
     """The data had fewer in-sync copies than before the fault, as the cluster's probe said. attrs: start, end
     (None: still reduced at the trial's end), fewest (None: no primary answered), promised, states (what the
     cluster said at the start), restored_states."""
+    REPLICATION = "replication"
+    """The replication mode the cluster said it ran with. attrs: when (at the experiment's start, before the fault,
+    during the fault, after recovery), mode (synchronous, asynchronous, unknown; "restoring" while settings are put
+    back), read_from (quoted), restored (the settings put back, if any)."""
     STEP_START = "step-start"
     """A measured step of a sweep starts. attrs: step (e.g. the RTT)."""
     STEP_END = "step-end"

@@ -253,6 +253,12 @@ class Database(_Model):
         default=False, strict=True,
         description="the database is a fresh one for the harness: it may create its tables there "
                     "(otherwise only in a database that carries the harness's ownership marker)")
+    replication: Literal["synchronous", "asynchronous"] = Field(
+        default="synchronous",
+        description="the replication the business expects: synchronous (a commit is acknowledged once another "
+                    "copy has it: no acknowledged commit is lost in a failover) or asynchronous; a run against a "
+                    "cluster found weaker is flagged and its '0 lost' is not judged a pass "
+                    "(--accept-weaker-replication judges it knowingly)")
 
     @field_validator("endpoint")
     @classmethod

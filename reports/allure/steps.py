@@ -140,8 +140,8 @@ def attach_fault_record(timeline: Timeline) -> None:
 
 
 def attach_metrics(series: TransactionSeries, metrics: Sequence[MetricSeries] = (),
-                   commit_gaps: Sequence[tuple[float, float]] = ()) -> None:
-    allure.attach(metrics_json(series, metrics, commit_gaps), name="metrics (json)",
+                   commit_gaps: Sequence[tuple[float, float]] = (), ledger: Mapping[str, Any] | None = None) -> None:
+    allure.attach(metrics_json(series, metrics, commit_gaps, ledger), name="metrics (json)",
                   attachment_type=allure.attachment_type.JSON)
     allure.attach(transactions_csv(series), name="transactions per second (csv)", attachment_type=allure.attachment_type.CSV)
     if metrics:
@@ -159,6 +159,7 @@ class Evidence:
     title: str = ""
     extra: Mapping[str, str] = field(default_factory=dict)
     tps_floor: Threshold | None = None  # the TPS the scenario must keep, drawn as a line on the throughput plot
+    ledger: Mapping[str, Any] | None = None  # the commit ledger's books, exported with the metrics
 
 
 def attach_evidence(evidence: Evidence) -> None:
@@ -171,7 +172,7 @@ def attach_evidence(evidence: Evidence) -> None:
                "latency timeline")
     if evidence.table is not None:
         attach_table(evidence.table)
-    attach_metrics(evidence.series, evidence.metrics, evidence.timeline.commit_gaps())
+    attach_metrics(evidence.series, evidence.metrics, evidence.timeline.commit_gaps(), evidence.ledger)
     attach_fault_record(evidence.timeline)
     for name, text in evidence.extra.items():
         allure.attach(text, name=name, attachment_type=allure.attachment_type.TEXT)

@@ -18,7 +18,7 @@ from workloads.oltp.dialect import Statements
 
 SEQ_BITS = 40
 MAX_SEQ = (1 << SEQ_BITS) - 1
-MAX_LISTED = 1000  # LedgerReport.lost lists at most this many ids
+MAX_LISTED = 1000  # LedgerReport.lost lists at most this many ids (and short_ranges this many ranges)
 _IN_CHUNK = 500
 
 
@@ -73,6 +73,7 @@ def verify(cursor: Any, sql: Statements, books: Iterable[LedgerBook]) -> LedgerR
     lost: list[int] = []
     lost_count = 0
     failed_present: list[int] = []
+    short_ranges: list[tuple[int, int, int, int]] = []
     for book in books:
         for first, last in book.acked_id_ranges():
             expected = last - first + 1
@@ -81,6 +82,8 @@ def verify(cursor: Any, sql: Statements, books: Iterable[LedgerBook]) -> LedgerR
             present += found
             if found < expected:
                 lost_count += expected - found
+                if len(short_ranges) < MAX_LISTED:
+                    short_ranges.append((book.user_id, first & MAX_SEQ, last & MAX_SEQ, expected - found))
                 if len(lost) < MAX_LISTED:
                     lost.extend(_missing(cursor, sql, first, last)[: MAX_LISTED - len(lost)])
         ids = book.failed_ids()
@@ -88,7 +91,8 @@ def verify(cursor: Any, sql: Statements, books: Iterable[LedgerBook]) -> LedgerR
         for start in range(0, len(ids), _IN_CHUNK):
             chunk = ids[start:start + _IN_CHUNK]
             failed_present.extend(int(row[0]) for row in cursor.execute(sql.ledger_ids_in(len(chunk)), *chunk).fetchall())
-    return LedgerReport(acknowledged, present, lost_count, failed, len(failed_present), lost, sorted(failed_present))
+    return LedgerReport(acknowledged, present, lost_count, failed, len(failed_present), lost, sorted(failed_present),
+                        short_ranges)
 
 
 def _missing(cursor: Any, sql: Statements, first: int, last: int) -> list[int]:

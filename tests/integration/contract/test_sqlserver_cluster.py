@@ -53,6 +53,45 @@ def test_a_run_does_not_start_while_a_policy_fails_on_either_side(sql: SqlServer
     assert "database bench on sql02 is suspended" in str(caught.value) and "node sql02 is Down" in str(caught.value)
 
 
+# The replication mode, as Microsoft's "Availability modes for an Always On availability group" defines when a
+# commit waits (availability-modes-always-on-availability-groups): both replicas SYNCHRONOUS_COMMIT and the
+# secondary's databases SYNCHRONIZED; a primary in ASYNCHRONOUS_COMMIT "commits transactions asynchronously for all
+# secondary replicas"; a synchronous secondary past the session timeout is marked "NOT SYNCHRONIZING".
+def test_the_replication_mode_is_synchronous_when_a_synchronous_secondary_is_synchronized(
+        sql: SqlServerModel, ag_wsfc: WsfcWorld) -> None:
+    state = ag_cluster(sql, ag_wsfc).replication()
+    assert state.mode == "synchronous"
+    assert "sql02 secondary SYNCHRONOUS_COMMIT (SYNCHRONIZED)" in state.read_from, state.read_from
+    assert state.settings == {"availability_mode sql01": "SYNCHRONOUS_COMMIT",
+                              "availability_mode sql02": "SYNCHRONOUS_COMMIT"}
+
+
+@pytest.mark.parametrize(("replica", "mode", "sync_state"), [
+    ("sql02", "ASYNCHRONOUS_COMMIT", "SYNCHRONIZING"),  # the secondary's mode
+    ("sql01", "ASYNCHRONOUS_COMMIT", "SYNCHRONIZED"),  # the primary's own mode decides for every secondary
+    ("sql02", "SYNCHRONOUS_COMMIT", "NOT SYNCHRONIZING"),  # past the session timeout: not waited for
+], ids=["async-secondary", "async-primary", "secondary-not-synchronizing"])
+def test_the_replication_mode_is_asynchronous_when_no_commit_waits_for_a_secondary(
+        sql: SqlServerModel, ag_wsfc: WsfcWorld, replica: str, mode: str, sync_state: str) -> None:
+    sql.replicas[replica].mode = mode
+    if replica == "sql02":
+        sql.databases[1].state = sync_state
+    state = ag_cluster(sql, ag_wsfc).replication()
+    assert state.mode == "asynchronous", state
+    assert f"{replica} {'primary' if replica == 'sql01' else 'secondary'} {mode}" in state.read_from
+
+
+def test_an_availability_mode_changed_during_a_run_is_named_and_never_altered(
+        sql: SqlServerModel, ag_wsfc: WsfcWorld) -> None:
+    cluster = ag_cluster(sql, ag_wsfc)
+    before = cluster.replication()
+    assert cluster.restore_replication(before) == []
+    sql.replicas["sql02"].mode = "ASYNCHRONOUS_COMMIT"
+    with pytest.raises(HarnessError, match="availability_mode sql02: SYNCHRONOUS_COMMIT before, ASYNCHRONOUS_COMMIT now"):
+        cluster.restore_replication(before)
+    assert not sql.executed, "no ALTER was sent"
+
+
 def test_a_failover_splits_into_detection_role_change_databases_and_listener_on_the_databases_clock(
         sql: SqlServerModel, ag_wsfc: WsfcWorld) -> None:
     sql.clock_offset_s = ag_wsfc.model.clock_offset_s = 30.0  # both servers 30 s ahead of the harness

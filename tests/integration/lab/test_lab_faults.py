@@ -61,21 +61,27 @@ def test_lab_is_up_and_observable(lab: Lab) -> None:
     assert lab.ha_events(time.time() - 3600)
 
 
-def test_the_replication_mode_is_read_from_the_cluster_never_assumed(lab: Lab, topology: Topology) -> None:
+def test_the_replication_mode_is_read_from_the_cluster_and_a_changed_setting_is_put_back(
+        lab: Lab, topology: Topology) -> None:
     cluster = LabCluster.from_topology(topology)
-    mode = cluster.replication_mode()
-    assert mode.startswith("synchronous, read from ") and "synchronous_standby_names 'ANY 1 (" in mode, mode
+    before = cluster.replication()
+    assert before.mode == "synchronous" and "synchronous_standby_names 'ANY 1 (" in before.read_from, before
     standby = other(lab.primary(), topology)
+    assert before.settings[f"replication-quorum {standby}"] == "true"
     lab.pg.set_replication_quorum(standby, False)  # pg_auto_failover then names no synchronous standby
     try:
-        shell.wait_for(lambda: cluster.replication_mode().startswith("asynchronous"), 30,
+        shell.wait_for(lambda: cluster.replication().mode == "asynchronous", 30,
                        "the primary running asynchronously", interval_s=0.5)
-        assert "synchronous_standby_names ''" in cluster.replication_mode()
-        assert f"{standby} false" in cluster.replication_mode(), "the HA manager's quorum setting is quoted"
+        weaker = cluster.replication()
+        assert "synchronous_standby_names ''" in weaker.read_from
+        assert f"{standby} false" in weaker.read_from, "the HA manager's quorum setting is quoted"
+        assert cluster.restore_replication(before) == [f"replication-quorum {standby}: false -> true"]
+        shell.wait_for(lambda: cluster.replication().mode == "synchronous", 30,
+                       "the primary synchronous again, as read from it", interval_s=0.5)
+        assert cluster.replication().settings == before.settings
+        assert cluster.restore_replication(before) == [], "nothing left to put back"
     finally:
         lab.pg.set_replication_quorum(standby, True)
-        shell.wait_for(lambda: cluster.replication_mode().startswith("synchronous"), 30,
-                       "the primary synchronous again", interval_s=0.5)
         lab.wait_healthy(60)
 
 

@@ -1,90 +1,196 @@
-"""The OLTP driver and its checkers against real failovers in the lab.
+"""The OLTP driver and its ledger against real failovers in the lab, through the experiment the suites run.
 
-A crash under load shows as a zero-TPS gap whose reported length matches the timeline,
-with no acknowledged commit lost while replication is synchronous; with replication made
-asynchronous and the primary killed before its last commits reached the standby, the
-ledger *finds* the loss.
+A host crash under load is a zero-TPS gap that starts at the crash; with replication synchronous
+no acknowledged commit is lost; made asynchronous, with the standby's WAL stream stopped before
+the crash, the ledger *finds* the loss, and its count equals the test's own: the acknowledged
+rows that only the old primary's data holds, read from a copy of it taken at the crash.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import shutil
 import signal
+import tempfile
+import threading
 import time
+from pathlib import Path
+
+import pytest
 
 from faults.base import FaultSpec
-from harness.analysis.phases import failover_phases
-from harness.safety.runner import FaultRunner
+from harness.analysis.replication import AFTER, BEFORE, START
+from harness.clusters import Cluster
+from harness.clusters.lab import LabCluster
+from harness.experiment import Experiment, PhaseDurations
+from harness.progress import Progress
+from harness.safety.run import HarnessRun
+from harness_kernel.history import EventKind
+from harness_kernel.history.series import TransactionSeries
 from harness_kernel.history.timeline import Timeline
 from harness_kernel.topology.models import Topology
+from harness_lab import shell
 from harness_lab.controller import Lab
-from tests.integration.lab.lab_support import FaultBuilder
-from workloads.oltp import OltpDriver
+from harness_lab.layout import DATABASE
+from harness_lab.postgres import PG_USER
+from reports.allure.results_read import RecordedTest
+from reports.regression import RegressionRule
+from reports.scenario_record import scenario_record
+from reports.summary_page import SummaryInput, render
+from tests.integration.lab.conftest import TEST_PREFIX
+from workloads.oltp import DriverConfig, OltpDriver, prepare_schema
+from workloads.oltp.schema import Scale
 
 
-def wait_for_commits(driver: OltpDriver, timeline: Timeline, seconds: float) -> None:
-    time.sleep(seconds)
-    assert driver.series.last_commit_t is not None and driver.series.last_commit_t > timeline.now() - 1.0
+@pytest.mark.parametrize("replication", ["asynchronous", "synchronous"])
+def test_a_host_crash_loses_exactly_what_the_old_primary_alone_held_and_recovery_puts_replication_back(
+        replication: str, lab: Lab, topology: Topology, tmp_path: Path) -> None:
+    """Through the experiment S4 runs: asynchronous (the standby out of the quorum, its WAL stream stopped for
+    3 s before the crash) the ledger's lost count equals the acknowledged rows found only in the old primary's
+    data; synchronous, none. Either way the books add up, the commits in flight at the crash are listed and not
+    counted as lost, the mode is read into the history, and the recovery leaves replication as it found it."""
+    cluster = LabCluster(lab, topology)
+    session = HarnessRun(topology=topology, topology_source="lab:" + TEST_PREFIX, state_dir=tmp_path / "state",
+                         allow_destructive=True, start_guardian=False)
+    timeline, series = Timeline(), TransactionSeries()
+    dialect, settings = cluster.connection()
+    prepare_schema(dialect, settings, Scale(), scratch=True)
+    driver = OltpDriver(dialect, settings, timeline, series, DriverConfig(users=6))
+    experiment = Experiment(session, cluster, timeline, Progress(lambda _: None, quiet=True), [driver],
+                            PhaseDurations(baseline_s=5, observe_s=18, settle_s=2, recover_timeout_s=150,
+                                           steady_window_s=3), series=series)
+    scratch = Path(tempfile.mkdtemp(prefix=f"{TEST_PREFIX}-old-primary-"))  # a PostgreSQL of its own runs there
+    old_data = scratch / "data"
+    crash = OldPrimaryCopy(lab, timeline, old_data)
 
+    def weaken_then_crash(seen: Cluster) -> FaultSpec:
+        primary, standby = seen.primary_node(), seen.standby_node()
+        if replication == "asynchronous":
+            lab.pg.set_replication_quorum(standby, False)  # the primary acknowledges alone...
+            shell.wait_for(lambda: cluster.replication().mode == "asynchronous", 30, "asynchronous", interval_s=0.5)
+            lab.signal_node(standby, signal.SIGSTOP)  # ...while its standby receives no WAL
+            crash.resume_after_crash(standby)
+            time.sleep(3)
+        crash.watch(primary)
+        return FaultSpec("host-crash", f"host:{seen.host_of(primary)}")
 
-def test_a_crash_under_load_is_a_zero_tps_gap_whose_length_matches_the_timeline(
-        lab: Lab, topology: Topology, runner: FaultRunner, factory: FaultBuilder, load: OltpDriver) -> None:
-    timeline = runner.timeline
-    wait_for_commits(load, timeline, 5)
-    primary = lab.primary()
-    spec = FaultSpec("host-crash", f"host:{primary.replace('node', 'host')}")
-    with runner.inject(factory.build(spec, topology)) as active:
-        active.sleep(15)
-    lab.wait_healthy(90)
-    wait_for_commits(load, timeline, 3)
-    load.stop()
-    ledger = load.verify()
-
-    phases = failover_phases(timeline, active.injected_at)
-    assert phases.last_commit is not None and phases.first_commit is not None
-    assert active.injected_at - 1.0 <= phases.last_commit <= active.injected_at + 0.2, "the outage starts at the crash"
-    assert phases.client_rto_s is not None and 2.0 <= phases.client_rto_s <= 20.0
-    outage_seconds = [p for p in load.series.points(int(phases.last_commit) + 1, int(phases.first_commit)) if p.tps == 0]
-    assert len(outage_seconds) >= int(phases.client_rto_s) - 1, "the per-second series shows the gap"
-    assert lab.primary() != primary
-    assert ledger.lost_count == 0, ledger.summary()
-
-
-def test_the_ledger_finds_acknowledged_commits_lost_by_an_asynchronous_failover(
-        lab: Lab, topology: Topology, load: OltpDriver) -> None:
-    timeline = load.timeline
-    primary = lab.primary()
-    standby = "node-b" if primary == "node-a" else "node-a"
-    lab.pg.set_replication_quorum(standby, False)  # asynchronous: the primary acknowledges alone
     try:
-        wait_for_commits(load, timeline, 3)
-        lab.signal_node(standby, signal.SIGSTOP)  # the standby stops receiving WAL...
-        time.sleep(3)  # ...while the primary keeps acknowledging commits it alone holds
-        lab.kill_node(primary)
-        lab.signal_node(standby, signal.SIGCONT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            roles = {n.name: n.reportedstate for n in lab.nodes()}
-            if roles.get(standby) in ("wait_primary", "primary", "single"):
-                break
-            time.sleep(0.5)
-        assert roles.get(standby) in ("wait_primary", "primary", "single"), roles
-        time.sleep(3)
-        load.stop()
-        ledger = load.verify()
-        assert ledger.lost_count > 0, ledger.summary()
-        print(ledger.summary())
+        with experiment:
+            findings = experiment.run_failure(weaken_then_crash)
+        assert crash.stop(), "the old primary's data was not copied at the crash"
+        only_old_primary = ledger_ids_of_copy(old_data, scratch / "sock")
     finally:
-        lab.signal_node(standby, signal.SIGCONT)
-        lab.start_node(primary)
-        lab.pg.set_replication_quorum(standby, True)
-        if not _heals(lab):
-            lab.rebuild()
+        crash.stop()
+        session.release()
+        shutil.rmtree(scratch, ignore_errors=True)
+    ledger = experiment.ledger
+    assert ledger is not None and findings.primary_after != findings.primary_before
+    assert ledger.acknowledged == ledger.acknowledged_present + ledger.lost_count, "the books add up"
+
+    # the test's own count: acknowledged rows only the old primary's data holds (its copy, taken at the crash)
+    in_flight = {i for user in driver.users for i in user.book.failed_ids()}
+    only_old = only_old_primary - ledger_ids_on(lab, findings.primary_after)
+    assert ledger.failed > 0, "commits were in flight at the crash: their outcome is unknown to the client"
+    assert ledger.lost_count == len(only_old - in_flight), (ledger.summary(), len(only_old), len(in_flight))
+    print(f"\n{replication}: {ledger.summary()}; rows only on the old primary {len(only_old)}, "
+          f"{len(only_old & in_flight)} of them in flight at the crash")
+
+    readings = [(r.when, r.mode) for r in experiment.replication]
+    assert readings[0] == (START, "synchronous") and readings[-1] == (AFTER, "synchronous"), readings
+    assert (BEFORE, replication) in readings, readings
+    after, found = cluster.replication(), experiment.found_replication
+    assert found is not None and after.mode == "synchronous" and after.settings == found.settings, \
+        "recovery put back what it found, as read from the cluster"
+    weaker = experiment.weaker_replication
+    if replication == "asynchronous":
+        assert ledger.lost_count > 0 and experiment.lost_commits_check().outcome == "FAIL"
+        assert weaker is not None and "ran asynchronous before the fault" in weaker
+        restored = [e for e in timeline.events(EventKind.REPLICATION) if e.attrs.get("restored")]
+        assert restored and "false -> true" in restored[0].attrs["restored"][0]
+    else:
+        assert ledger.lost_count == 0 and weaker is None and experiment.lost_commits_check().outcome == "PASS"
+        phases = findings.phases
+        assert phases.last_commit is not None and phases.client_rto_s is not None
+        assert findings.in_effect_t - 1.0 <= phases.last_commit <= findings.in_effect_t + 0.2, "the outage starts at the crash"
+        assert 2.0 <= phases.client_rto_s <= 20.0
+        gap = [p for p in series.points(int(phases.last_commit) + 1, int(phases.last_commit + phases.client_rto_s))
+               if p.tps == 0]
+        assert len(gap) >= int(phases.client_rto_s) - 1, "the per-second series shows the gap"
+
+    page = first_screen(experiment)
+    assert ("Replication weaker than the policy" in page) == (replication == "asynchronous")
+    assert "before the fault (+" in page and f"): {replication}, read from node-" in page
 
 
-def _heals(lab: Lab) -> bool:
-    """The old primary holds commits the new one lacks: pg_auto_failover rewinds it or the lab is rebuilt."""
+class OldPrimaryCopy:
+    """At the crash: the standby let go again (the failover needs it) and the old primary's data copied before its
+    host comes back and pg_auto_failover rewinds it."""
+
+    def __init__(self, lab: Lab, timeline: Timeline, into: Path) -> None:
+        self.lab, self.timeline, self.into = lab, timeline, into
+        self.resume: str | None = None
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def resume_after_crash(self, standby: str) -> None:
+        self.resume = standby
+
+    def watch(self, primary: str) -> None:
+        self._thread = threading.Thread(target=self._at_crash, args=(primary,), daemon=True)
+        self._thread.start()
+
+    def _at_crash(self, primary: str) -> None:
+        deadline = time.monotonic() + 60
+        while not self.timeline.events(EventKind.IN_EFFECT) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self.resume is not None:
+            self.lab.signal_node(self.resume, signal.SIGCONT)
+        shutil.copytree(self.lab.pg.pgdata(primary), self.into, symlinks=True)
+        (self.into / "postmaster.pid").unlink(missing_ok=True)
+        self._done.set()
+
+    def stop(self) -> bool:
+        """True once the old primary's data was copied; the standby runs again either way."""
+        if self._thread is not None:
+            self._thread.join(timeout=60)
+        if self.resume is not None:
+            self.lab.signal_node(self.resume, signal.SIGCONT)
+        return self._done.is_set()
+
+
+def ledger_ids_of_copy(data: Path, sockets: Path) -> set[int]:
+    """Crash recovery of the copy in a PostgreSQL of its own (unix socket only), then every ledger id it holds."""
+    sockets.mkdir()
+    for path in [data.parent, data, *data.rglob("*"), sockets]:
+        shutil.chown(path, PG_USER, PG_USER)
+    data.parent.chmod(0o700)
+    data.chmod(0o700)
+    binary = "/usr/lib/postgresql/15/bin"
+    start = [f"{binary}/pg_ctl", "-D", str(data), "-w", "-t", "60", "-l", str(sockets / "log"), "-o",
+             f"-c listen_addresses='' -c unix_socket_directories={sockets} -c port=5499 -c archive_mode=off "
+             "-c synchronous_standby_names='' -c logging_collector=off", "start"]
+    shell.run(start, user=PG_USER, timeout=90)
     try:
-        lab.wait_healthy(90)
-    except Exception:
-        return False
-    return True
+        out = shell.run(["psql", "-h", str(sockets), "-p", "5499", "-d", DATABASE, "-Atc", "select id from ledger"],
+                        user=PG_USER, timeout=60).stdout
+    finally:
+        shell.run([f"{binary}/pg_ctl", "-D", str(data), "-m", "immediate", "stop"], user=PG_USER, timeout=60,
+                  check=False)
+    return {int(line) for line in out.split()}
+
+
+def ledger_ids_on(lab: Lab, node: str) -> set[int]:
+    return {int(row[0]) for row in lab.pg.sql("select id from ledger", node=node, database=DATABASE, timeout=60)}
+
+
+def first_screen(experiment: Experiment) -> str:
+    """The summary page of this one experiment, as `ScenarioReport.record` keeps it."""
+    record = scenario_record("S4", "S4 · unplanned on host-a", fault_kind="host-crash", target="host:host-a",
+                             mechanism="host-crash via lab", table=None, numbers={},
+                             ledger=dataclasses.asdict(experiment.ledger) if experiment.ledger else None,
+                             replication=[r.describe() for r in experiment.replication],
+                             weaker_replication=experiment.weaker_replication or "")
+    test = RecordedTest(uuid="u", title=record.title, full_name="s4", status="passed", start=0, labels={},
+                        message="", record=record)
+    return render(SummaryInput(name="lab", generated_at="now", tests=[test], environment={}, judgements=[],
+                               history=[], rule=RegressionRule(), report_ids={}, allure_html=None))

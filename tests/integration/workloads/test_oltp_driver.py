@@ -82,6 +82,9 @@ def test_the_ledger_finds_acknowledged_rows_deleted_behind_its_back(pg, timeline
     assert not ledger.ok
     assert ledger.lost_count == len(victims) == 2
     assert sorted(ledger.lost) == sorted(victims)
+    assert sorted(client for client, _, _, missing in ledger.short_ranges if missing == 1) == \
+        sorted(u.book.user_id for u in d.users), "each client's range with its missing id, to count again"
+    assert ledger.acknowledged_present == ledger.acknowledged - ledger.lost_count, "the books add up"
 
 
 def test_the_ledger_finds_commits_lost_in_a_crash_with_asynchronous_commit(own_pg, timeline, series):

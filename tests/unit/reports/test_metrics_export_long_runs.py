@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 
@@ -10,6 +11,7 @@ import pytest
 
 from harness_kernel.history.series import MetricSeries, TransactionSeries
 from reports.metrics_export import MAX_ROWS, metric_series_csv, metrics_json, step_for, transactions_csv
+from workloads.base import LedgerReport
 
 DAY = 86_400
 
@@ -50,3 +52,13 @@ def test_sampled_metrics_are_averaged_over_the_same_step() -> None:
     rows = list(csv.DictReader(io.StringIO(metric_series_csv([iops]))))
     assert len(rows) <= MAX_ROWS + 1
     assert {float(r["value"]) for r in rows} == {100.5}
+
+
+def test_the_ledgers_books_are_exported_whole_beside_the_series() -> None:
+    books = dataclasses.asdict(LedgerReport(acknowledged=120, acknowledged_present=115, lost_count=5, failed=2,
+                                            failed_present_count=1, lost=[7, 8, 9, 10, 11], failed_present=[40],
+                                            short_ranges=[(0, 0, 11, 5)]))
+    exported = json.loads(metrics_json(TransactionSeries(), ledger=books))["ledger"]
+    assert exported["acknowledged"] == exported["acknowledged_present"] + exported["lost_count"]
+    assert exported["short_ranges"] == [[0, 0, 11, 5]] and exported["lost"] == [7, 8, 9, 10, 11]
+    assert json.loads(metrics_json(TransactionSeries()))["ledger"] is None, "no ledger: said, not omitted"

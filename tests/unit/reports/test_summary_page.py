@@ -216,12 +216,32 @@ def test_the_ledgers_books_stand_under_the_lost_commit_verdict_so_anyone_can_rec
     test = s4_run("u1", 5.7)
     assert test.record is not None
     books = {"acknowledged": 5400, "acknowledged_present": 5398, "lost_count": 2, "failed": 4,
-             "failed_present_count": 1, "lost": [811, 812], "failed_present": [900]}
+             "failed_present_count": 1, "lost": [811, 812], "failed_present": [900], "short_ranges": [[3, 400, 811, 2]]}
     record = ScenarioRecord.from_json(dataclasses.replace(test.record, ledger=books).to_json())
     assert record.ledger == books, "kept in the scenario record attachment, read back whole"
     html = render(SummaryInput(name="Nightly", generated_at="2026-11-27 02:00 UTC",
                                tests=[dataclasses.replace(test, record=record)], environment={}, judgements=[],
                                history=[], rule=RegressionRule(), report_ids={}, allure_html=None))
     assert ("Commit ledger: 5,400 acknowledged, 5,398 of them present after the run, 2 lost (first ids: 811, 812); "
+            "missing from client 3 commits 400 to 811 (2 missing); "
             "4 failed or in flight at the fault (outcome unknown to the client), 1 of them committed anyway "
             "(not counted as lost).") in html
+
+
+def test_a_run_weaker_than_the_replication_policy_says_so_on_the_first_screen_and_under_its_scenario() -> None:
+    test = s4_run("u1", 5.7)
+    assert test.record is not None
+    weaker = ("replication weaker than the policy: the cluster ran asynchronous before the fault (read from node-a: "
+              "synchronous_standby_names ''), the topology expects synchronous")
+    readings = ["before the fault (+15.2 s): asynchronous, read from node-a: synchronous_standby_names ''",
+                "after recovery (+80.1 s): synchronous, read from node-b: synchronous_standby_names 'ANY 1 (...)'"]
+    record = ScenarioRecord.from_json(dataclasses.replace(test.record, replication=readings,
+                                                          weaker_replication=weaker).to_json())
+    html = render(SummaryInput(name="Nightly", generated_at="2026-11-27 02:00 UTC",
+                               tests=[dataclasses.replace(test, record=record)], environment={}, judgements=[],
+                               history=[], rule=RegressionRule(), report_ids={}, allure_html=None))
+    banner = html[:html.index("<section class=scenario>")]
+    assert "PASS with findings" in banner, "a pass against a weaker mode is not a plain PASS"
+    assert "Replication weaker than the policy" in banner and "ran asynchronous before the fault" in banner
+    section = html[html.index("<section class=scenario>"):]
+    assert all(r.replace("'", "&#x27;") in section for r in readings), "each reading quoted under its scenario"
