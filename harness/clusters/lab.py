@@ -121,14 +121,19 @@ class LabCluster:
         whether the primary names the node as a synchronous standby."""
         try:
             nodes = self.lab.nodes()
-            settings = {f"replication-quorum {n.name}": str(n.replication_quorum).lower() for n in nodes}
-            primary = next((n for n in nodes if n.reportedstate in PRIMARY_STATES), None)
-            if primary is None:
-                return ReplicationState("unknown", "pg_auto_failover: no primary right now", settings)
+        except ControlPlaneError:
+            return ReplicationState("unknown", "pg_auto_failover's monitor, which did not answer")
+        settings = {f"replication-quorum {n.name}": str(n.replication_quorum).lower() for n in nodes}
+        monitor = ", ".join(f"{n.name} {n.reportedstate}/{n.goalstate}" for n in nodes)
+        # a node the monitor last heard as primary may be dead: the primary is the one it also wants primary
+        primary = next((n for n in nodes if n.reportedstate in PRIMARY_STATES and n.goalstate in PRIMARY_STATES), None)
+        if primary is None:
+            return ReplicationState("unknown", f"pg_auto_failover ({monitor}): no primary right now", settings)
+        try:
             names, commit = self.lab.replication_settings(primary.name)
             standbys = self.lab.replication(primary.name)
         except ControlPlaneError:
-            return ReplicationState("unknown", "no answer from the cluster")
+            return ReplicationState("unknown", f"pg_auto_failover ({monitor}); {primary.name} did not answer", settings)
         mode: ReplicationMode = "synchronous" if names.strip() and commit not in ("off", "local") else "asynchronous"
         streaming = ", ".join(f"{name} {state}/{sync}" for name, state, sync in standbys) or "none"
         quorum = ", ".join(f"{n.name} {str(n.replication_quorum).lower()}" for n in nodes)

@@ -31,6 +31,9 @@ class QuorumCluster:
     def preflight(self) -> None:
         return None
 
+    def resync(self) -> None:
+        return None
+
     def replication(self) -> ReplicationState:
         mode = "synchronous" if self.settings["replication-quorum node-b"] == "true" else "asynchronous"
         return ReplicationState(mode, f"node-a: quorum {self.settings}", dict(self.settings))
@@ -146,3 +149,12 @@ def test_a_cluster_running_alone_during_its_failover_is_not_a_weaker_configurati
                 ReplicationReading(5.0, BEFORE, "synchronous", "node-a: ANY 1"),
                 ReplicationReading(20.0, DURING, "asynchronous", "node-b: wait_primary, no standby")]
     assert weaker_than_policy("synchronous", readings) is None
+
+
+def test_an_experiment_started_with_a_node_down_on_purpose_reads_its_mode_as_during_the_fault() -> None:
+    run = run_on(QuorumCluster({"replication-quorum node-b": "false"}))
+    run.degraded_on_purpose = True  # S6's N-1: the test holds the standby down
+    with run:
+        pass
+    assert [(r.when, r.mode) for r in run.replication] == [(DURING, "asynchronous")]
+    assert run.found_replication is None and run.weaker_replication is None
