@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 FIELD = "management.vcenter"
 VSAN_PATH = "/vsanHealth"  # vCenter's vSAN management endpoint (vsanapiutils.VSAN_API_VC_SERVICE_ENDPOINT)
+PBM_PATH = "/pbm"  # the Storage Policy API, as govmomi's pbm client reaches it (pbm/client.go: Path = "/pbm")
+PBM_VERSION = "pbm.version.version1"  # the methods used date from it (PbmQueryAssociatedProfiles, PbmRetrieveContent)
 _WAIT_SLICE_S = 10  # one WaitForUpdatesEx call; must stay below the read timeout
 _KINDS = ("Datacenter", "ClusterComputeResource", "HostSystem", "VirtualMachine")
 
@@ -61,7 +63,7 @@ def sdk() -> Any:
     except ImportError as exc:
         raise ConfigError(f"the vsphere backend needs {exc.name or 'pyVmomi'}; install it with: "
                           "pip install 'resilience-harness[vsphere]'") from None
-    return _Sdk(pyvmomi.vim, pyvmomi.vmodl, connect, pyvmomi.SoapStubAdapter, vsanapiutils)
+    return _Sdk(pyvmomi.vim, pyvmomi.vmodl, connect, pyvmomi.SoapStubAdapter, vsanapiutils, pyvmomi.pbm)
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class _Sdk:
     connect: Any
     SoapStubAdapter: Any
     vsanapiutils: Any
+    pbm: Any
 
 
 def ssl_context(tls: TlsPolicy, where: str) -> ssl.SSLContext:
@@ -168,6 +171,7 @@ class VCenterSession:
         self._si: Any = None
         self._content: Any = None  # the ServiceContent: its managers' references, fixed for the session
         self._vsan: dict[str, Any] | None = None
+        self._pbm: Any = None  # the PBM profile manager, on first use
         self._lock = threading.RLock()
 
     @property
@@ -215,7 +219,7 @@ class VCenterSession:
                     sdk().connect.Disconnect(self._si)
                 except Exception as exc:  # a broken session cannot log out; nothing to undo
                     log.debug("%s: logout failed: %s", self.where, exc)
-            self._si, self._vsan, self._content = None, None, None
+            self._si, self._vsan, self._content, self._pbm = None, None, None, None
 
     # -- calling -------------------------------------------------------------------------
     def call(self, what: str, fn: Callable[[], T]) -> T:
@@ -249,7 +253,7 @@ class VCenterSession:
             log.info("%s: %s: retrying after %s", self.where, what, describe(error))
             if _fault_name(error) == "NotAuthenticated":
                 with self._lock:
-                    self._si, self._vsan, self._content = None, None, None  # the session expired: log in again
+                    self._si, self._vsan, self._content, self._pbm = None, None, None, None  # the session expired: log in again
         return note
 
     @staticmethod
@@ -379,6 +383,23 @@ class VCenterSession:
                 return self._vsan[name]
             except KeyError:
                 raise ConfigError(f"{self.where}: the vSAN SDK has no managed object {name!r}") from None
+
+    def pbm(self) -> Any:
+        """The Storage Policy API's profile manager (PBM, on /pbm as govmomi's client reaches it), on this session:
+        its cookie, and the `vcSessionCookie` header PBM authenticates a request with."""
+        with self._lock:
+            if self._pbm is None:
+                s, stub = sdk(), self.si()._stub
+                session = stub.cookie.split('"')[1] if '"' in stub.cookie else ""
+                pbm_stub = s.SoapStubAdapter(host=self.vcenter.address, port=self.vcenter.port, path=PBM_PATH,
+                                             version=PBM_VERSION, sslContext=self._tls(), connectionPoolTimeout=-1,
+                                             requestContext={"vcSessionCookie": session})
+                pbm_stub.cookie = stub.cookie
+                pbm_stub.schemeArgs["timeout"] = self.limits.read_s
+                _on_the_wire(pbm_stub, f"{self.where}/pbm")
+                content = s.pbm.ServiceInstance("ServiceInstance", pbm_stub).RetrieveContent()
+                self._pbm = content.profileManager
+            return self._pbm
 
     def negotiate_vsan_version(self) -> str:
         """The newest vSAN API version vCenter offers (/sdk/vsanServiceVersions.xml) that this pyVmomi speaks,

@@ -115,7 +115,7 @@ def recorded(transport: str, endpoint: str, request: dict[str, Any], response: d
 # VSANVcGetWitnessHosts, VsanPerfQueryPerf). A method not matched is a write (VsanClusterReconfig,
 # VsanHealthRepairClusterObjectsImmediate). The privileges in pyVmomi's type information cannot decide
 # it: VsanClusterReconfig names none at all.
-_SOAP_READ_VERB = re.compile(r"^(?:(?:VSAN|Vsan)(?:Vc|Cluster|Host|Health|Perf)*)?"
+_SOAP_READ_VERB = re.compile(r"^(?:(?:VSAN|Vsan)(?:Vc|Cluster|Host|Health|Perf)*|Pbm)?"
                              r"(?:Retrieve|Query|Fetch|Has|Continue|Read|Get|Current|Wait)")
 # Session objects, allowed as pairs: what creates one, what destroys it (its `this`).
 SOAP_SESSION_CREATES = frozenset({"CreateContainerView", "CreateListView", "CreatePropertyCollector", "CreateFilter",
@@ -126,7 +126,7 @@ SOAP_SESSION = frozenset({"Login", "Logout", "SessionIsActive", "CancelWaitForUp
 
 
 def soap_reads(method: str) -> bool:
-    """Whether vim/vSAN method `method` (its wire name) only reads, or is a session-scoped create/destroy."""
+    """Whether vim/vSAN/PBM method `method` (its wire name) only reads, or is a session-scoped create/destroy."""
     return method in SOAP_SESSION or bool(_SOAP_READ_VERB.match(method))
 
 

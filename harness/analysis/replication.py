@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-STRENGTH = {"asynchronous": 0, "synchronous": 1}  # "unknown" is neither: said, never judged weaker or stronger
+STRENGTH = {"none": 0, "asynchronous": 1, "synchronous": 2}  # "unknown" is neither: said, never judged weaker or stronger
 START, BEFORE, DURING, AFTER = "at the experiment's start", "before the fault", "during the fault", "after recovery"
 FIRST_CONTACT = "at first contact"  # doctor's reading, before any run
 MET = (FIRST_CONTACT, START, BEFORE)  # the readings of what a fault meets

@@ -123,14 +123,15 @@ class CountsCopies(Protocol):
     def copies(self) -> CopiesSample: ...
 
 
-ReplicationMode = Literal["synchronous", "asynchronous", "unknown"]
+ReplicationMode = Literal["synchronous", "asynchronous", "none", "unknown"]  # none: no copy elsewhere
 
 
 @dataclass(frozen=True)
 class ReplicationState:
     """The replication a cluster runs with now, as the cluster says it (never assumed from its design).
 
-    `mode` is what a commit waits for: synchronous when it is acknowledged only once another copy has it.
+    `mode` is what a commit waits for: synchronous when it is acknowledged only once another copy has it,
+    asynchronous when another copy follows later, none when there is no other copy to follow.
     `read_from` quotes what it was read from, for the report. `settings` are the cluster's own switches that
     make the mode, by name (`replication-quorum node-b: true`): what a recovery compares and puts back.
     """

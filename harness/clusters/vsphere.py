@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from faults.backends.vsan.probes import HealthJudged, VsanCluster, VsanQuiet
+from faults.backends.vsphere import policies
 from faults.backends.vsphere import probes as vsphere
 from faults.base import Check, Checked, run_checks
 from faults.transports.vcenter import VCenterSession
@@ -30,6 +31,7 @@ from harness.clusters import (
     Forecasting,
     Provisioned,
     ReadsReplication,
+    ReplicationMode,
     ReplicationState,
     ResyncSample,
     load_part,
@@ -183,14 +185,41 @@ class VsphereCluster:
                             f"{database.states}; {resyncing}", modelled=self.vsan_modelled or database.modelled)
 
     def replication(self) -> ReplicationState:
-        """The database part's replication (vSAN's storage policy is not read yet: said so)."""
+        """The database's own replication where it has one (an AG, the lab's PostgreSQL), else its storage's: the
+        vSAN policy of the database VMs' homes and disks, synchronous to the other site when every one is dual
+        site mirrored (vSAN writes each copy before it acknowledges), "none" when one keeps its data in one site."""
+        storage = self._storage_replication()
         if not isinstance(self.database, ReadsReplication):
-            return ReplicationState("unknown", f"the {type(self.database).__name__} part does not say how it "
-                                               "replicates (vSAN's storage policy is not read yet)")
-        return self.database.replication()
+            return storage
+        database = self.database.replication()
+        return ReplicationState(database.mode, f"{database.read_from}; under it, {storage.read_from}",
+                                {**database.settings, **storage.settings})
+
+    def _storage_replication(self) -> ReplicationState:
+        vms = [node.vm for node in self.topology.databases[0].nodes if node.vm]
+        if not vms:
+            return ReplicationState("unknown", "vSAN storage policies: no database node names its vm")
+        try:
+            seen = policies.vm_policies(self.session, vms)
+        except HarnessError as exc:
+            return ReplicationState("unknown", f"vSAN storage policies, which could not be read ({exc})")
+        model = " (the simulator's model)" if self.vsan_modelled else ""
+        said = "; ".join(f"{p.where} {p.policy.describe() if p.policy else 'no policy'}" for p in seen)
+        mirrored = [p.policy.site_mirrored if p.policy else None for p in seen]
+        mode: ReplicationMode = ("unknown" if None in mirrored else "synchronous" if all(mirrored) else "none")
+        return ReplicationState(mode, f"vSAN storage policies{model}: {said}",
+                                {f"storage policy {p.where}": p.policy.name if p.policy else "" for p in seen})
 
     def restore_replication(self, before: ReplicationState) -> list[str]:
-        return self.database.restore_replication(before) if isinstance(self.database, ReadsReplication) else []
+        """The database part puts back its own; a storage policy that differs is named, never changed here (a
+        fault that changes one reverts it itself)."""
+        restored = self.database.restore_replication(before) if isinstance(self.database, ReadsReplication) else []
+        now = self._storage_replication().settings
+        changed = [f"{k}: '{v}' before, '{now[k]}' now" for k, v in before.settings.items()
+                   if k.startswith("storage policy ") and k in now and now[k] != v]
+        if changed:
+            raise HarnessError(f"{self.session.where}: " + "; ".join(changed))
+        return restored
 
     def failover_forecast(self) -> FailoverForecast | None:
         return self.database.failover_forecast() if isinstance(self.database, Forecasting) else None
@@ -200,6 +229,7 @@ class VsphereCluster:
         seen = vsphere.discover(self.session, self.topology)
         timer = self.vsan.repair_timer_min()
         described = {**self.database.describe(),
+                     "replication": self.replication().describe(),
                      "vcenter": f"{getattr(about, 'fullName', 'unknown')}",
                      "vsphere_ha": f"{'on' if seen.ha_enabled else 'off'}; DRS {'on' if seen.drs_enabled else 'off'}"
                                    f" ({seen.drs_behavior or '-'})",

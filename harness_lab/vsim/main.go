@@ -75,6 +75,7 @@ func run(configPath string, logger *log.Logger) error {
 		return err
 	}
 	svc.RegisterSDK(sim.vsanRegistry())
+	svc.RegisterSDK(sim.pbmRegistry())
 	// More specific than the simulator's own "/vsanHealth" pattern, so it runs first.
 	svc.ServeMux.HandleFunc("POST "+vsan.Path, guardVsanEndpoint(svc.ServeSDK))
 	svc.ServeMux.HandleFunc("GET /sdk/vsanServiceVersions.xml", serveVsanVersions)

@@ -30,6 +30,12 @@ const (
 	vsanapiutils          = "vmware/pyvmomi vsanapiutils.py GetLatestVmodlVersion (what the vSAN SDK reads from /sdk/vsanServiceVersions.xml)"
 	pyVmomiVimTypeinfo    = "vmware/pyvmomi pyVmomi/_typeinfo_vim.py (each method's required privilege)"
 	relocateReference     = "developer.broadcom.com/xapis/virtual-infrastructure-json-api/latest/sdk/vim25/release/VirtualMachine/moId/RelocateVM_Task/post"
+	// What a stretched cluster's policies carry, as Microsoft's AVS module builds them for its vSAN stretched
+	// clusters (its "Site disaster tolerance" choices), and VMware's planning guide.
+	avsModule     = "Azure/Microsoft.AVS.Management Microsoft.AVS.Management.psm1 (New-AVSStoragePolicy, vSANSiteDisasterTolerance)"
+	vsanPlanning  = "docs.vmware.com VMware vSphere 6.5 vSAN, GUID-4172337E-E25F-4C6B-945E-01623D314FDA (stretched cluster design)"
+	govmomiPbm    = "vmware/govmomi v0.52.0 pbm/client.go (the Storage Policy API's path)"
+	pbmObjectType = "developer.broadcom.com/xapis/vmware-storage-policy-api/8.0U3/pbm.ServerObjectRef.ObjectType.html"
 	// The version ids are pyVmomi's; which vCenter release offers which is not published: the document
 	// served is that of a vCenter offering 8.0.0.3 and older ids, shaped as the vim document is.
 	pyVmomiVersions = "vmware/pyvmomi pyVmomi/_typeinfo_vsanhealth.py (the vSAN API version ids)"
@@ -84,6 +90,23 @@ var facts = []Fact{
 		"A-vsan-health-cache (the data group's id is not in the script; the harness judges objects live, never this group)", ""},
 	{"health_cache.timestamp", "time of the last full run", "assumed",
 		"A-vsan-health-cache (no document says the cached summary's timestamp is when the health service computed it)", ""},
+	{"pbm.path", "/pbm", "documented", govmomiPbm, `Path      = "/pbm"`},
+	{"pbm.object.vm", "virtualMachine", "documented", pbmObjectType,
+		"virtualMachine Indicates a virtual machine, not including the disks"},
+	{"pbm.object.disk", "virtualDiskId", "documented", pbmObjectType,
+		"virtualDiskId Indicates a virtual disk, identified by disk key (virtual-machine-mor:disk-key)"},
+	{"pbm.site_tolerance.capability", "hostFailuresToTolerate", "documented", avsModule,
+		"# We'll set hostFailuresToTolerate=1 to indicate cross-site mirroring."},
+	{"pbm.site_tolerance.mirrored", "1", "documented", vsanPlanning,
+		"Configure the Primary level of failures to tolerate to 1 for stretched clusters."},
+	{"pbm.site_tolerance.one_site", "0", "documented", avsModule,
+		"# Indicate unmirrored (hostFailuresToTolerate=0) but with a site locality preference"},
+	{"pbm.local_tolerance.capability", "subFailuresToTolerate", "documented", avsModule,
+		"$fttId = if ($isStretch) { 'subFailuresToTolerate' } else { 'hostFailuresToTolerate' }"},
+	{"pbm.locality.capability", "locality", "documented", avsModule, "-Id 'locality' -Value 'None'"},
+	{"pbm.locality.mirrored", "None", "documented", avsModule, "-Id 'locality' -Value 'None'"},
+	{"pbm.locality.preferred", "Preferred Fault Domain", "documented", avsModule,
+		"-Id 'locality' -Value 'Preferred Fault Domain'"},
 	{"drs.should_rule_corrects", "attempts to correct the situation", "documented",
 		"VMware vSphere API reference, vim.cluster.RuleInfo (as mirrored by yavijava)",
 		"If the existing cluster configuration violates the rule, the Server attempts to correct the situation."},

@@ -246,8 +246,7 @@ func (s *Sim) objectsJSONWith(m *VsanModel, uuids []string, eta map[string]int64
 		}
 		dom[obj.UUID] = map[string]any{
 			"config": map[string]any{"uuid": obj.UUID, "owner": m.Hosts[obj.OwnerHost].NodeUUID, "content": content},
-			"policy": map[string]any{"hostFailuresToTolerate": 1, "subFailuresToTolerate": 0,
-				"stripeWidth": 1, "forceProvisioning": 0, "proportionalCapacity": 0, "locality": "None"},
+			"policy": s.objectPolicy(obj.VM),
 		}
 	}
 	data, _ := json.Marshal(map[string]any{"dom_objects": dom, "lsom_objects": lsom, "disk_objects": disks})
@@ -312,4 +311,16 @@ func componentStateCode(state int) int64 {
 		return factInt("component_state.degraded")
 	}
 	return factInt("component_state.active")
+}
+
+// objectPolicy is an object's policy as the host lists it: its VM's, as PBM associates it (pbm.go).
+func (s *Sim) objectPolicy(vm string) map[string]any {
+	site, locality := factInt("pbm.site_tolerance.mirrored"), fact("pbm.locality.mirrored")
+	for _, v := range s.cfg.VMs {
+		if v.Name == vm && v.Policy == PolicySiteLocal {
+			site, locality = factInt("pbm.site_tolerance.one_site"), fact("pbm.locality.preferred")
+		}
+	}
+	return map[string]any{fact("pbm.site_tolerance.capability"): site, fact("pbm.local_tolerance.capability"): 0,
+		"stripeWidth": 1, "forceProvisioning": 0, "proportionalCapacity": 0, fact("pbm.locality.capability"): locality}
 }

@@ -35,7 +35,7 @@ from faults.backends.redfish import HostPowerOff
 from faults.base import FaultSpec, FaultState
 from faults.transports.ssh import SshShell, endpoint_named
 from faults.transports.vcenter import session_for
-from harness.clusters import cluster_for
+from harness.clusters import ReadsReplication, cluster_for
 from harness_kernel.history import EventKind
 from harness_kernel.paths import tools_dir
 from harness_kernel.topology.loader import load_topology, parse_topology
@@ -193,6 +193,21 @@ def test_doctor_passes_every_check_on_the_bound_lab_and_changes_nothing(bound: B
     assert rows["vCenter's clock"]["status"] == "PASS"
     privileges = rows["host-maintenance on host:esx-a1: privileges"]
     assert privileges["status"] == "PASS" and "holds Host.Config.Maintenance on HostSystem esx-a1" in privileges["seen"]
+
+
+def test_the_replication_is_read_from_the_database_and_the_storage_policies_of_its_vms(bound: Bound) -> None:
+    """The database's own mode (the lab's PostgreSQL), and under it each VM's and disk's vSAN policy as the Storage
+    Policy API associates it (the simulator's two stretched-cluster policies, marked as its model)."""
+    cluster = cluster_for(bound.topology)
+    assert isinstance(cluster, ReadsReplication)
+    state = cluster.replication()
+    assert state.mode == "synchronous", state
+    assert "under it, vSAN storage policies (the simulator's model): " in state.read_from
+    for node in bound.topology.databases[0].nodes:
+        assert (f"{node.vm} 'Stretched cluster: dual site mirroring' (hostFailuresToTolerate 1, locality None)"
+                in state.read_from), state.read_from
+        assert state.settings[f"storage policy {node.vm}"] == "Stretched cluster: dual site mirroring"
+    assert cluster.restore_replication(state) == [], "nothing changed, nothing put back"
 
 
 def test_a_capture_of_the_bound_lab_replays_to_the_same_rows_and_holds_no_name_or_secret_of_it(
