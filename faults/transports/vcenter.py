@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
 from typing import Any, TypeVar
 
 from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay, wait_exponential
@@ -390,7 +391,10 @@ class VCenterSession:
         with self._lock:
             if self._pbm is None:
                 s, stub = sdk(), self.si()._stub
-                session = stub.cookie.split('"')[1] if '"' in stub.cookie else ""
+                morsel = SimpleCookie(stub.cookie).get("vmware_soap_session")  # quoted on vCenter, bare on the sim
+                if morsel is None:
+                    raise ControlPlaneError(f"{self.where}: the session has no vmware_soap_session cookie for PBM")
+                session = morsel.value
                 pbm_stub = s.SoapStubAdapter(host=self.vcenter.address, port=self.vcenter.port, path=PBM_PATH,
                                              version=PBM_VERSION, sslContext=self._tls(), connectionPoolTimeout=-1,
                                              requestContext={"vcSessionCookie": session})

@@ -78,7 +78,7 @@ def vm_policies(session: VCenterSession, vms: Sequence[str]) -> list[PolicyOf]:
                                                                               key=f"{obj._moId}:{device.key}")))
     manager = session.pbm()
     results = session.call("reading the VMs' storage policies (PbmQueryAssociatedProfiles)",
-                           lambda: manager.PbmQueryAssociatedProfiles(entities=[ref for _, _, ref in parts]))
+                           lambda: manager.QueryAssociatedProfiles(entities=[ref for _, _, ref in parts]))
     ids = {(r.object.objectType, r.object.key): [p.uniqueId for p in (r.profileId or [])] for r in results or []}
     wanted = sorted({i for found_ids in ids.values() for i in found_ids})
     profiles = _profiles(session, manager, wanted) if wanted else {}
@@ -89,7 +89,7 @@ def vm_policies(session: VCenterSession, vms: Sequence[str]) -> list[PolicyOf]:
 def _profiles(session: VCenterSession, manager: Any, ids: list[str]) -> dict[str, StoragePolicy]:
     s = sdk()
     content = session.call("reading storage policies (PbmRetrieveContent)",
-                           lambda: manager.PbmRetrieveContent(profileIds=[s.pbm.profile.ProfileId(uniqueId=i)
+                           lambda: manager.RetrieveContent(profileIds=[s.pbm.profile.ProfileId(uniqueId=i)
                                                                           for i in ids]))
     return {p.profileId.uniqueId: StoragePolicy(str(p.name), rules_of(p)) for p in content or []}
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from faults.backends.vsan.probes import VsanCluster
+from faults.backends.vsphere import policies
 from faults.base import Uncertain
 from faults.transports.vcenter import VCenterSession, session_for
 from harness.clusters import vsphere_checks
@@ -62,3 +63,30 @@ def test_a_clock_far_from_this_machines_is_a_warning(sim: Simulator, monkeypatch
     with pytest.raises(Uncertain, match=r"vCenter's clock is 9\.\d\d s ahead of this machine's"):
         vsphere_checks.clock(session)
     assert abs(answer() - time.time()) < 1
+
+
+def test_each_vms_storage_policy_is_read_through_pbm_and_says_whether_its_data_is_in_both_sites(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Storage Policy API's association (PbmQueryAssociatedProfiles, PbmRetrieveContent) for the VM homes and
+    disks: pg-node-b's policy keeps its data in one site, and says so with the rules it was read from."""
+    password = secrets.token_urlsafe(16)
+    monkeypatch.setenv(PASSWORD_ENV, password)
+    with running(tmp_path, MODEL, password=password, username="harness", site_local_vms=("pg-node-b",)) as local:
+        topology = local.topology()
+        session = VCenterSession(topology.management.vcenter)  # type: ignore[arg-type]
+        try:
+            seen = policies.vm_policies(session, ["pg-node-a", "pg-node-b"])
+            with pytest.raises(HarnessError, match="no VirtualMachine named 'pg-node-z'"):
+                policies.vm_policies(session, ["pg-node-z"])
+        finally:
+            session.close()
+    by_vm = {p.where: p.policy for p in seen}
+    assert {p.vm for p in seen} == {"pg-node-a", "pg-node-b"} and all(p is not None for p in by_vm.values())
+    assert any(p.part.startswith("disk ") for p in seen), "each disk is read, not only the VM home"
+    for where, policy in by_vm.items():
+        assert policy is not None
+        if where.startswith("pg-node-a"):
+            assert policy.site_mirrored is True and policy.describe() == (
+                "'Stretched cluster: dual site mirroring' (hostFailuresToTolerate 1, locality None)")
+        else:
+            assert policy.site_mirrored is False and policy.rules["VSAN.locality"] == "Preferred Fault Domain"
