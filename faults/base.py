@@ -133,6 +133,7 @@ class OperationProgress:
     started_wall: float | None = None  # the operation's own start and end (the tool's or server's clock)
     finished_wall: float | None = None
     error: str | None = None  # it ended without completing, in the tool's or server's words
+    output: str | None = None  # where its result is (a backup's directory, file or URL): what a restore reads
 
     @property
     def completed(self) -> bool:

@@ -64,6 +64,7 @@ INTENTS: dict[str, Intent] = {i.name: i for i in (
     _intent("process-freeze", TargetKind.PROCESS, "a local process tree is frozen", "process-freeze"),
     _intent("storage-loss", TargetKind.NODE, "a replica's storage is lost and rebuilt", "storage-loss"),
     _intent("backup", TargetKind.DATABASE, "a full backup of the database runs under load", "backup"),
+    _intent("restore", TargetKind.DATABASE, "a copy of the database is restored beside it under load", "restore"),
 )}
 
 

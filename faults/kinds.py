@@ -104,22 +104,47 @@ class BackupParams(Params):
     @field_validator("destination")
     @classmethod
     def _plain_place(cls, destination: str | None) -> str | None:
-        """It goes into T-SQL, a PowerShell script, the plan and the journal: no quote of any kind, no
-        unprintable character, and no secret (a URL's user information or query string is one)."""
-        if destination is None:
-            return None
-        one_line(destination)
-        quotes = sorted(set(destination) & ANY_QUOTE)
-        if quotes:
-            raise ValueError("quotes are refused in a backup destination: " + ", ".join(f"U+{ord(q):04X}" for q in quotes))
-        if "://" in destination:
-            url = urlsplit(destination)
-            if url.scheme != "https" or not url.hostname:
-                raise ValueError("a backup URL is https://ACCOUNT.blob.core.windows.net/CONTAINER")
-            if "@" in url.netloc or url.query or url.fragment or "?" in destination or "#" in destination:
-                raise ValueError("a backup URL names the container only: user information, a query string (SAS "
-                                 "token) or a fragment would be printed and journaled; refused")
-        return destination
+        return plain_place(destination, "backup")
+
+
+def plain_place(place: str | None, what: str) -> str | None:
+    """A backup's place goes into T-SQL, a PowerShell script, the plan and the journal: no quote of any kind, no
+    unprintable character, and no secret (a URL's user information or query string is one)."""
+    if place is None:
+        return None
+    one_line(place)
+    quotes = sorted(set(place) & ANY_QUOTE)
+    if quotes:
+        raise ValueError(f"quotes are refused in a {what} place: " + ", ".join(f"U+{ord(q):04X}" for q in quotes))
+    if "://" in place:
+        url = urlsplit(place)
+        if url.scheme != "https" or not url.hostname:
+            raise ValueError("a backup URL is https://ACCOUNT.blob.core.windows.net/CONTAINER")
+        if "@" in url.netloc or url.query or url.fragment or "?" in place or "#" in place:
+            raise ValueError("a backup URL names the container only: user information, a query string (SAS "
+                             "token) or a fragment would be printed and journaled; refused")
+    return place
+
+
+class RestoreParams(Params):
+    """A copy of the database restored beside it under load, from a backup (the DBA's test restore, or a copy for
+    reporting): written under a name of the fault's instance, never over anything that exists; revert stops the
+    restore and removes only that copy."""
+
+    backup: str = Field(min_length=1, max_length=400,
+                        description="the backup to restore: PostgreSQL: a base backup's directory on this machine")
+    destination: str | None = Field(
+        default=None, min_length=1, max_length=400,
+        description="PostgreSQL: the directory the copy is restored into, on the harness machine (default: the "
+                    "database's backup_area)")
+    max_rate: str | None = Field(default=None, pattern=r"^[1-9][0-9]{0,6}[kM]?$",
+                                 description="PostgreSQL: the copy's rate, as pg_basebackup --max-rate (32k..1024M)")
+    timeout_s: float = Field(default=3600.0, gt=0, le=86_400, description="bound on the whole restore")
+
+    @field_validator("backup", "destination")
+    @classmethod
+    def _plain_place(cls, place: str | None) -> str | None:
+        return plain_place(place, "restore")
 
 
 @dataclass(frozen=True)
@@ -160,6 +185,8 @@ KINDS: dict[str, FaultKind] = {k.name: k for k in (
               "the node's VM moves to another host by vMotion, then back"),
     FaultKind("backup", TargetKind.DATABASE, BackupParams, False,
               "a full backup of the database runs under load; revert stops it and removes its files"),
+    FaultKind("restore", TargetKind.DATABASE, RestoreParams, False,
+              "a copy of the database is restored beside it under load; revert stops it and removes the copy"),
     FaultKind("process-freeze", TargetKind.PROCESS, NoParams, False, "a local process tree is frozen (SIGSTOP)"),
 )}
 

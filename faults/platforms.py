@@ -38,6 +38,7 @@ LAB = Platform("lab", (
     Backend("role-switchover", f"{_LAB}:RoleSwitchover", ON_THE_LAB),
     Backend("storage-loss", f"{_LAB}:StorageLoss", ON_THE_LAB),
     Backend("backup", "faults.backends.pgbackup:PgBaseBackup", ON_THE_LAB),
+    Backend("restore", "faults.backends.pgrestore:PgRestore", ON_THE_LAB),
 ), summary="the embedded lab's own controls")
 
 PROCESS = Platform("process", (
@@ -52,6 +53,7 @@ ROUTER = Platform("router", (
 
 POSTGRES = Platform("postgres", (
     Backend("backup", "faults.backends.pgbackup:PgBaseBackup", database_kind("postgres")),
+    Backend("restore", "faults.backends.pgrestore:PgRestore", database_kind("postgres")),
 ), summary="PostgreSQL's own tools")
 
 SQLSERVER = Platform("sqlserver", (

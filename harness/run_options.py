@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from faults.kinds import BackupParams
+from faults.kinds import BackupParams, RestoreParams
 from harness_kernel.errors import ConfigError
 from harness_kernel.text import one_line
 from harness_kernel.topology.models import FILE_PATH, WIDEST_SITE_PREFIX
@@ -67,6 +67,11 @@ def _io_dir(text: str) -> str:
 
 def _destination(text: str) -> str:
     BackupParams(destination=text)
+    return text
+
+
+def _restore_destination(text: str) -> str:
+    RestoreParams(backup="/", destination=text)
     return text
 
 
@@ -122,6 +127,7 @@ class RunOptions(BaseModel):
     backup_rates: Annotated[str, _checked(_rates)]
     backup_destination: Annotated[str, _checked(_destination)] | None = None
     backup_timeout_s: Finite = Field(gt=0, le=86_400)
+    restore_destination: Annotated[str, _checked(_restore_destination)] | None = None
     change_ticket: Annotated[str, _checked(_plain), Field(max_length=200)] | None = None
     change_url: Annotated[str, _checked(_plain), Field(max_length=2000)] | None = None
     tables_dir: Annotated[str, _checked(_path)] | None = None

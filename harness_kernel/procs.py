@@ -8,11 +8,13 @@ the boot it started in and the host, it names exactly one process ever.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -258,3 +260,34 @@ def why_not_a_target(pid: int, program: str) -> str | None:
     if running_program != os.path.realpath(program):
         return f"pid {pid} runs {running_program}, not {program}"
     return None
+
+
+def naming(path: Path, programs: tuple[str, ...]) -> list[int]:
+    """Processes whose arguments name `path`, run by one of `programs` (within their first four arguments: a tool
+    started under `timeout` or `setpriv`), whoever started them: how a revert or `recover` finds a tool it ran."""
+    wanted = str(path).encode()
+    found = []
+    for entry in PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(wanted in a for a in argv) and any(Path(a.decode(errors="replace")).name in programs
+                                                  for a in argv[:4] if a):
+            found.append(int(entry.name))
+    return found
+
+
+def stop_all(find: Callable[[], list[int]], grace_s: float) -> None:
+    """SIGTERM what `find` returns, SIGKILL what is left after `grace_s`."""
+    for pid in find():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while find() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in find():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)

@@ -1,23 +1,34 @@
-"""S7 backup under load: a full backup of the database while the OLTP workload runs.
+"""S7 backup and restore under load: a full backup of the database, and a restore of it beside it, while the OLTP
+workload runs.
 
-Table per case: backup size, duration and throughput (MB/s), TPS and p95 latency before vs
-during, and the impact. PostgreSQL (the lab): `pg_basebackup`, optionally rate-limited
-(`--backup-rates`; this kernel has no blkio controller, so an IOPS cap is not offered).
-SQL Server: `BACKUP DATABASE ... WITH COPY_ONLY` through the SQL Server backend, so the
-user's backup chain is untouched. Revert stops a backup still running and removes its files.
+Table per case: size, duration and throughput (MB/s), TPS and p95 latency before vs during, and
+the impact. PostgreSQL (the lab): `pg_basebackup`, optionally rate-limited (`--backup-rates`;
+this kernel has no blkio controller, so an IOPS cap is not offered); the restore copies that
+backup into a new directory (`--restore-destination`, by default the database's backup area) and
+starts a PostgreSQL of its own on it until the copy answers. SQL Server: `BACKUP DATABASE ...
+WITH COPY_ONLY` through the SQL Server backend, so the user's backup chain is untouched. Revert
+stops a backup or restore still running and removes what it wrote.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 import pytest
 
+from faults.backends.pgbackup import directory_for
+from faults.base import FaultSpec, OperationProgress
 from harness.analysis.slo import SloCheck
 from harness.experiment import Experiment
 from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
+from harness.safety.runner import ActiveFault
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
-from harness_suites.evidence import fmt, fmt_lost, kept_share, window_ratio, window_stats, within
+from harness_kernel.errors import HarnessError
+from harness_kernel.topology.models import Topology
+from harness_suites.evidence import WindowStats, fmt, fmt_lost, kept_share, window_ratio, window_stats, within
 from reports.published_tables import BackupUnderLoad, s7_backup_table
 
 MB = 1e6
@@ -31,13 +42,49 @@ def backup_case(rate: str, destination: str | None, timeout_s: float) -> Scenari
     return ScenarioFault(label, Role.DATABASE, "backup", params)
 
 
+@dataclass(frozen=True)
+class RestoreOfBackup:
+    """A restore of the full backup the test takes first; dry-run plans both, the restore reading the directory
+    the backup will write (its instance's)."""
+
+    backup: ScenarioFault
+    destination: str | None
+    timeout_s: float
+    rate: str  # "none" (unthrottled) or a --max-rate
+
+    @property
+    def label(self) -> str:
+        return "restore of the full backup" + ("" if self.rate == "none" else f" at {self.rate}B/s")
+
+    def __str__(self) -> str:
+        return self.label
+
+    def of(self, source: str, destination: str | None) -> ScenarioFault:
+        params = {"backup": source, "timeout_s": self.timeout_s, **({"destination": destination} if destination else {}),
+                  **({"max_rate": self.rate} if self.rate != "none" else {})}
+        return ScenarioFault(self.label, Role.DATABASE, "restore", params)
+
+    def plan_specs(self, topology: Topology) -> list[FaultSpec]:
+        specs = []
+        for backup in self.backup.plan_specs(topology):
+            area = backup.params.get("destination") or topology.databases[0].backup_area
+            source = str(directory_for(Path(area), backup.instance)) if area else "(the backup's directory)"
+            specs += [backup, *self.of(source, self.destination).plan_specs(topology)]
+        return specs
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "case" not in metafunc.fixturenames:
-        return
     options = run_options(metafunc.config)
-    rates = options.backup_rate_values
-    cases = [backup_case(rate, options.backup_destination, options.backup_timeout_s) for rate in rates]
-    metafunc.parametrize("case", cases, ids=["unthrottled" if r == "none" else f"at-{r}" for r in rates])
+    if "case" in metafunc.fixturenames:
+        rates = options.backup_rate_values
+        cases = [backup_case(rate, options.backup_destination, options.backup_timeout_s) for rate in rates]
+        metafunc.parametrize("case", cases, ids=["unthrottled" if r == "none" else f"at-{r}" for r in rates])
+    if "restore" in metafunc.fixturenames:
+        backup = backup_case("none", options.backup_destination, options.backup_timeout_s)
+        rate = options.backup_rate_values[0]  # one restore, at the first backup's rate
+        metafunc.parametrize("restore", [RestoreOfBackup(backup, options.restore_destination, options.backup_timeout_s,
+                                                         rate)],
+                             ids=["unthrottled" if rate == "none" else f"at-{rate}"])
 
 
 @pytest.mark.scenario("S7")
@@ -53,30 +100,78 @@ def test_a_full_backup_under_load_completes_and_keeps_the_business_running(
     with experiment.fault(spec, guards=[experiment.throughput_guard(before.tps or 0.0)],
                           duration_s=timeout_s + 60) as active:
         done, ended = experiment.await_operation(active, timeout_s)
+    report_operation(Measured("backup", case.label, spec, before, active, done, ended), experiment, scenario_report,
+                     topology, users)
+
+
+@pytest.mark.scenario("S7")
+def test_a_restore_under_load_completes_and_keeps_the_business_running(
+        restore: RestoreOfBackup, experiment: Experiment, harness_run: HarnessRun, scenario_report: ScenarioReport,
+        pytestconfig: pytest.Config) -> None:
+    """The backup is taken first (not measured: S7's backup test measures it), then restored beside the database,
+    measured against a baseline taken after the backup ended."""
+    topology = harness_run.topology
+    users, timeout_s = pytestconfig.getoption("--users"), restore.timeout_s
+    backup = restore.backup.resolve(experiment.cluster, topology)
+    with experiment.fault(backup, duration_s=2 * timeout_s + 120) as taken:
+        made, _ = experiment.await_operation(taken, timeout_s)
+        if not made.completed or made.output is None:
+            raise HarnessError(f"S7 restore: the backup it restores did not complete ({made.error or 'no output'})")
+        start = experiment.timeline.now()
+        experiment.baseline()
+        before = window_stats(experiment, start, experiment.timeline.now(), users)
+        case = restore.of(made.output, restore.destination)
+        spec = case.resolve(experiment.cluster, topology)
+        with experiment.fault(spec, guards=[experiment.throughput_guard(before.tps or 0.0)],
+                              duration_s=timeout_s + 60) as active:
+            done, ended = experiment.await_operation(active, timeout_s)
+    report_operation(Measured("restore", case.label, spec, before, active, done, ended), experiment, scenario_report,
+                     topology, users)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One operation under load as the test ran it: the baseline before, the operation's own report."""
+
+    operation: str  # "backup" or "restore"
+    label: str
+    spec: FaultSpec
+    before: WindowStats
+    active: ActiveFault
+    done: OperationProgress
+    ended: float
+
+
+def report_operation(run: Measured, experiment: Experiment, scenario_report: ScenarioReport, topology: Topology,
+                     users: int) -> None:
+    """The table, key figures and verdicts of a backup or restore under load: `during` is exactly the operation's
+    run, as the operation itself reports it (the harness's start precedes it)."""
     experiment.measure("settle", experiment.durations.settle_s)
     experiment.finish()
-    # during = exactly the backup's run, as the backup itself reports it (the harness's start precedes it)
-    began = experiment.timeline.t_of_wall(done.started_wall) if done.started_wall else active.injected_at
-    during = window_stats(experiment, began, ended, users)
+    done, before = run.done, run.before
+    began = experiment.timeline.t_of_wall(done.started_wall) if done.started_wall else run.active.injected_at
+    during = window_stats(experiment, began, run.ended, users)
     duration = done.finished_wall - done.started_wall if done.finished_wall and done.started_wall else None
-    row = BackupUnderLoad(case=case.label, size_mb=done.bytes_done / MB if done.bytes_done is not None else None,
+    row = BackupUnderLoad(case=run.label, size_mb=done.bytes_done / MB if done.bytes_done is not None else None,
                           duration_s=duration, tps_before=before.tps or 0.0, tps_during=during.tps,
                           p95_before_ms=before.p95_ms, p95_during_ms=during.p95_ms, completed=done.completed)
-    table = s7_backup_table([row], min_tps_kept_pct=100 * topology.slo.tps_after_min_ratio)
+    table = s7_backup_table([row], min_tps_kept_pct=100 * topology.slo.tps_after_min_ratio,
+                            title=f"S7 {run.operation} under load", operation=run.operation)
     lost = experiment.ledger.lost_count if experiment.ledger else None
     throughput = row.size_mb / duration if row.size_mb is not None and duration else None
-    scenario_report.record("S7", experiment, fault_kind=spec.kind, target=spec.target, title=f"S7 {case.label}",
-                           table=table, table_name=f"s7-{spec.params.get('max_rate', 'unthrottled')}",
-                           numbers={"backup": f"{fmt(row.size_mb, ' MB')} in {fmt(duration, ' s')} "
-                                              f"({fmt(throughput, ' MB/s')})",
+    name = f"s7-{run.spec.params.get('max_rate', 'unthrottled')}" if run.operation == "backup" else "s7-restore"
+    scenario_report.record("S7", experiment, fault_kind=run.spec.kind, target=run.spec.target, title=f"S7 {run.label}",
+                           table=table, table_name=name,
+                           numbers={run.operation: f"{fmt(row.size_mb, ' MB')} in {fmt(duration, ' s')} "
+                                                   f"({fmt(throughput, ' MB/s')})",
                                     "TPS before": fmt(before.tps, "", 0), "during": fmt(during.tps, "", 0) + ", "
                                     + kept_share(during.tps, before.tps, topology.slo.tps_after_min_ratio),
                                     "lost": within(fmt_lost(lost), "<=", topology.slo.lost_commits_max),
-                                    **({"backup error": done.error} if done.error else {})},
-                           findings=[*before.outage("before"), *during.outage("during the backup")])
+                                    **({f"{run.operation} error": done.error} if done.error else {})},
+                           findings=[*before.outage("before"), *during.outage(f"during the {run.operation}")])
     ratio = during.tps / before.tps if during.tps is not None and before.tps else None
     scenario_report.judge([
-        SloCheck("backup completed (1 = yes)", float(done.completed), ">=", 1),
+        SloCheck(f"{run.operation} completed (1 = yes)", float(done.completed), ">=", 1),
         SloCheck("TPS during / before", ratio, ">=", topology.slo.tps_after_min_ratio,
                  interval=window_ratio(during, before)),
         experiment.lost_commits_check(),

@@ -354,20 +354,21 @@ class BackupUnderLoad:
 
 
 def s7_backup_table(cases: Sequence[BackupUnderLoad], *, min_tps_kept_pct: float = 80.0,
-                    title: str = "S7 backup under load") -> Table:
+                    title: str = "S7 backup under load", operation: str = "backup") -> Table:
+    """A backup's table, or a restore's (`operation`): the same columns, the copy's size and rate."""
     rows: list[dict[str, Cell]] = [
         {"case": c.case, "size_mb": c.size_mb, "duration_s": c.duration_s,
          "mb_s": c.size_mb / c.duration_s if c.size_mb is not None and c.duration_s else None,
          "tps_before": c.tps_before, "tps_during": c.tps_during, "tps_change": _change_pct(c.tps_before, c.tps_during),
          "p95_before_ms": c.p95_before_ms, "p95_during_ms": c.p95_during_ms,
          "completed": 1 if c.completed else 0} for c in cases]
-    columns = [Column("case", "backup", text=True), Column("size_mb", "size (MB)", "{:,.1f}"),
+    columns = [Column("case", operation, text=True), Column("size_mb", "size (MB)", "{:,.1f}"),
                Column("duration_s", "duration (s)", "{:.1f}"),
                Column("mb_s", "throughput (MB/s)", "{:.1f}", better="higher", floor=0.5),
                Column("tps_before", "TPS before"), Column("tps_during", "TPS during"),
                Column("tps_change", "TPS impact %", "{:+.2f}", better="higher", points=True),
                Column("p95_before_ms", "p95 before (ms)", "{:.1f}"),
                Column("p95_during_ms", "p95 during (ms)", "{:.1f}"), Column("completed", "completed (1 = yes)", "{:d}")]
-    thresholds = [Threshold("tps_change", ">=", min_tps_kept_pct - 100.0, "TPS kept during the backup"),
-                  Threshold("completed", ">=", 1, "backup completed")]
+    thresholds = [Threshold("tps_change", ">=", min_tps_kept_pct - 100.0, f"TPS kept during the {operation}"),
+                  Threshold("completed", ">=", 1, f"{operation} completed")]
     return Table(title, columns, rows, thresholds)

@@ -14,11 +14,9 @@ backup needs. The password, if any, reaches the tool in its environment, never i
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -48,6 +46,11 @@ def pg_basebackup() -> str:
 def _lab_area_of_an_older_snapshot(topology: Topology) -> str | None:
     """A journal written before `backup_area` existed holds the lab's state directory instead: the backup went there."""
     return f"{topology.lab.state_dir}/backups" if topology.lab is not None and topology.lab.state_dir else None
+
+
+def directory_for(destination: Path, instance: str) -> Path:
+    """Where the backup of fault instance `instance` is written (what a restore of it reads)."""
+    return destination / f"harness-backup-{instance}"
 
 
 @dataclass
@@ -82,7 +85,7 @@ class PgBaseBackup:
     # -- what it writes --------------------------------------------------------------
     @property
     def directory(self) -> Path:
-        return self.destination / f"harness-backup-{self.spec.instance}"
+        return directory_for(self.destination, self.spec.instance)
 
     @property
     def log_file(self) -> Path:
@@ -143,19 +146,7 @@ class PgBaseBackup:
 
     def _pids(self) -> list[int]:
         """Our tool's processes: those whose arguments name our directory, whoever started them (recover)."""
-        wanted = str(self.directory).encode()
-        found = []
-        for entry in procs.PROC.iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                argv = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if wanted in argv and any(Path(a.decode(errors="replace")).name in ("pg_basebackup", "timeout")
-                                      for a in argv[:4] if a):
-                found.append(int(entry.name))
-        return found
+        return procs.naming(self.directory, ("pg_basebackup", "timeout"))
 
     def running(self) -> bool:
         if self._process is not None:
@@ -175,18 +166,10 @@ class PgBaseBackup:
         return OperationProgress(running=running, bytes_done=done_kb * 1024 if done_kb is not None else None,
                                  bytes_total=total_kb * 1024 if total_kb is not None else None,
                                  started_wall=self._started_wall, finished_wall=None if running else self._finished_wall,
-                                 error=error)
+                                 error=error, output=str(self.directory))
 
     def revert(self) -> None:
-        for pid in self._pids():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE_S
-        while self._pids() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        for pid in self._pids():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        procs.stop_all(self._pids, STOP_GRACE_S)
         if self._process is not None:
             try:
                 self._process.wait(STOP_GRACE_S)

@@ -295,7 +295,7 @@ class SqlServerBackup:
         started = finished - int(duration_ms) / 1000
         error = None if copy_only else f"msdb records the backup to {self.file} as not copy-only"
         return OperationProgress(running=False, bytes_done=float(size), bytes_total=float(size), percent=100.0,
-                                 started_wall=started, finished_wall=finished, error=error)
+                                 started_wall=started, finished_wall=finished, error=error, output=self.file)
 
     def check(self) -> FaultState:
         try:

@@ -2,7 +2,7 @@
 
 An allow-list, not a deny-list: a field not named here leaves the capture, whatever it holds
 (serial numbers, MAC addresses, a host's other identifiers, user names). The list follows the
-readers: `faults.backends.vsphere.probes`, `faults.backends.vsan.probes`, the privilege check
+readers: `faults.backends.vsphere.probes` and `.policies`, `faults.backends.vsan.probes`, the privilege check
 (`faults.backends.vsphere.privileges`), `harness.clusters.vsphere_checks`,
 `faults.transports.redfish` and pyVmomi's own session handling. A capture replayed with a field
 missing here reaches another row than the live doctor did: `tests/integration/contract/
@@ -63,6 +63,21 @@ SOAP_FIELDS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "VsanHostVsanObjectSyncQueryResult": {"totalObjectsToSync", "totalBytesToSync", "totalRecoveryETA", "objects"},
     "VsanHostVsanObjectSyncState": {"uuid", "components"},
     "VsanHostComponentSyncState": {"uuid", "diskUuid", "hostUuid", "bytesToSync", "recoveryETA", "reasons"},
+    # a VM's disks, by key (faults.backends.vsphere.policies: each disk's storage policy)
+    "VirtualDevice": {"key"},
+    # the Storage Policy API (/pbm): each VM's and disk's policy and its rules (faults.backends.vsphere.policies)
+    "PbmServiceInstanceContent": {"profileManager"},
+    "PbmQueryProfileResult": {"object", "profileId", "fault"},
+    "PbmServerObjectRef": {"objectType", "key"},
+    "PbmProfileId": {"uniqueId"},
+    "PbmProfile": {"profileId", "name"},
+    "PbmCapabilityProfile": {"constraints"},
+    "PbmCapabilitySubProfileConstraints": {"subProfiles"},
+    "PbmCapabilitySubProfile": {"name", "capability"},
+    "PbmCapabilityInstance": {"id", "constraint"},
+    "PbmCapabilityMetadataUniqueId": {"namespace", "id"},
+    "PbmCapabilityConstraintInstance": {"propertyInstance"},
+    "PbmCapabilityPropertyInstance": {"id", "value"},
 }.items()}
 
 # vSAN answers that are JSON inside a string (QueryPhysicalVsanDisks, QueryVsanObjects): keys kept. Keys that

@@ -148,7 +148,7 @@ def _vmodl() -> Any:
 @cache
 def _wsdl_type(name: str) -> Any:
     v = _vmodl()
-    for ns in ("urn:vim25", "urn:vsan"):
+    for ns in ("urn:vim25", "urn:vsan", "urn:pbm"):
         try:
             return v.GetWsdlType(ns, name)
         except KeyError:
@@ -167,7 +167,7 @@ def _result_type(method: str, request: str) -> Any:
             return None
         info = next((p for p in owner._GetPropertyList() if p.name == prop.text), None)
         return info.type if info else None
-    for ns in ("urn:vim25", "urn:vsan"):
+    for ns in ("urn:vim25", "urn:vsan", "urn:pbm"):
         try:
             return v.GetWsdlMethod(ns, method).info.result
         except (KeyError, AttributeError):

@@ -4,19 +4,26 @@ The stun is the model's only quantity the clients see directly, so two different
 stuns must show up as two different commit gaps. The backup is real `pg_basebackup` from the
 lab's primary: rate-limited, it takes as long as its size at that rate; stopped mid-run, it
 leaves no process and none of its files behind, and nothing else in its destination is touched.
+Its restore beside the database is real too: the copy starts and answers, then leaves nothing;
+over a directory that exists it is refused.
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from faults.backends.pgbackup import PgBaseBackup
+from faults.backends.pgrestore import PgRestore
 from faults.base import FaultSpec, FaultState
 from harness.analysis.phases import longest_gap_within
 from harness.safety.runner import FaultRunner
+from harness_kernel.errors import ControlPlaneError
 from harness_kernel.topology.models import Topology
 from harness_lab.controller import Lab
 from harness_lab.vmotion import PreCopyModel, migrate
@@ -84,3 +91,67 @@ def test_a_backup_stopped_mid_run_leaves_no_process_and_none_of_its_files(
     assert not fault._pids()
     assert fault.check() is FaultState.CLEARED and list(destination.iterdir()) == []
     assert fault.progress().error is not None, "it ended without completing, and says how"
+
+
+@pytest.fixture
+def scratch() -> Iterator[Path]:
+    """A directory the copy's server (the postgres user) can enter: pytest's own are root's alone."""
+    path = Path(tempfile.mkdtemp(prefix="hlabt-restore-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def restore(factory: FaultBuilder, topology: Topology, source: Path, destination: Path,
+            instance: str | None = None, **params: object) -> PgRestore:
+    spec = FaultSpec("restore", "database:bench", {"backup": str(source), "destination": str(destination),
+                                                   "timeout_s": 120.0, **params})
+    fault = factory.build(FaultSpec(spec.kind, spec.target, spec.params, instance) if instance else spec, topology)
+    assert isinstance(fault, PgRestore)
+    return fault
+
+
+def test_a_backup_restored_beside_the_database_under_load_at_its_rate_answers_and_leaves_nothing(
+        topology: Topology, runner: FaultRunner, factory: FaultBuilder, load: OltpDriver, scratch: Path) -> None:
+    time.sleep(3)  # the users have connected and commit steadily
+    taken = backup(factory, topology, scratch / "backups", timeout_s=120.0)
+    restores = scratch / "restores"
+    restores.mkdir()
+    (restores / "operator.sql").write_text("not the harness's")
+    with runner.inject(taken, duration_s=300) as holding:
+        while taken.progress().running:
+            holding.sleep(0.5)
+        source = taken.progress().output
+        assert taken.progress().completed and source is not None
+        backed_up = sorted(str(p.relative_to(source)) for p in Path(source).rglob("*"))
+        fault = restore(factory, topology, Path(source), restores, max_rate="16M")
+        with runner.inject(fault, duration_s=150) as active:
+            while fault.progress().running and runner.timeline.now() - active.injected_at < 120:
+                active.sleep(0.5)
+            done = fault.progress()
+            answered = (fault.directory / "restore.log").read_text()
+        assert sorted(str(p.relative_to(source)) for p in Path(source).rglob("*")) == backed_up, "read, not changed"
+    assert done.completed, done.error
+    assert done.bytes_total is not None and done.bytes_done == done.bytes_total > 10e6, "the whole backup copied"
+    assert done.started_wall is not None and done.finished_wall is not None
+    took = done.finished_wall - done.started_wall
+    assert took >= 0.8 * done.bytes_total / (16 * 1024 * 1024), f"{done.bytes_total:.0f} B in {took:.1f} s at 16 MB/s"
+    assert "\nf\n" in answered, "the copy opened read-write: crash recovery replayed the backup's WAL"
+    assert fault.check() is FaultState.CLEARED and sorted(p.name for p in restores.iterdir()) == ["operator.sql"]
+    assert not fault._pids(), "no server of the copy left"
+    load.stop()
+    assert load.verify().lost_count == 0
+
+
+def test_a_restore_over_a_directory_that_exists_is_refused_naming_it_and_nothing_is_touched(
+        topology: Topology, factory: FaultBuilder, scratch: Path) -> None:
+    source = scratch / "backup"
+    source.mkdir()
+    (source / "PG_VERSION").write_text("15\n")
+    occupied = scratch / "harness-restore-0123456789ab"  # as if somebody had made it: not this fault's
+    occupied.mkdir()
+    (occupied / "theirs").write_text("keep")
+    fault = restore(factory, topology, source, scratch, instance="0123456789ab")
+    with pytest.raises(ControlPlaneError, match=f"{occupied} exists already; nothing is written over"):
+        fault.preflight()
+    assert (occupied / "theirs").read_text() == "keep" and [p.name for p in occupied.iterdir()] == ["theirs"]

@@ -389,6 +389,7 @@ def test_item_10_nor_by_the_dry_runs_list_of_missing_credentials(tmp_path: Path)
     ("--recover-timeout-s", "nan"), ("--backup-rates", "4M;id"),
     ("--backup-destination", f"https://harness:{CANARY}@acct.blob.core.windows.net/c"),
     ("--backup-destination", f"https://acct.blob.core.windows.net/c?sv=2022&sig={CANARY}"),
+    ("--restore-destination", "/srv/copy\u2019; rm -rf /; \u2018x"),
 ])
 def test_every_option_value_is_checked_before_anything_runs(option: str, value: str) -> None:
     result = dry_run("--topology", "examples/stretched-2plus2.yaml", option, value)
