@@ -153,9 +153,13 @@ def _allowed_faults(topology: Topology, findings: Findings) -> Iterator[Fault]:
 
 
 def _params(kind: str, target: Target, topology: Topology) -> dict[str, Any]:
-    """The params a run would give: latency needs an RTT to plan (any will do); a cache device fails as one."""
+    """The params a run would give: latency needs an RTT to plan (any will do); a cache device fails as one; a restore
+    reads the backup its run takes first."""
     if kind == "latency":
         return {"rtt_ms": 1.0}
+    if kind == "restore":  # it reads the backup a run takes first: checked when it starts, not here
+        area = topology.databases[0].backup_area if topology.databases else None
+        return {"backup": f"{area or ''}/harness-backup-(taken by the run)"}
     if kind == "disk-failure":
         host, device = target.parts
         caches = {g.cache for g in topology.host(host).disk_groups if g.cache}

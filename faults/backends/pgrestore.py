@@ -137,8 +137,11 @@ class PgRestore:
             (f"stop what runs of it (found by {self.directory} in its arguments); remove {self.directory}",))
 
     def preflight(self) -> None:
-        if not (self.source / "PG_VERSION").is_file():
-            raise ConfigError(f"restore: params.backup: {self.source} is not a PostgreSQL base backup (no PG_VERSION)")
+        """What can be known before the backup exists (a run takes it first): the tools, the destination, and that
+        nothing is there already; the backup itself is checked when the restore starts."""
+        for tool in ("pg_ctl", "psql"):
+            if not Path(pg_tool(tool)).exists():
+                raise ConfigError(f"restore: {tool} is not installed on this machine (postgresql)")
         if self.directory.exists():
             raise ControlPlaneError(f"restore: {self.directory} exists already; nothing is written over")
         existing = next(p for p in (self.destination, *self.destination.parents) if p.exists())
@@ -151,6 +154,8 @@ class PgRestore:
                               "runs the copy's server")
 
     def inject(self) -> None:
+        if not (self.source / "PG_VERSION").is_file():  # before anything is written
+            raise ConfigError(f"restore: params.backup: {self.source} is not a PostgreSQL base backup (no PG_VERSION)")
         self._total = size_of(self.source)
         self.data.mkdir(parents=True)
         self._started_wall = time.time()

@@ -19,12 +19,13 @@ from typing import Any, TypeVar
 from faults.transports import wire
 
 Connection = TypeVar("Connection", bound=http.client.HTTPConnection)
-_CREDENTIAL = re.compile(rb"<(password|pwd|token)>.*?</\1>", re.S)
+# Login's password, a token, and the session key a PBM or vSAN request carries in its SOAP header
+_CREDENTIAL = re.compile(rb"<((?:\w+:)?(?:password|pwd|token|vcSessionCookie))(\s[^>]*)?>.*?</\1>", re.S)
 
 
 def withheld(body: bytes) -> bytes:
-    """A SOAP request without the values of its credential elements (Login's password, a token)."""
-    return _CREDENTIAL.sub(rb"<\1>(withheld)</\1>", body)
+    """A SOAP request without the values of its credential elements (Login's password, a token, a session key)."""
+    return _CREDENTIAL.sub(rb"<\1\2>(withheld)</\1>", body)
 
 
 def recording(base: type[Connection], transport: str, endpoint: str) -> type[Connection]:

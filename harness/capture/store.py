@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from faults.transports.http_recording import withheld
 from faults.transports.wire import Exchange
 from harness.capture import scrub, xmltree
 from harness.capture.aliases import Aliases
@@ -50,7 +51,8 @@ class Capture:
 
 
 def request_key(transport: str, request: Mapping[str, Any]) -> str:
-    """What a replay matches a request on: a SOAP body with its session's view ids masked; a path; a command."""
+    """What a replay matches a request on: a SOAP body with its session's view ids and credentials masked (a
+    session key in its header differs from run to run); a path; a command."""
     if transport == "ssh":
         return str(request["command"])
     if transport == "winrm":
@@ -58,7 +60,8 @@ def request_key(transport: str, request: Mapping[str, Any]) -> str:
     if transport == "odbc":
         return " ".join(str(request["sql"]).split()) + " " + json.dumps(request.get("params", []), sort_keys=True)
     if transport == "soap" and request.get("method", "POST") == "POST":
-        body = _canonical(_VIEW.sub("session[]", str(request.get("body", ""))))
+        masked = withheld(str(request.get("body", "")).encode()).decode("utf-8", "replace")  # as it was recorded
+        body = _canonical(_VIEW.sub("session[]", masked))
         return "POST " + str(request.get("path", "")) + " " + hashlib.sha256(body.encode()).hexdigest()
     return f"{request.get('method', 'GET')} {request.get('path', '')}"
 

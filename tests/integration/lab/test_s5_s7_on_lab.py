@@ -23,7 +23,7 @@ from faults.backends.pgrestore import PgRestore
 from faults.base import FaultSpec, FaultState
 from harness.analysis.phases import longest_gap_within
 from harness.safety.runner import FaultRunner
-from harness_kernel.errors import ControlPlaneError
+from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.topology.models import Topology
 from harness_lab.controller import Lab
 from harness_lab.vmotion import PreCopyModel, migrate
@@ -155,3 +155,15 @@ def test_a_restore_over_a_directory_that_exists_is_refused_naming_it_and_nothing
     with pytest.raises(ControlPlaneError, match=f"{occupied} exists already; nothing is written over"):
         fault.preflight()
     assert (occupied / "theirs").read_text() == "keep" and [p.name for p in occupied.iterdir()] == ["theirs"]
+
+
+def test_a_restore_of_something_that_is_no_base_backup_is_refused_before_anything_is_written(
+        topology: Topology, factory: FaultBuilder, scratch: Path) -> None:
+    source = scratch / "not-a-backup"
+    source.mkdir()
+    (source / "notes.txt").write_text("no PG_VERSION here")
+    fault = restore(factory, topology, source, scratch / "restores")
+    fault.preflight()  # the backup is a run's own, taken after any preflight: it is checked when the restore starts
+    with pytest.raises(ConfigError, match="is not a PostgreSQL base backup"):
+        fault.inject()
+    assert not (scratch / "restores").exists() and fault.check() is FaultState.CLEARED
