@@ -68,7 +68,7 @@ class RestoreOfBackup:
         specs = []
         for backup in self.backup.plan_specs(topology):
             area = backup.params.get("destination") or topology.databases[0].backup_area
-            source = str(directory_for(Path(area), backup.instance)) if area else "(the backup's directory)"
+            source = str(directory_for(Path(area), backup.instance)) if area else "/(the backup taken first)"
             specs += [backup, *self.of(source, self.destination).plan_specs(topology)]
         return specs
 
