@@ -92,17 +92,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def test_a_full_backup_under_load_completes_and_keeps_the_business_running(
         case: ScenarioFault, experiment: Experiment, harness_run: HarnessRun, scenario_report: ScenarioReport,
         pytestconfig: pytest.Config) -> None:
-    topology = harness_run.topology
-    users, timeout_s = pytestconfig.getoption("--users"), pytestconfig.getoption("--backup-timeout-s")
-    start = experiment.timeline.now()
-    experiment.baseline()
-    before = window_stats(experiment, start, experiment.timeline.now(), users)
-    spec = case.resolve(experiment.cluster, topology)
-    with experiment.fault(spec, guards=[experiment.throughput_guard(before.tps or 0.0)],
-                          duration_s=timeout_s + 60) as active:
-        done, ended = experiment.await_operation(active, timeout_s)
-    report_operation(Measured("backup", case.label, spec, before, active, done, ended), experiment, scenario_report,
-                     topology, users)
+    topology, users = harness_run.topology, pytestconfig.getoption("--users")
+    measured = measure_operation("backup", case, experiment, topology, users, pytestconfig.getoption("--backup-timeout-s"))
+    report_operation(measured, experiment, scenario_report, topology, users)
 
 
 @pytest.mark.scenario("S7")
@@ -118,16 +110,22 @@ def test_a_restore_under_load_completes_and_keeps_the_business_running(
         made, _ = experiment.await_operation(taken, timeout_s)
         if not made.completed or made.output is None:
             raise HarnessError(f"S7 restore: the backup it restores did not complete ({made.error or 'no output'})")
-        start = experiment.timeline.now()
-        experiment.baseline()
-        before = window_stats(experiment, start, experiment.timeline.now(), users)
-        case = restore.of(made.output, restore.destination)
-        spec = case.resolve(experiment.cluster, topology)
-        with experiment.fault(spec, guards=[experiment.throughput_guard(before.tps or 0.0)],
-                              duration_s=timeout_s + 60) as active:
-            done, ended = experiment.await_operation(active, timeout_s)
-    report_operation(Measured("restore", case.label, spec, before, active, done, ended), experiment, scenario_report,
-                     topology, users)
+        measured = measure_operation("restore", restore.of(made.output, restore.destination), experiment, topology,
+                                     users, timeout_s)
+    report_operation(measured, experiment, scenario_report, topology, users)
+
+
+def measure_operation(operation: str, case: ScenarioFault, experiment: Experiment, topology: Topology, users: int,
+                      timeout_s: float) -> Measured:
+    """A baseline, then the operation under load until it ends (at most `timeout_s`), a guard on the throughput."""
+    start = experiment.timeline.now()
+    experiment.baseline()
+    before = window_stats(experiment, start, experiment.timeline.now(), users)
+    spec = case.resolve(experiment.cluster, topology)
+    with experiment.fault(spec, guards=[experiment.throughput_guard(before.tps or 0.0)],
+                          duration_s=timeout_s + 60) as active:
+        done, ended = experiment.await_operation(active, timeout_s)
+    return Measured(operation, case.label, spec, before, active, done, ended)
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from faults.backends.toolrun import ToolRun
 from faults.base import FaultPlan, FaultSpec, FaultState, OperationProgress
 from faults.kinds import BackupParams, Params
 from harness_kernel import procs
@@ -61,10 +60,7 @@ class PgBaseBackup:
     destination: Path
     max_rate: str | None
     timeout_s: float
-    _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
-    _started_wall: float | None = field(default=None, init=False)
-    _finished_wall: float | None = field(default=None, init=False)
-    _returncode: int | None = field(default=None, init=False)
+    _run: ToolRun = field(default_factory=ToolRun, init=False, repr=False)
 
     @classmethod
     def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> PgBaseBackup:
@@ -129,29 +125,17 @@ class PgBaseBackup:
 
     def inject(self) -> None:
         self.destination.mkdir(parents=True, exist_ok=True)
-        env = self._environment()
-        self._started_wall = time.time()
-        with self.log_file.open("wb") as log:
-            self._process = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
-                                             start_new_session=True)
-        threading.Thread(target=self._reap, name=f"backup-{self.spec.instance}", daemon=True).start()
+        self._run.start(self.argv(), self.log_file, f"backup-{self.spec.instance}", self._environment())
         deadline = time.monotonic() + START_TIMEOUT_S
-        while not self.directory.exists() and self._process.poll() is None and time.monotonic() < deadline:
+        while not self.directory.exists() and self._run.running(self._pids) and time.monotonic() < deadline:
             time.sleep(0.05)
-
-    def _reap(self) -> None:
-        assert self._process is not None
-        self._returncode = self._process.wait()
-        self._finished_wall = time.time()
 
     def _pids(self) -> list[int]:
         """Our tool's processes: those whose arguments name our directory, whoever started them (recover)."""
         return procs.naming(self.directory, ("pg_basebackup", "timeout"))
 
     def running(self) -> bool:
-        if self._process is not None:
-            return self._process.poll() is None
-        return bool(self._pids())
+        return self._run.running(self._pids)
 
     def check(self) -> FaultState:
         return FaultState.IN_EFFECT if self.running() or self.directory.exists() or self.log_file.exists() \
@@ -161,20 +145,16 @@ class PgBaseBackup:
         running = self.running()
         done_kb, total_kb = _last_progress(self.log_file)
         error = None
-        if not running and self._returncode not in (None, 0):
-            error = f"pg_basebackup exit {self._returncode}: {_tail(self.log_file)}"
+        if not running and self._run.returncode not in (None, 0):
+            error = f"pg_basebackup exit {self._run.returncode}: {_tail(self.log_file)}"
         return OperationProgress(running=running, bytes_done=done_kb * 1024 if done_kb is not None else None,
                                  bytes_total=total_kb * 1024 if total_kb is not None else None,
-                                 started_wall=self._started_wall, finished_wall=None if running else self._finished_wall,
+                                 started_wall=self._run.started_wall,
+                                 finished_wall=None if running else self._run.finished_wall,
                                  error=error, output=str(self.directory))
 
     def revert(self) -> None:
-        procs.stop_all(self._pids, STOP_GRACE_S)
-        if self._process is not None:
-            try:
-                self._process.wait(STOP_GRACE_S)
-            except subprocess.TimeoutExpired as exc:
-                raise ControlPlaneError(f"backup: pg_basebackup (pid {self._process.pid}) did not stop") from exc
+        self._run.stop(self._pids, STOP_GRACE_S, "backup: pg_basebackup")
         shutil.rmtree(self.directory, ignore_errors=True)
         self.log_file.unlink(missing_ok=True)
         if self.directory.exists():

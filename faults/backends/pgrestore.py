@@ -20,11 +20,10 @@ import shlex
 import shutil
 import subprocess
 import sys
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from faults.backends.toolrun import ToolRun
 from faults.base import FaultPlan, FaultSpec, FaultState, OperationProgress
 from faults.kinds import Params, RestoreParams
 from harness_kernel import procs
@@ -64,10 +63,7 @@ class PgRestore:
     destination: Path
     max_rate: str | None
     timeout_s: float
-    _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
-    _started_wall: float | None = field(default=None, init=False)
-    _finished_wall: float | None = field(default=None, init=False)
-    _returncode: int | None = field(default=None, init=False)
+    _run: ToolRun = field(default_factory=ToolRun, init=False, repr=False)
     _total: int | None = field(default=None, init=False)
 
     @classmethod
@@ -158,16 +154,7 @@ class PgRestore:
             raise ConfigError(f"restore: params.backup: {self.source} is not a PostgreSQL base backup (no PG_VERSION)")
         self._total = size_of(self.source)
         self.data.mkdir(parents=True)
-        self._started_wall = time.time()
-        with self.log_file.open("wb") as log:
-            self._process = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                             start_new_session=True)
-        threading.Thread(target=self._reap, name=f"restore-{self.spec.instance}", daemon=True).start()
-
-    def _reap(self) -> None:
-        assert self._process is not None
-        self._returncode = self._process.wait()
-        self._finished_wall = time.time()
+        self._run.start(self.argv(), self.log_file, f"restore-{self.spec.instance}")
 
     def _pids(self) -> list[int]:
         """The restore's processes, the copy's server among them: their arguments name its directory."""
@@ -175,9 +162,7 @@ class PgRestore:
                                              "postgres", "psql"))
 
     def running(self) -> bool:
-        if self._process is not None:
-            return self._process.poll() is None
-        return bool(self._pids())
+        return self._run.running(self._pids)
 
     def check(self) -> FaultState:
         return FaultState.IN_EFFECT if self.running() or self.directory.exists() else FaultState.CLEARED
@@ -185,12 +170,12 @@ class PgRestore:
     def progress(self) -> OperationProgress:
         running = self.running()
         error = None
-        if not running and (self._returncode != 0 or DONE not in _read(self.log_file)):
-            error = f"restore exit {self._returncode}: {_read(self.log_file)[-600:]}"
+        if not running and (self._run.returncode != 0 or DONE not in _read(self.log_file)):
+            error = f"restore exit {self._run.returncode}: {_read(self.log_file)[-600:]}"
         return OperationProgress(running=running, bytes_done=float(min(size_of(self.data), self._total or 0)),
                                  bytes_total=float(self._total) if self._total is not None else None,
-                                 started_wall=self._started_wall,
-                                 finished_wall=None if running else self._finished_wall, error=error,
+                                 started_wall=self._run.started_wall,
+                                 finished_wall=None if running else self._run.finished_wall, error=error,
                                  output=str(self.data))
 
     def revert(self) -> None:
@@ -198,12 +183,7 @@ class PgRestore:
             subprocess.run([pg_tool("pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "-t", "10", "stop"],
                            capture_output=True, timeout=30, check=False,
                            user=RUN_AS if os.geteuid() == 0 else None)
-        procs.stop_all(self._pids, STOP_GRACE_S)
-        if self._process is not None:
-            try:
-                self._process.wait(STOP_GRACE_S)
-            except subprocess.TimeoutExpired as exc:
-                raise ControlPlaneError(f"restore: its process (pid {self._process.pid}) did not stop") from exc
+        self._run.stop(self._pids, STOP_GRACE_S, "restore")
         shutil.rmtree(self.directory, ignore_errors=True)
         if self.directory.exists():
             raise ControlPlaneError(f"restore: {self.directory} could not be removed")

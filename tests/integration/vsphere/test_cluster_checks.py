@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from faults.base import Uncertain
 from faults.transports.vcenter import VCenterSession, session_for
 from harness.clusters import vsphere_checks
 from harness_kernel.errors import HarnessError
+from harness_kernel.topology.models import Topology
 from tests.support.vsim import CLUSTER, DATACENTER, MODEL, PASSWORD_ENV, Simulator, running
 
 
@@ -27,18 +29,25 @@ def test_on_the_labs_cluster_data_is_mirrored_ha_restarts_and_the_clock_agrees(s
     assert vsphere_checks.clock(session).startswith("vCenter's clock is 0.")
 
 
-def test_a_vm_whose_policy_keeps_its_data_in_one_site_fails_naming_the_object(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def site_local_b(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Topology, VCenterSession]]:
+    """A simulator whose pg-node-b follows a policy keeping its data in its own site, and a session to it."""
     password = secrets.token_urlsafe(16)
     monkeypatch.setenv(PASSWORD_ENV, password)
     with running(tmp_path, MODEL, password=password, username="harness", site_local_vms=("pg-node-b",)) as local:
         topology = local.topology()
         session = VCenterSession(topology.management.vcenter)  # type: ignore[arg-type]
         try:
-            with pytest.raises(HarnessError) as caught:
-                vsphere_checks.site_mirroring(topology, session, VsanCluster(topology, session))
+            yield topology, session
         finally:
             session.close()
+
+
+def test_a_vm_whose_policy_keeps_its_data_in_one_site_fails_naming_the_object(
+        site_local_b: tuple[Topology, VCenterSession]) -> None:
+    topology, session = site_local_b
+    with pytest.raises(HarnessError) as caught:
+        vsphere_checks.site_mirroring(topology, session, VsanCluster(topology, session))
     said = str(caught.value)
     assert said.count("VM pg-node-b's object") == 2 and "has all its data in site-b" in said
     assert "pg-node-a" not in said and said.endswith("a site failure loses it")
@@ -66,20 +75,13 @@ def test_a_clock_far_from_this_machines_is_a_warning(sim: Simulator, monkeypatch
 
 
 def test_each_vms_storage_policy_is_read_through_pbm_and_says_whether_its_data_is_in_both_sites(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        site_local_b: tuple[Topology, VCenterSession]) -> None:
     """The Storage Policy API's association (PbmQueryAssociatedProfiles, PbmRetrieveContent) for the VM homes and
     disks: pg-node-b's policy keeps its data in one site, and says so with the rules it was read from."""
-    password = secrets.token_urlsafe(16)
-    monkeypatch.setenv(PASSWORD_ENV, password)
-    with running(tmp_path, MODEL, password=password, username="harness", site_local_vms=("pg-node-b",)) as local:
-        topology = local.topology()
-        session = VCenterSession(topology.management.vcenter)  # type: ignore[arg-type]
-        try:
-            seen = policies.vm_policies(session, ["pg-node-a", "pg-node-b"])
-            with pytest.raises(HarnessError, match="no VirtualMachine named 'pg-node-z'"):
-                policies.vm_policies(session, ["pg-node-z"])
-        finally:
-            session.close()
+    _, session = site_local_b
+    seen = policies.vm_policies(session, ["pg-node-a", "pg-node-b"])
+    with pytest.raises(HarnessError, match="no VirtualMachine named 'pg-node-z'"):
+        policies.vm_policies(session, ["pg-node-z"])
     by_vm = {p.where: p.policy for p in seen}
     assert {p.vm for p in seen} == {"pg-node-a", "pg-node-b"} and all(p is not None for p in by_vm.values())
     assert any(p.part.startswith("disk ") for p in seen), "each disk is read, not only the VM home"
