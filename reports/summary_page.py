@@ -40,6 +40,7 @@ td.status-pass{color:#13582a;font-weight:700}td.status-fail{color:#8a1414;font-w
 td.status-broken{color:#7a4a00;font-weight:700}td.status-amber{color:#6b4e00;font-weight:700}
 .verdict-amber{color:#6b4e00;font-weight:700}.verdict-broken{color:#7a4a00;font-weight:700}
 td.figures{white-space:normal;text-align:left;font-size:.85rem}
+table.overview td{padding:.1rem .55rem;line-height:1.25}
 table{max-width:100%}th,td.text{white-space:normal}td.how,table.record td{overflow-wrap:anywhere}
 td.modelled{font-style:italic;background:#f3eefa}
 p.platform{font-size:.95rem;margin:.4rem 0}
