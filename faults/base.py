@@ -141,6 +141,15 @@ class OperationProgress:
 
 
 @runtime_checkable
+class PlansOutput(Protocol):
+    """An operation whose result's place is known before it runs (a backup's directory or file): a dry-run plans
+    what reads it (a restore) from there."""
+
+    @property
+    def planned_output(self) -> str: ...
+
+
+@runtime_checkable
 class Operation(Protocol):
     """A fault that is an operation with an end (a backup): the suite measures it until it finishes.
 

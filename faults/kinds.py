@@ -132,13 +132,15 @@ class RestoreParams(Params):
     restore and removes only that copy."""
 
     backup: str = Field(min_length=1, max_length=400,
-                        description="the backup to restore: PostgreSQL: a base backup's directory on this machine")
+                        description="the backup to restore: PostgreSQL: a base backup's directory on this machine; "
+                                    "SQL Server: a backup file on the server, or its https:// URL")
     destination: str | None = Field(
         default=None, min_length=1, max_length=400,
         description="PostgreSQL: the directory the copy is restored into, on the harness machine (default: the "
-                    "database's backup_area)")
+                    "database's backup_area); SQL Server: the directory on the server its files are moved to")
     max_rate: str | None = Field(default=None, pattern=r"^[1-9][0-9]{0,6}[kM]?$",
-                                 description="PostgreSQL: the copy's rate, as pg_basebackup --max-rate (32k..1024M)")
+                                 description="PostgreSQL: the copy's rate, as pg_basebackup --max-rate (32k..1024M); "
+                                             "SQL Server's RESTORE has none (refused)")
     timeout_s: float = Field(default=3600.0, gt=0, le=86_400, description="bound on the whole restore")
 
     @field_validator("backup", "destination")

@@ -57,8 +57,10 @@ POSTGRES = Platform("postgres", (
 ), summary="PostgreSQL's own tools")
 
 SQLSERVER = Platform("sqlserver", (
-    # BACKUP DATABASE is T-SQL on the instance, AG or FCI alike; an AG's role moves with T-SQL too
+    # BACKUP and RESTORE DATABASE are T-SQL on the instance, AG or FCI alike; an AG's role moves with T-SQL too
     Backend("backup", "faults.backends.sqlserver_backup:SqlServerBackup",
+            database_kind("sqlserver-ag", "sqlserver-fci")),
+    Backend("restore", "faults.backends.sqlserver_restore:SqlServerRestore",
             database_kind("sqlserver-ag", "sqlserver-fci")),
     Backend("role-move", "faults.backends.sqlserver.faults:AgFailover", database_kind("sqlserver-ag")),
 ), extra="sqlserver", summary="SQL Server, through T-SQL")

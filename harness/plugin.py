@@ -98,8 +98,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="S7: where the backup is written (default on the lab: its backup area)")
     group.addoption("--backup-timeout-s", type=float, default=1800.0, help="S7: bound on one backup (and restore)")
     group.addoption("--restore-destination", default=None,
-                    help="S7: the directory the restore's copy is written into (default: the database's "
-                         "backup_area; the lab sets its own)")
+                    help="S7: the directory the restore's copy is written into: PostgreSQL: on this machine "
+                         "(default: the database's backup_area; the lab sets its own); SQL Server: on the server, "
+                         "where every file of the copy (databases[].restore_as) is moved")
     group.addoption("--inconclusive", choices=("flag", "fail"), default="flag",
                     help="a figure whose 95 %% interval holds its threshold: flag it in the summary (nightly runs), "
                          "or fail the test (go-live acceptance)")

@@ -6,19 +6,20 @@ the impact. PostgreSQL (the lab): `pg_basebackup`, optionally rate-limited (`--b
 this kernel has no blkio controller, so an IOPS cap is not offered); the restore copies that
 backup into a new directory (`--restore-destination`, by default the database's backup area) and
 starts a PostgreSQL of its own on it until the copy answers. SQL Server: `BACKUP DATABASE ...
-WITH COPY_ONLY` through the SQL Server backend, so the user's backup chain is untouched. Revert
-stops a backup or restore still running and removes what it wrote.
+WITH COPY_ONLY` through the SQL Server backend, so the user's backup chain is untouched, and
+`RESTORE DATABASE` of that backup as the scratch database the topology names
+(`databases[].restore_as`, refused when it exists), every file moved to `--restore-destination`
+on the server. Revert stops a backup or restore still running and removes what it wrote.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-from faults.backends.pgbackup import directory_for
-from faults.base import FaultSpec, OperationProgress
+from faults import registry
+from faults.base import FaultSpec, OperationProgress, PlansOutput
 from harness.analysis.slo import SloCheck
 from harness.experiment import Experiment
 from harness.plugin_state import run_options
@@ -67,8 +68,11 @@ class RestoreOfBackup:
     def plan_specs(self, topology: Topology) -> list[FaultSpec]:
         specs = []
         for backup in self.backup.plan_specs(topology):
-            area = backup.params.get("destination") or topology.databases[0].backup_area
-            source = str(directory_for(Path(area), backup.instance)) if area else "/(the backup taken first)"
+            try:
+                taken = registry.build(backup, topology)
+            except HarnessError:  # the backup's own plan reports it
+                taken = None
+            source = taken.planned_output if isinstance(taken, PlansOutput) else "(the backup taken first)"
             restores = self.of(source, self.destination).plan_specs(topology)
             specs += [backup, *restores] if restores else []  # nothing here restores: the test does not apply
         return specs

@@ -80,6 +80,10 @@ class PgBaseBackup:
 
     # -- what it writes --------------------------------------------------------------
     @property
+    def planned_output(self) -> str:
+        return str(self.directory)
+
+    @property
     def directory(self) -> Path:
         return directory_for(self.destination, self.spec.instance)
 

@@ -30,33 +30,39 @@ https://learn.microsoft.com/en-us/sql/t-sql/language-elements/kill-transact-sql
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import re
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.backends.sqlserver.probes import AvailabilityGroup, bracketed
-from faults.base import FaultPlan, FaultSpec, FaultState, OperationProgress, UnknownState
+from faults.backends.sqlserver.long_statement import (
+    DATABASE_STATE,
+    FILE_TIMEOUT_S,
+    KILL_TIMEOUT_S,
+    SESSION_ID,
+    Request,
+    StatementRun,
+    exists_script,
+    literal,
+    primary_session,
+    remove_script,
+    requests,
+    stop,
+    winrm_sessions,
+)
+from faults.backends.sqlserver.probes import bracketed
+from faults.base import FaultPlan, FaultSpec, FaultState, OperationProgress
 from faults.kinds import BackupParams, Params
-from faults.transports import powershell
-from faults.transports.odbc import Connector, SqlServerError, TSqlSession
-from faults.transports.winrm import WinRmSession, winrm_endpoint
-from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
+from faults.transports.odbc import Connector, TSqlSession
+from faults.transports.winrm import WinRmSession
+from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.topology.models import Database, Topology
 from harness_kernel.topology.targets import Target
 
 log = logging.getLogger(__name__)
 
 BACKEND = "sqlserver"
-START_TIMEOUT_S = 15.0
-KILL_TIMEOUT_S = 60.0
-FILE_TIMEOUT_S = 60.0
-NOT_ACTIVE = 6106  # KILL of a session that has already ended: what revert wanted
-SESSION_ID = "SELECT @@SPID;"
-DATABASE_STATE = "SELECT state_desc FROM sys.databases WHERE name = ?;"
 RUNNING = ("SELECT r.session_id, r.percent_complete, DATEDIFF_BIG(millisecond, r.start_time, SYSDATETIME()), t.text "
            "FROM sys.dm_exec_requests AS r CROSS APPLY sys.dm_exec_sql_text(r.sql_handle) AS t "
            "WHERE r.command LIKE 'BACKUP%' AND r.database_id = DB_ID(?);")
@@ -66,11 +72,6 @@ RESULT = ("SELECT TOP (1) s.backup_size, s.compressed_backup_size, "
           "FROM msdb.dbo.backupset AS s JOIN msdb.dbo.backupmediafamily AS f ON f.media_set_id = s.media_set_id "
           "WHERE f.physical_device_name = ? ORDER BY s.backup_finish_date DESC;")
 _NOT_IN_A_FILE_NAME = re.compile(r'[\\/:*?"<>|\x00-\x1f]')
-
-
-def literal(text: str) -> str:
-    """A Unicode string literal: N'...' with quotes doubled."""
-    return "N'" + text.replace("'", "''") + "'"
 
 
 def file_name(database: str, instance: str) -> str:
@@ -90,42 +91,6 @@ def backup_statement(database: str, file: str) -> str:
     return f"BACKUP DATABASE {bracketed(database)} TO {device} = {literal(file)} WITH COPY_ONLY, CHECKSUM, STATS = 10;"
 
 
-def exists_script(file: str) -> str:
-    return f"Test-Path -LiteralPath {powershell.literal(file)}"
-
-
-def remove_script(file: str) -> str:
-    path = powershell.literal(file)
-    return f"if (Test-Path -LiteralPath {path}) {{ Remove-Item -LiteralPath {path} -ErrorAction Stop }}"
-
-
-@dataclass(frozen=True)
-class Request:
-    """A running BACKUP request as sys.dm_exec_requests shows it."""
-
-    session_id: int
-    percent: float | None
-    age_s: float | None  # since its start_time, on the server's clock
-    text: str
-
-
-@dataclass
-class BackupRun:
-    """What this process saw of its backup (nothing after a crash: then the server is asked)."""
-
-    session_id: int | None = None
-    thread: threading.Thread | None = None
-    started_wall: float | None = None
-    ended_wall: float | None = None
-    error: str | None = None
-    reverted: bool = False
-    unknown: UnknownState = field(default_factory=UnknownState)
-
-    @property
-    def alive(self) -> bool:
-        return self.thread is not None and self.thread.is_alive()
-
-
 @dataclass
 class SqlServerBackup:
     """backup on SQL Server (AG or FCI): one copy-only full backup into a file named after the fault."""
@@ -137,7 +102,7 @@ class SqlServerBackup:
     file: str
     timeout_s: float
     connector: Connector | None = None
-    run: BackupRun = field(default_factory=BackupRun)
+    run: StatementRun = field(default_factory=StatementRun)
 
     @classmethod
     def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> SqlServerBackup:
@@ -157,20 +122,14 @@ class SqlServerBackup:
 
     # -- where it runs ----------------------------------------------------------------------
     def _primary(self) -> TSqlSession:
-        """A session on the instance the database is writable on now (the AG's primary, the FCI's owner)."""
-        if self.database.kind == "sqlserver-ag":
-            group = AvailabilityGroup.from_topology(self.topology, self.database, connector=self.connector)
-            return group.sessions[group.primary()]
-        return TSqlSession.to_listener(self.topology, self.database, connector=self.connector)
+        return primary_session(self.topology, self.database, self.connector)
 
     def _winrm(self) -> list[WinRmSession]:
-        """Every node's WinRM endpoint: the file is on the disk of whichever node was primary at inject."""
-        names = [n for n in [self.database.winrm, *(node.winrm for node in self.database.nodes)] if n]
-        sessions = []
-        for name in dict.fromkeys(names):
-            index, endpoint = winrm_endpoint(self.topology, name)
-            sessions.append(WinRmSession(endpoint, f"management.winrm[{index}]"))
-        return sessions
+        return winrm_sessions(self.topology, self.database)
+
+    @property
+    def planned_output(self) -> str:
+        return self.file
 
     @property
     def removable(self) -> bool:
@@ -197,15 +156,12 @@ class SqlServerBackup:
         return literal(self.file) in request.text
 
     def _requests(self, session: TSqlSession) -> list[Request]:
-        rows = session.rows(RUNNING, (self.database.database,), what="reading running backups")
-        return [Request(int(r[0]), None if r[1] is None else float(r[1]), None if r[2] is None else int(r[2]) / 1000,
-                        str(r[3] or "")) for r in rows]
+        return requests(session, RUNNING, (self.database.database,), what="reading running backups")
 
     def _ours(self, session: TSqlSession) -> list[Request]:
         """This fault's backup requests now running: any naming its file, or its own session while its thread
         waits (a session id alone is reused by SQL Server once the session ends, so it counts only then)."""
-        return [r for r in self._requests(session)
-                if self._provably_ours(r) or (self.run.alive and r.session_id == self.run.session_id)]
+        return [r for r in self._requests(session) if self._provably_ours(r) or self.run.owns(r)]
 
     def _result(self, session: TSqlSession) -> tuple[Any, ...] | None:
         rows = session.rows(RESULT, (self.file,), what=f"reading the result of the backup to {self.file}")
@@ -249,38 +205,16 @@ class SqlServerBackup:
 
     def inject(self) -> None:
         primary = self._primary()
-        backup = dataclasses.replace(primary, statement_timeout_s=self.timeout_s)
-        self.run = BackupRun(session_id=int(backup.rows(SESSION_ID, what="reading the backup session's id")[0][0]),
-                             started_wall=time.time())
-        statement = backup_statement(self.database.database, self.file)
-        log.info("%s on %s (session %s)", statement, backup.where, self.run.session_id)
-
-        def execute() -> None:
-            try:
-                backup.execute(statement, what=f"backing up {self.database.database} to {self.file}")
-            except SqlServerError as exc:
-                self.run.error = str(exc)
-            finally:
-                self.run.ended_wall = time.time()
-                backup.close()
-
-        self.run.thread = threading.Thread(target=execute, name=f"backup-{self.spec.instance}", daemon=True)
-        self.run.thread.start()
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while self.run.ended_wall is None and not self._ours(primary):
-            if time.monotonic() > deadline:
-                log.warning("the backup to %s is not in sys.dm_exec_requests %.0f s after it was sent",
-                            self.file, START_TIMEOUT_S)
-                break
-            time.sleep(0.1)
+        self.run = StatementRun.start(primary, backup_statement(self.database.database, self.file), self.timeout_s,
+                                      f"backing up {self.database.database} to {self.file}",
+                                      f"backup-{self.spec.instance}", lambda: bool(self._ours(primary)))
 
     def progress(self) -> OperationProgress:
         session = self._primary()
         ours = self._ours(session)
         if self.run.alive or ours:  # after a crash the server alone knows it still runs
             request = ours[0] if ours else None
-            started = (time.time() - request.age_s if request is not None and request.age_s is not None
-                       else self.run.started_wall)
+            started = (request.started_wall if request is not None else None) or self.run.started_wall
             return OperationProgress(running=True, percent=request.percent if request else None, started_wall=started)
         if self.run.error is not None:
             return OperationProgress(running=False, started_wall=self.run.started_wall,
@@ -312,23 +246,9 @@ class SqlServerBackup:
 
     def revert(self) -> None:
         session = self._primary()
-        for request in self._requests(session):
-            if not self._provably_ours(request):
-                continue
-            log.info("stopping backup session %s of %s", request.session_id, self.database.database)
-            try:
-                session.execute(f"KILL {request.session_id};", what=f"stopping the backup to {self.file}")
-            except SqlServerError as exc:
-                if exc.info.native != NOT_ACTIVE:
-                    raise
-        deadline = time.monotonic() + KILL_TIMEOUT_S
-        while any(self._provably_ours(r) for r in self._requests(session)):
-            if time.monotonic() > deadline:
-                raise ControlPlaneError(f"{session.where}: the backup to {self.file} still runs "
-                                        f"{KILL_TIMEOUT_S:.0f} s after KILL")
-            time.sleep(0.2)
-        if self.run.thread is not None:
-            self.run.thread.join(KILL_TIMEOUT_S)
+        stop(session, lambda: [r for r in self._requests(session) if self._provably_ours(r)],
+             f"the backup to {self.file}")
+        self.run.join()
         if self.removable:
             for winrm in self._winrm():
                 winrm.run_ps(remove_script(self._own_file()), what=f"removing {self.file}", timeout_s=FILE_TIMEOUT_S)

@@ -249,6 +249,11 @@ class Database(_Model):
     backup_area: FilePath | None = Field(
         default=None, description="postgres: where a backup without params.destination goes (the harness writes "
                                   "only its own instance-named entries there); the embedded lab sets its own")
+    restore_as: Name | None = Field(
+        default=None,
+        description="SQL Server: the scratch database a restore under load (S7) creates beside this one; the "
+                    "harness refuses it when it exists, and drops it afterwards only when its files are the ones "
+                    "the harness restored")
     database_is_scratch: bool = Field(
         default=False, strict=True,
         description="the database is a fresh one for the harness: it may create its tables there "

@@ -46,6 +46,7 @@ import pyodbc
 
 from tests.support.provenance import Fact, Facts
 from tests.support.sqlserver_backup_model import BackupModel
+from tests.support.sqlserver_restore_model import RestoreModel
 
 DRIVER = "[Microsoft][ODBC Driver 18 for SQL Server]"
 
@@ -160,6 +161,7 @@ class SqlServerModel:
     executed: list[tuple[str, str]] = field(default_factory=list)  # (replica, statement) of every ALTER
     connections: list[dict[str, Any]] = field(default_factory=list)
     backup: BackupModel = field(default_factory=BackupModel)
+    restore: RestoreModel = field(default_factory=RestoreModel)
     failure_condition_level: int = field(default_factory=lambda: int(FACTS.value("ag.failure_condition_level.default")))
     health_check_timeout_ms: int = field(default_factory=lambda: int(FACTS.value("ag.health_check_timeout.default")))
     # what the login was granted (server-wide, or on the group); HAS_PERMS_BY_NAME answers the effective ones
@@ -168,7 +170,8 @@ class SqlServerModel:
     fci: str | None = None  # a failover cluster instance's network name: then its nodes are the replicas' names
 
     def __post_init__(self) -> None:
-        self.backup.clock = self.now  # the server's clock, SYSDATETIME's
+        self.backup.clock = self.restore.clock = self.now  # the server's clock, SYSDATETIME's
+        self.restore.states = self.backup.states  # one sys.databases
 
     def now(self) -> float:
         return time.time() + self.clock_offset_s
@@ -197,6 +200,10 @@ class SqlServerModel:
             sqlstate, native, text = replica.error
             raise driver_error(sqlstate, text, native)
         sql = " ".join(sql.split())
+        if connection is not None and (rows := self.restore.answer(replica.name, connection.session_id,
+                                                                   connection.timeout, sql, params,
+                                                                   driver_error)) is not None:
+            return rows
         if connection is not None and (rows := self.backup.answer(replica.name, connection.session_id,
                                                                   connection.timeout, sql, params,
                                                                   driver_error)) is not None:

@@ -11,7 +11,7 @@ import pytest
 
 from faults.assumptions import ASSUMPTIONS, Assumption, AssumptionNotHeldError, Probed, ProbeResult, require
 from harness_lab.vsphere_binding import simulator_binary
-from tests.support import sqlserver_model, wsfc_model, wsman_facts
+from tests.support import sqlserver_model, sqlserver_restore_model, wsfc_model, wsman_facts
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = Assumption("A-example", "the product does X", "none found", ("disk-failure",))
@@ -60,7 +60,8 @@ def test_probes_that_pass_are_returned_with_what_they_saw_and_the_first_that_fai
 def test_every_assumed_fact_a_stand_in_serves_names_an_assumption_of_the_table() -> None:
     """A stand-in that serves an assumed value mirrors a row of this table, never an assumption of its own."""
     ids = {a.id for a in ASSUMPTIONS}
-    named = [(table.name, fact.id, fact.source) for table in (wsfc_model.FACTS, sqlserver_model.FACTS, wsman_facts.FACTS)
+    named = [(table.name, fact.id, fact.source) for table in (wsfc_model.FACTS, sqlserver_model.FACTS,
+                                                          sqlserver_restore_model.FACTS, wsman_facts.FACTS)
              for fact in table.rows.values() if fact.kind == "assumed"]
     if simulator_binary().exists():
         listed = subprocess.run([str(simulator_binary()), "-facts"], capture_output=True, text=True, check=True,
