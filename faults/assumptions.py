@@ -92,8 +92,15 @@ HEALTH_CACHE = Assumption(
     "the ids as a public health script reads them from vCenter; no document for the timestamp's meaning",
     ())
 
+IOPS_LIMIT_RULE = Assumption(
+    "A-pbm-iops-limit-rule",
+    "a policy's IOPS limit is the capability VSAN/iopsLimit with its value in a property of the same id",
+    "the capability's name is documented (PowerCLI 'VSAN.iopsLimit'); the property's id is not: PBM's capability "
+    "metadata (PbmFetchCapabilityMetadata) says it",
+    ("disk-iops-limit",))
+
 ASSUMPTIONS: tuple[Assumption, ...] = (DISK_FAULT_SCRIPT, RESYNC_TYPE_UNSET, PHYSICAL_DISK_DEVNAME, PERMANENT_CLEAR,
-                                       ROLE_EVENT_STRINGS, HEALTH_CACHE)
+                                       ROLE_EVENT_STRINGS, HEALTH_CACHE, IOPS_LIMIT_RULE)
 """Every assumption a backend of this installation makes, in one table (README, "Assumptions")."""
 
 

@@ -76,6 +76,17 @@ class MigrationParams(Params):
                                 description="destination host; default: a host of another site")
 
 
+class IopsLimitParams(Params):
+    """vSAN's IOPS limit on one virtual disk of a node's VM, as a storage policy sets it (VSAN.iopsLimit: I/Os a
+    second, each weighted by its size against 32 KB)."""
+
+    iops_limit: int = Field(ge=1, le=2_147_483_647, strict=True,
+                            description="the limit (VSAN.iopsLimit; 0, no limit, is not a fault)")
+    disk: str = Field(default="Hard disk 1", min_length=1, max_length=80, pattern=r"^[A-Za-z0-9 ._()-]+$",
+                      description="the virtual disk's label as vCenter shows it: the one holding the backup "
+                                  "destination or the restore target")
+
+
 class RoleMoveParams(Params):
     """Where the role goes and how. A forced AG failover (FORCE_FAILOVER_ALLOW_DATA_LOSS) can lose
     acknowledged commits, so it is never a default: the mode must say so in those words."""
@@ -185,6 +196,8 @@ KINDS: dict[str, FaultKind] = {k.name: k for k in (
               "the host enters maintenance mode (vSAN evacuation as asked), then leaves it"),
     FaultKind("vm-migrate", TargetKind.NODE, MigrationParams, True,
               "the node's VM moves to another host by vMotion, then back"),
+    FaultKind("disk-iops-limit", TargetKind.NODE, IopsLimitParams, True,
+              "a vSAN IOPS limit on a virtual disk of the node's VM (a storage policy), then its own policy back"),
     FaultKind("backup", TargetKind.DATABASE, BackupParams, False,
               "a full backup of the database runs under load; revert stops it and removes its files"),
     FaultKind("restore", TargetKind.DATABASE, RestoreParams, False,

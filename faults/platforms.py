@@ -80,6 +80,7 @@ VSPHERE = Platform("vsphere", (
     Backend("host-power-off", f"{_VSPHERE}:HostShutdown", VCENTER, fallback=True),
     Backend("host-maintenance", f"{_VSPHERE}:HostMaintenance", VCENTER),
     Backend("vm-migrate", f"{_VSPHERE}:VmMigrate", VCENTER),
+    Backend("disk-iops-limit", "faults.backends.vsphere.qos:DiskIopsLimit", VCENTER),
 ), extra="vsphere", summary="vCenter (pyVmomi)")
 
 VSAN = Platform("vsan", (

@@ -7,6 +7,7 @@ package main
 // where a client reads it.
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/vmware/govmomi/pbm/methods"
@@ -41,6 +42,7 @@ func (s *Sim) pbmRegistry() *simulator.Registry {
 		PolicySiteLocal: create(ctx, base, PolicyNameSiteLocal, factInt("pbm.site_tolerance.one_site"), fact("pbm.locality.preferred")),
 	}}
 	r.Put(m)
+	s.pbm = m
 	return r
 }
 
@@ -78,6 +80,14 @@ func (m *profileManager) associated(object types.PbmServerObjectRef) []types.Pbm
 	default:
 		return nil
 	}
+	if object.ObjectType == fact("pbm.object.disk") {
+		m.sim.mu.Lock()
+		id, set := m.sim.diskPolicies[object.Key]
+		m.sim.mu.Unlock()
+		if set {
+			return []types.PbmProfileId{{UniqueId: id}}
+		}
+	}
 	for _, vm := range m.sim.cfg.VMs {
 		if m.sim.inv.VMs[vm.Name].Value == key {
 			return []types.PbmProfileId{{UniqueId: m.ids[vm.Policy]}}
@@ -100,4 +110,98 @@ func (m *profileManager) PbmQueryAssociatedProfiles(req *types.PbmQueryAssociate
 	return &methods.PbmQueryAssociatedProfilesBody{
 		Res: &types.PbmQueryAssociatedProfilesResponse{Returnval: results},
 	}
+}
+
+// exists says whether a profile of that id is stored (what a ReconfigVM_Task's profile spec must name).
+func (m *profileManager) exists(id string) bool {
+	body := m.PbmRetrieveContent(&types.PbmRetrieveContent{ProfileIds: []types.PbmProfileId{{UniqueId: id}}})
+	return body.(*methods.PbmRetrieveContentBody).Fault_ == nil
+}
+
+// PbmCreate refuses a name a stored profile has (the method's declared DuplicateName fault), then creates.
+func (m *profileManager) PbmCreate(ctx *simulator.Context, req *types.PbmCreate) soap.HasFault {
+	all := m.PbmQueryProfile(&types.PbmQueryProfile{ResourceType: types.PbmProfileResourceType{ResourceType: "STORAGE"}})
+	if ids := all.(*methods.PbmQueryProfileBody).Res.Returnval; len(ids) > 0 {
+		content := m.PbmRetrieveContent(&types.PbmRetrieveContent{ProfileIds: ids}).(*methods.PbmRetrieveContentBody)
+		for _, p := range content.Res.Returnval {
+			if p.GetPbmProfile().Name == req.CreateSpec.Name {
+				fault := &types.PbmDuplicateName{Name: req.CreateSpec.Name}
+				if fact("pbm.fault.duplicate_name") != "DuplicateName" {
+					break
+				}
+				return &methods.PbmCreateBody{Fault_: simulator.Fault("a profile named "+req.CreateSpec.Name+" exists", fault)}
+			}
+		}
+	}
+	return m.ProfileManager.PbmCreate(ctx, req)
+}
+
+// PbmFetchCapabilityMetadata serves the VSAN capabilities the cluster's policies use, each with its property.
+func (m *profileManager) PbmFetchCapabilityMetadata(req *types.PbmFetchCapabilityMetadata) soap.HasFault {
+	capability := func(id, property, typeName string) types.PbmCapabilityMetadata {
+		return types.PbmCapabilityMetadata{
+			Id:      types.PbmCapabilityMetadataUniqueId{Namespace: "VSAN", Id: id},
+			Summary: types.PbmExtendedElementDescription{Label: id, Summary: id},
+			PropertyMetadata: []types.PbmCapabilityPropertyMetadata{{
+				Id: property, Summary: types.PbmExtendedElementDescription{Label: property, Summary: property},
+				Type: &types.PbmCapabilityTypeInfo{TypeName: typeName},
+			}},
+		}
+	}
+	site, local := fact("pbm.site_tolerance.capability"), fact("pbm.local_tolerance.capability")
+	return &methods.PbmFetchCapabilityMetadataBody{Res: &types.PbmFetchCapabilityMetadataResponse{
+		Returnval: []types.PbmCapabilityMetadataPerCategory{{SubCategory: "VSAN", CapabilityMetadata: []types.PbmCapabilityMetadata{
+			capability(site, site, "xsd:int"),
+			capability(local, local, "xsd:int"),
+			capability(fact("pbm.locality.capability"), fact("pbm.locality.capability"), "xsd:string"),
+			capability(fact("pbm.iops_limit.capability"), fact("pbm.iops_limit.property"), "xsd:int"),
+		}}},
+	}}
+}
+
+// setDiskPolicies applies a ReconfigVM_Task's profile-only disk edits: each device must be a disk of the VM
+// and each profile a stored one, else nothing changes (InvalidArgument, as an unknown profile gets from PBM).
+func (s *Sim) setDiskPolicies(vm *simulator.VirtualMachine, spec *vim.VirtualMachineConfigSpec) vim.BaseMethodFault {
+	set := map[string]string{}
+	for _, change := range spec.DeviceChange {
+		c := change.GetVirtualDeviceConfigSpec()
+		key := c.Device.GetVirtualDevice().Key
+		var disk *vim.VirtualDisk
+		for _, d := range vm.Config.Hardware.Device {
+			if d, ok := d.(*vim.VirtualDisk); ok && d.Key == key {
+				disk = d
+			}
+		}
+		if disk == nil {
+			return &vim.InvalidArgument{InvalidProperty: fmt.Sprintf("deviceChange.device.key %d: no disk of %s", key, vm.Name)}
+		}
+		for _, p := range c.Profile {
+			defined, ok := p.(*vim.VirtualMachineDefinedProfileSpec)
+			if !ok || s.pbm == nil || !s.pbm.exists(defined.ProfileId) {
+				return &vim.InvalidArgument{InvalidProperty: "deviceChange.profile"}
+			}
+			set[fmt.Sprintf("%s:%d", vm.Self.Value, key)] = defined.ProfileId
+		}
+	}
+	s.mu.Lock()
+	for k, id := range set {
+		s.diskPolicies[k] = id
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// profileOnly says whether a reconfiguration only sets disks' policies: edits of existing disks, each carrying a
+// profile (what a policy change sends); anything else goes to the stock simulator.
+func profileOnly(spec *vim.VirtualMachineConfigSpec) bool {
+	if len(spec.DeviceChange) == 0 {
+		return false
+	}
+	for _, change := range spec.DeviceChange {
+		c := change.GetVirtualDeviceConfigSpec()
+		if string(c.Operation) != fact("vim.disk_profile.edit") || c.FileOperation != "" || len(c.Profile) == 0 {
+			return false
+		}
+	}
+	return true
 }

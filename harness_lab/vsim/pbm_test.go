@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"testing"
+
+	"github.com/vmware/govmomi/simulator"
 
 	"github.com/vmware/govmomi/pbm/methods"
 	"github.com/vmware/govmomi/pbm/types"
@@ -61,4 +64,81 @@ func TestEachVMAndItsDisksAreAssociatedWithThePolicyItsObjectsFollow(t *testing.
 	if len(all.Res.Returnval) != 2 || all.Res.Returnval[1].ProfileId[0].UniqueId != m.ids[""] {
 		t.Errorf("one result per entity, in order: %+v", all.Res.Returnval)
 	}
+}
+
+func TestAProfileOnlyDiskEditSetsTheDisksPolicyInPBMAndAnUnknownProfileChangesNothing(t *testing.T) {
+	s := newTestSim(t, testConfig())
+	r := s.pbmRegistry()
+	m := r.Get(vim.ManagedObjectReference{Type: "PbmProfileProfileManager", Value: "ProfileManager"}).(*profileManager)
+	vmRef := s.inv.VMs[testConfig().VMs[0].Name]
+	vm := vmObject(s.reg, vmRef)
+	var device vim.BaseVirtualDevice
+	for _, d := range vm.Config.Hardware.Device {
+		if _, ok := d.(*vim.VirtualDisk); ok {
+			device = d
+		}
+	}
+	disk := types.PbmServerObjectRef{ObjectType: "virtualDiskId", Key: fmt.Sprintf("%s:%d", vmRef.Value, device.GetVirtualDevice().Key)}
+	before := m.PbmQueryAssociatedProfile(&types.PbmQueryAssociatedProfile{Entity: disk}).(*methods.PbmQueryAssociatedProfileBody).Res.Returnval
+
+	spec := types.PbmCapabilityProfileCreateSpec{Name: "harness-iops-400-test", Category: "REQUIREMENT",
+		ResourceType: types.PbmProfileResourceType{ResourceType: "STORAGE"}}
+	created := m.PbmCreate(testContext(), &types.PbmCreate{CreateSpec: spec}).(*methods.PbmCreateBody)
+	if created.Fault_ != nil {
+		t.Fatalf("create: %+v", created.Fault_)
+	}
+	again := m.PbmCreate(testContext(), &types.PbmCreate{CreateSpec: spec}).(*methods.PbmCreateBody)
+	if again.Fault_ == nil {
+		t.Errorf("a second profile of the same name was created")
+	}
+	edit := func(id string) *vim.VirtualMachineConfigSpec {
+		return &vim.VirtualMachineConfigSpec{DeviceChange: []vim.BaseVirtualDeviceConfigSpec{&vim.VirtualDeviceConfigSpec{
+			Operation: vim.VirtualDeviceConfigSpecOperationEdit, Device: device,
+			Profile: []vim.BaseVirtualMachineProfileSpec{&vim.VirtualMachineDefinedProfileSpec{ProfileId: id}},
+		}}}
+	}
+	if !profileOnly(edit(created.Res.Returnval.UniqueId)) {
+		t.Fatalf("a disk edit carrying a profile is not a profile-only edit")
+	}
+	if fault := s.setDiskPolicies(vm, edit("no-such-profile")); fault == nil {
+		t.Errorf("an unknown profile was accepted")
+	}
+	if fault := s.setDiskPolicies(vm, edit(created.Res.Returnval.UniqueId)); fault != nil {
+		t.Fatalf("edit: %+v", fault)
+	}
+	now := m.PbmQueryAssociatedProfile(&types.PbmQueryAssociatedProfile{Entity: disk}).(*methods.PbmQueryAssociatedProfileBody).Res.Returnval
+	if len(now) != 1 || now[0].UniqueId != created.Res.Returnval.UniqueId {
+		t.Errorf("the disk's policy is %v, want the new one", now)
+	}
+	home := m.PbmQueryAssociatedProfile(&types.PbmQueryAssociatedProfile{Entity: types.PbmServerObjectRef{
+		ObjectType: "virtualMachine", Key: vmRef.Value}}).(*methods.PbmQueryAssociatedProfileBody).Res.Returnval
+	if len(home) != 1 || home[0] != before[0] {
+		t.Errorf("the VM home's policy changed with its disk's: %v", home)
+	}
+	if fault := s.setDiskPolicies(vm, edit(before[0].UniqueId)); fault != nil {
+		t.Fatalf("edit back: %+v", fault)
+	}
+	back := m.PbmQueryAssociatedProfile(&types.PbmQueryAssociatedProfile{Entity: disk}).(*methods.PbmQueryAssociatedProfileBody).Res.Returnval
+	if len(back) != 1 || back[0] != before[0] {
+		t.Errorf("the disk's policy is %v after the edit back, want %v", back, before)
+	}
+}
+
+func TestTheCapabilityMetadataNamesTheIopsLimitAndItsProperty(t *testing.T) {
+	s := newTestSim(t, testConfig())
+	m := s.pbmRegistry().Get(vim.ManagedObjectReference{Type: "PbmProfileProfileManager", Value: "ProfileManager"}).(*profileManager)
+	body := m.PbmFetchCapabilityMetadata(&types.PbmFetchCapabilityMetadata{}).(*methods.PbmFetchCapabilityMetadataBody)
+	found := map[string]string{}
+	for _, category := range body.Res.Returnval {
+		for _, c := range category.CapabilityMetadata {
+			found[c.Id.Namespace+"."+c.Id.Id] = c.PropertyMetadata[0].Id
+		}
+	}
+	if found["VSAN.iopsLimit"] != "iopsLimit" || found["VSAN.locality"] != "locality" {
+		t.Errorf("capabilities: %v", found)
+	}
+}
+
+func testContext() *simulator.Context {
+	return &simulator.Context{Session: &simulator.Session{UserSession: vim.UserSession{UserName: "harness-test"}}}
 }

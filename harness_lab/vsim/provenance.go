@@ -36,6 +36,8 @@ const (
 	vsanPlanning  = "docs.vmware.com VMware vSphere 6.5 vSAN, GUID-4172337E-E25F-4C6B-945E-01623D314FDA (stretched cluster design)"
 	govmomiPbm    = "vmware/govmomi v0.52.0 pbm/client.go (the Storage Policy API's path)"
 	pbmObjectType = "developer.broadcom.com/xapis/vmware-storage-policy-api/8.0U3/pbm.ServerObjectRef.ObjectType.html"
+	pbmTypeinfo   = "vmware/pyvmomi pyVmomi/_typeinfo_pbm.py (pbm.profile.ProfileManager methods and their faults)"
+	profileSample = "vmware/pyvmomi-community-samples samples/set_vm_storage_policy.py (SetVirtualDiskStorageProfile)"
 	// The version ids are pyVmomi's; which vCenter release offers which is not published: the document
 	// served is that of a vCenter offering 8.0.0.3 and older ids, shaped as the vim document is.
 	pyVmomiVersions = "vmware/pyvmomi pyVmomi/_typeinfo_vsanhealth.py (the vSAN API version ids)"
@@ -107,6 +109,16 @@ var facts = []Fact{
 	{"pbm.locality.mirrored", "None", "documented", avsModule, "-Id 'locality' -Value 'None'"},
 	{"pbm.locality.preferred", "Preferred Fault Domain", "documented", avsModule,
 		"-Id 'locality' -Value 'Preferred Fault Domain'"},
+	{"pbm.iops_limit.capability", "iopsLimit", "documented", avsModule,
+		`New-SpbmRule -Capability (Get-SpbmCapability -Name "VSAN.iopsLimit" ) -Value $vSANIOLimit`},
+	{"pbm.iops_limit.max", "2147483647", "documented", avsModule,
+		"Default is unset. Valid values are 0..2147483647 IOPS limit for the policy."},
+	{"pbm.iops_limit.property", "iopsLimit", "assumed",
+		"A-pbm-iops-limit-rule (the property inside the capability: no document names it; its metadata says)", ""},
+	{"pbm.fault.duplicate_name", "DuplicateName", "documented", pbmTypeinfo,
+		`"StorageProfile.Update", ["vmodl.fault.InvalidArgument", "pbm.fault.ProfileStorageFault", "pbm.fault.DuplicateName", ])`},
+	{"vim.disk_profile.edit", "edit", "documented", profileSample,
+		"deviceSpec.operation = vim.vm.device.VirtualDeviceSpec.Operation.edit"},
 	{"drs.should_rule_corrects", "attempts to correct the situation", "documented",
 		"VMware vSphere API reference, vim.cluster.RuleInfo (as mirrored by yavijava)",
 		"If the existing cluster configuration violates the rule, the Server attempts to correct the situation."},

@@ -54,6 +54,10 @@ type Sim struct {
 	loadUntil map[string]time.Time // io-load announced per site
 	// healthCache is the health service's last summary (a full run), served to fetchFromCache=true.
 	healthCache *vsantypes.VsanClusterHealthSummary
+	// diskPolicies is each disk whose policy a ReconfigVM_Task set ("vm-42:2000" -> profile id); a disk not
+	// here follows its VM's policy.
+	diskPolicies map[string]string
+	pbm          *profileManager // the Storage Policy API's profile manager, once registered
 }
 
 // NewSim builds the inventory and models from the config; nothing listens yet.
@@ -69,6 +73,7 @@ func NewSim(cfg *Config, logger *log.Logger) (*Sim, error) {
 		cfg: cfg, model: model, svc: model.Service, reg: model.Map(), log: logger, now: time.Now,
 		ctx: ctx, cancel: cancel,
 		hosts: map[string]*hostState{}, vms: map[string]*vmState{}, loadUntil: map[string]time.Time{},
+		diskPolicies: map[string]string{},
 	}
 	secrets := []string{cfg.PasswordEnv}
 	for _, a := range cfg.Accounts {

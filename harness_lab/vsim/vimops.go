@@ -30,6 +30,14 @@ func (s *Sim) intercept(ctx *simulator.Context, m *simulator.Method) (mo.Referen
 		if name := s.vmName(m.This); name != "" {
 			h = &vmOps{Self: m.This, sim: s, name: name}
 		}
+	case "ReconfigVM_Task":
+		// a disk's policy lives in PBM, which the stock simulator never links to a disk: a profile-only edit
+		// is this model's; any other reconfiguration the stock simulator's
+		if req, ok := m.Body.(*types.ReconfigVM_Task); ok && profileOnly(&req.Spec) {
+			if name := s.vmName(m.This); name != "" {
+				h = &vmOps{Self: m.This, sim: s, name: name}
+			}
+		}
 	}
 	if h != nil && ctx.Session != nil {
 		// The simulator looks the target up in the caller's session after this
@@ -139,6 +147,15 @@ func (o *vmOps) MigrateVMTask(ctx *simulator.Context, req *types.MigrateVM_Task)
 		return o.sim.migrate(o.name, o.sim.hostName(*req.Host))
 	})
 	return &methods.MigrateVM_TaskBody{Res: &types.MigrateVM_TaskResponse{Returnval: task}}
+}
+
+// ReconfigVMTask sets the policies of disks (a profile-only edit): recorded in PBM, the VM's devices unchanged.
+func (o *vmOps) ReconfigVMTask(ctx *simulator.Context, req *types.ReconfigVM_Task) soap.HasFault {
+	vm := vmObject(o.sim.reg, o.Self)
+	task := o.sim.longTask(o.Self, o.name, "ReconfigVM_Task", func() types.BaseMethodFault {
+		return o.sim.setDiskPolicies(vm, &req.Spec)
+	})
+	return &methods.ReconfigVM_TaskBody{Res: &types.ReconfigVM_TaskResponse{Returnval: task}}
 }
 
 // PowerOnVMTask powers a VM on where its host is up and tells the hook.
