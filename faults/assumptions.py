@@ -99,8 +99,15 @@ IOPS_LIMIT_RULE = Assumption(
     "metadata (PbmFetchCapabilityMetadata) says it",
     ("disk-iops-limit",))
 
+POLICY_CATEGORY = Assumption(
+    "A-pbm-default-category",
+    "a policy created without a category (PBM version 1 has no such field) is a REQUIREMENT policy, as a policy "
+    "created in the vSphere Client is",
+    "none found; guarded without a probe: the harness finds the policy it created by its name in every category",
+    ())
+
 ASSUMPTIONS: tuple[Assumption, ...] = (DISK_FAULT_SCRIPT, RESYNC_TYPE_UNSET, PHYSICAL_DISK_DEVNAME, PERMANENT_CLEAR,
-                                       ROLE_EVENT_STRINGS, HEALTH_CACHE, IOPS_LIMIT_RULE)
+                                       ROLE_EVENT_STRINGS, HEALTH_CACHE, IOPS_LIMIT_RULE, POLICY_CATEGORY)
 """Every assumption a backend of this installation makes, in one table (README, "Assumptions")."""
 
 

@@ -133,6 +133,8 @@ func createVM(ctx context.Context, c *vim25.Client, folders *object.DatacenterFo
 		disk := devices.CreateDisk(scsi.(types.BaseVirtualController), types.ManagedObjectReference{},
 			"[vsanDatastore] "+path.Join(namespace, vm.Name+".vmdk"))
 		disk.CapacityInKB = int64(vm.DiskGB) << 20
+		// the label vCenter gives a VM's first disk, by which a client (and the harness's params.disk) finds it
+		disk.DeviceInfo = &types.Description{Label: fact("vm.disk_label.prefix") + "1"}
 		if b, ok := disk.Backing.(*types.VirtualDiskFlatVer2BackingInfo); ok {
 			b.BackingObjectId = stableUUID("object", vm.Name+"/vdisk")
 		}

@@ -9,6 +9,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/vmware/govmomi/pbm/methods"
 	pbmsim "github.com/vmware/govmomi/pbm/simulator"
@@ -42,8 +43,31 @@ func (s *Sim) pbmRegistry() *simulator.Registry {
 		PolicySiteLocal: create(ctx, base, PolicyNameSiteLocal, factInt("pbm.site_tolerance.one_site"), fact("pbm.locality.preferred")),
 	}}
 	r.Put(m)
+	r.Put(&complianceManager{Self: vim.ManagedObjectReference{Type: "PbmComplianceManager", Value: "complianceManager"}, pbm: m})
 	s.pbm = m
 	return r
+}
+
+// complianceManager answers what a client asks after the association (govc vm.policy.ls does): the model computes
+// no compliance, so every entity's status is "unknown" ("Compliance status of the entity is not known").
+type complianceManager struct {
+	Self vim.ManagedObjectReference
+	pbm  *profileManager
+}
+
+func (c *complianceManager) Reference() vim.ManagedObjectReference { return c.Self }
+
+func (c *complianceManager) PbmFetchComplianceResult(req *types.PbmFetchComplianceResult) soap.HasFault {
+	results := make([]types.PbmComplianceResult, 0, len(req.Entities))
+	for _, entity := range req.Entities {
+		result := types.PbmComplianceResult{CheckTime: time.Now(), Entity: entity,
+			ComplianceStatus: fact("pbm.compliance.unknown")}
+		if ids := c.pbm.associated(entity); len(ids) > 0 {
+			result.Profile = &ids[0]
+		}
+		results = append(results, result)
+	}
+	return &methods.PbmFetchComplianceResultBody{Res: &types.PbmFetchComplianceResultResponse{Returnval: results}}
 }
 
 func create(ctx *simulator.Context, m *pbmsim.ProfileManager, name string, siteTolerance int64, locality string) string {
@@ -132,6 +156,9 @@ func (m *profileManager) PbmCreate(ctx *simulator.Context, req *types.PbmCreate)
 				return &methods.PbmCreateBody{Fault_: simulator.Fault("a profile named "+req.CreateSpec.Name+" exists", fault)}
 			}
 		}
+	}
+	if req.CreateSpec.Category == "" { // a client of PBM version 1 cannot send one
+		req.CreateSpec.Category = fact("pbm.create.default_category")
 	}
 	return m.ProfileManager.PbmCreate(ctx, req)
 }

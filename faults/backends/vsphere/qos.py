@@ -98,8 +98,7 @@ class DiskIopsLimit(_VsphereFault):
         """The policy this fault created, found by its name (after a crash as well)."""
         manager, s = self.session.pbm(), sdk()
         ids = self.session.call("listing storage policies (PbmQueryProfile)",
-                                lambda: manager.QueryProfile(resourceType=s.pbm.profile.ResourceType(resourceType="STORAGE"),
-                                                             profileCategory="REQUIREMENT"))
+                                lambda: manager.QueryProfile(resourceType=s.pbm.profile.ResourceType(resourceType="STORAGE")))
         if not ids:
             return None
         profiles = self.session.call("reading storage policies (PbmRetrieveContent)",
@@ -153,7 +152,7 @@ class DiskIopsLimit(_VsphereFault):
             copied.append(s.pbm.profile.SubProfileCapabilityConstraints.SubProfile(
                 name=sub.name, capability=kept + ([limit] if sub is vsan[0] else []), forceProvision=sub.forceProvision))
         return s.pbm.profile.CapabilityBasedProfileCreateSpec(
-            name=self.policy_name, description=description, category="REQUIREMENT",
+            name=self.policy_name, description=description, category="REQUIREMENT",  # sent from PBM version 11 on
             resourceType=s.pbm.profile.ResourceType(resourceType="STORAGE"),
             constraints=s.pbm.profile.SubProfileCapabilityConstraints(subProfiles=copied))
 

@@ -26,10 +26,12 @@ import (
 	_ "github.com/vmware/govmomi/cli/option"
 	_ "github.com/vmware/govmomi/cli/pool"
 	_ "github.com/vmware/govmomi/cli/session"
+	_ "github.com/vmware/govmomi/cli/storage/policy"
 	_ "github.com/vmware/govmomi/cli/task"
 	_ "github.com/vmware/govmomi/cli/version"
 	_ "github.com/vmware/govmomi/cli/vm"
 	_ "github.com/vmware/govmomi/cli/vm/disk"
+	_ "github.com/vmware/govmomi/cli/vm/policy"
 	_ "github.com/vmware/govmomi/cli/vsan"
 )
 
