@@ -56,6 +56,8 @@ class DemoSettings:
     # the fault held on the bound lab (S2, S3): a failed disk's steady state needs more seconds than the lab's own
     # faults to give TPS after / before an interval that decides
     bound_observe_s: float | None = None
+    # S7's backup compared under a vSAN IOPS limit, on the bound lab (the only platform here that sets one)
+    qos_iops_limit: int | None = None
 
     def options(self, *, bound: bool = False) -> list[str]:
         """The suites' command-line options for these settings (every phase's, then the suites')."""
@@ -64,7 +66,8 @@ class DemoSettings:
                   ("--settle-s", self.phases.settle_s), ("--steady-window-s", self.phases.steady_window_s)]
         suites = [("--step-s", self.step_s), ("--warmup-s", self.warmup_s), ("--rtt-steps", self.rtt_steps),
                   ("--migration-rtt-steps", self.migration_rtt_steps), ("--backup-rates", self.backup_rates),
-                  ("--io-rate-iops", self.io_rate_iops), ("--soak-s", self.soak_s)]
+                  ("--io-rate-iops", self.io_rate_iops), ("--soak-s", self.soak_s),
+                  *([("--qos-iops-limit", self.qos_iops_limit)] if bound and self.qos_iops_limit else [])]
         return [text for name, value in phases + suites for text in (name, str(value))]
 
 
@@ -80,13 +83,14 @@ DEMO = DemoSettings(PhaseDurations(baseline_s=14, observe_s=25, settle_s=8, stea
                               "test_the_mail_workload_is_held_for_a_whole_window_with_one_node_lost_and_not_replaced"))
 FULL = DemoSettings(PhaseDurations(baseline_s=14, observe_s=25, settle_s=10, steady_window_s=8), step_s=14, warmup_s=3,
                     rtt_steps="0,1,2,4,8", component_mb=256, migration_rtt_steps="0,1,2,4", backup_rates="none,4M",
-                    soak_s=120.0)
+                    soak_s=120.0, qos_iops_limit=128)
 SMOKE = DemoSettings(PhaseDurations(baseline_s=5, observe_s=6, settle_s=4, steady_window_s=3), step_s=4, warmup_s=1,
-                     rtt_steps="0,4", component_mb=128, migration_rtt_steps="2", backup_rates="8M", soak_s=12.0)
+                     rtt_steps="0,4", component_mb=128, migration_rtt_steps="2", backup_rates="8M", soak_s=12.0,
+                     qos_iops_limit=128)
 # What FULL adds to the demo: longer windows, the whole RTT sweeps, S2's host row (S3 and S4 lose hosts too),
-# and the unthrottled backup.
+# the unthrottled backup, and the backup compared under a vSAN IOPS limit on the bound lab.
 FULL_ADDS = ("S1 at 1, 2 and 8 ms; S2's disk group and host power-off; S5 at 0, 1 and 2 ms; S6's N-1 soak; "
-             "S7's unthrottled backup")
+             "S7's unthrottled backup, and S7's backup with and without a vSAN IOPS limit (bound lab)")
 
 
 REPORT_DIR = "report"  # under OUT: the report, and the figures history the suites read (`--figures-history`)
@@ -94,6 +98,12 @@ SUITES = "harness_suites"  # run by name (`--pyargs`), from a checkout or an ins
 LAB_SUITES = ("test_s1_latency_sweep", "test_s4_application_failover", "test_s6_mixed_workloads",
               "test_s7_backup_under_load")
 VSPHERE_SUITES = ("test_s2_component_failures", "test_s3_site_failure", "test_s5_live_migration")
+# on the bound lab S7 runs its QoS comparison only: its backup and restore are the lab run's
+S7 = "test_s7_backup_under_load"
+S7_LAB_ONLY = tuple(f"harness_suites/{S7}.py::{test}" for test in (
+    "test_a_full_backup_under_load_completes_and_keeps_the_business_running",
+    "test_a_restore_under_load_completes_and_keeps_the_business_running"))
+S7_QOS = f"harness_suites/{S7}.py::test_a_backup_under_a_vsan_iops_limit_holds_the_limit_and_keeps_the_business_running"
 
 
 def suites_root() -> Path:
@@ -136,14 +146,15 @@ def add_demo_parser(subparsers: Any) -> None:
 
 
 def pytest_command(args: argparse.Namespace, results: Path, tables: Path, *, topology: str | None = None,
-                   suites: Sequence[str] = (), clean: bool = True) -> list[str]:
+                   suites: Sequence[str] = (), clean: bool = True, deselect: Sequence[str] = ()) -> list[str]:
     w = settings_of(args)
     modules = [f"{SUITES}.{suite}" for suite in suites] or [SUITES]
     command = [sys.executable, "-m", "pytest", "--pyargs", *modules, "--rootdir", str(suites_root()),
                "-p", "no:cacheprovider",
                "--topology", topology or args.lab, "--alluredir", str(results), "--tables-dir", str(tables),
                "--figures-history", str(results.parent / REPORT_DIR / FIGURES_HISTORY),
-               *w.options(bound=topology is not None), "-q", "-rA", *(f"--deselect={node}" for node in w.deselect)]
+               *w.options(bound=topology is not None), "-q", "-rA",
+               *(f"--deselect={node}" for node in (*w.deselect, *deselect))]
     if clean:
         command.append("--clean-alluredir")
     if topology is not None:
@@ -206,7 +217,7 @@ def run_demo(args: argparse.Namespace) -> int:
         stale.unlink()
     started = time.monotonic()
     if args.no_vsphere:
-        returncode, signals = run_to_end(pytest_command(args, results, tables), Path.cwd())
+        returncode, signals = run_to_end(pytest_command(args, results, tables, deselect=(S7_QOS,)), Path.cwd())
     else:
         returncode, signals = run_bound(args, results, tables)
     if signals:
@@ -239,11 +250,14 @@ def run_bound(args: argparse.Namespace, results: Path, tables: Path) -> tuple[in
     try:
         bound = bind_vsphere(prefix, settings_of(args).component_mb)
         print(f"lab {prefix} bound to its vSphere simulator: {bound.topology}", flush=True)
-        first, signals = run_to_end(pytest_command(args, results, tables, suites=LAB_SUITES), Path.cwd())
+        first, signals = run_to_end(pytest_command(args, results, tables, suites=LAB_SUITES, deselect=(S7_QOS,)),
+                                    Path.cwd())
         if signals:
             return first, signals
+        qos = (S7,) if settings_of(args).qos_iops_limit else ()
         second, signals = run_to_end(pytest_command(args, results, tables, topology=str(bound.topology),
-                                                    suites=VSPHERE_SUITES, clean=False),
+                                                    suites=(*VSPHERE_SUITES, *qos), clean=False,
+                                                    deselect=S7_LAB_ONLY if qos else ()),
                                      Path.cwd(), environment=bound.environment)
         return _worst(first, second), signals
     finally:

@@ -153,11 +153,17 @@ def _allowed_faults(topology: Topology, findings: Findings) -> Iterator[Fault]:
 
 
 def _params(kind: str, target: Target, topology: Topology) -> dict[str, Any]:
-    """The params a run would give: latency needs an RTT to plan (any will do); a cache device fails as one; a restore
-    reads the backup its run takes first."""
+    """The params a run would give: latency needs an RTT to plan (any will do), an IOPS limit a limit; a cache device
+    fails as one; a restore reads the backup its run takes first, and on SQL Server moves its files where the run
+    says (neither is read before inject)."""
     if kind == "latency":
         return {"rtt_ms": 1.0}
+    if kind == "disk-iops-limit":
+        return {"iops_limit": 1}
     if kind == "restore":  # it reads the backup a run takes first: checked when it starts, not here
+        database = next((d for d in topology.databases if d.name == target.name), None)
+        if database is not None and database.kind != "postgres":
+            return {"backup": "(the backup the run takes)", "destination": "(--restore-destination)"}
         area = topology.databases[0].backup_area if topology.databases else None
         return {"backup": f"{area or ''}/harness-backup-(taken by the run)"}
     if kind == "disk-failure":

@@ -101,6 +101,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="S7: the directory the restore's copy is written into: PostgreSQL: on this machine "
                          "(default: the database's backup_area; the lab sets its own); SQL Server: on the server, "
                          "where every file of the copy (databases[].restore_as) is moved")
+    group.addoption("--qos-iops-limit", type=int, default=None,
+                    help="S7: also a backup under this vSAN IOPS limit (a storage policy with VSAN.iopsLimit on the "
+                         "primary's disk), beside one without it; where a platform sets one (vSphere)")
+    group.addoption("--qos-disk", default="Hard disk 1",
+                    help="S7: the label of the primary's virtual disk that holds the backup destination")
     group.addoption("--inconclusive", choices=("flag", "fail"), default="flag",
                     help="a figure whose 95 %% interval holds its threshold: flag it in the summary (nightly runs), "
                          "or fail the test (go-live acceptance)")

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from faults.kinds import BackupParams, RestoreParams
+from faults.kinds import BackupParams, IopsLimitParams, RestoreParams
 from harness_kernel.errors import ConfigError
 from harness_kernel.text import one_line
 from harness_kernel.topology.models import FILE_PATH, WIDEST_SITE_PREFIX
@@ -75,6 +75,11 @@ def _restore_destination(text: str) -> str:
     return text
 
 
+def _qos_disk(text: str) -> str:
+    IopsLimitParams(iops_limit=1, disk=text)
+    return text
+
+
 def _profile(text: str) -> str:
     if text not in PROFILES:
         raise ValueError(f"not one of {', '.join(sorted(PROFILES))}")
@@ -128,6 +133,8 @@ class RunOptions(BaseModel):
     backup_destination: Annotated[str, _checked(_destination)] | None = None
     backup_timeout_s: Finite = Field(gt=0, le=86_400)
     restore_destination: Annotated[str, _checked(_restore_destination)] | None = None
+    qos_iops_limit: int | None = Field(default=None, ge=1, le=2_147_483_647)
+    qos_disk: Annotated[str, _checked(_qos_disk)] = "Hard disk 1"
     change_ticket: Annotated[str, _checked(_plain), Field(max_length=200)] | None = None
     change_url: Annotated[str, _checked(_plain), Field(max_length=2000)] | None = None
     tables_dir: Annotated[str, _checked(_path)] | None = None

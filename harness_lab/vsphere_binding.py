@@ -55,7 +55,10 @@ MODEL = {"ha_restart_delay_s": 3.0, "resync_rate_mb_s": 40.0, "component_mb": 20
          "hcl_red": 0,
          # vMotion (harness_lab.vmotion): pre-copy of a 2 GB VM over 10 GbE with 2 MB in flight per round trip,
          # the guest dirtying 50 MB/s; then a 1 s stun (capped at IO_PAUSE_MAX_S, under the HA detection time)
-         "vm_memory_mb": 2048.0, "vmotion_mb_s": 1250.0, "vmotion_window_mb": 2.0, "dirty_mb_s": 50.0, "stun_s": 1.0}
+         "vm_memory_mb": 2048.0, "vmotion_mb_s": 1250.0, "vmotion_window_mb": 2.0, "dirty_mb_s": 50.0, "stun_s": 1.0,
+         # a vSAN IOPS limit (LabCluster.modelled_disk_limit): an operation writing to the limited disk runs at limit x 32 KB/s,
+         # vSAN's normalized I/O size (docs/reference/sqlserver-restore-and-vsan-iops-limit.md, 6a-6b)
+         "iops_limit_io_kb": 32.0}
 VCENTER_USER = "administrator@vsphere.local"
 BMC_USER = "harness"
 SSH_USER = "root"

@@ -14,13 +14,14 @@ on the server. Revert stops a backup or restore still running and removes what i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
 from faults import registry
-from faults.base import FaultSpec, OperationProgress, PlansOutput
+from faults.base import Evidential, FaultSpec, OperationProgress, PlansOutput
 from harness.analysis.slo import SloCheck
+from harness.clusters import ModelsDiskLimits
 from harness.experiment import Experiment
 from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
@@ -29,8 +30,18 @@ from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_kernel.errors import HarnessError
 from harness_kernel.topology.models import Topology
-from harness_suites.evidence import WindowStats, fmt, fmt_lost, kept_share, window_ratio, window_stats, within
+from harness_suites.evidence import (
+    WindowStats,
+    fmt,
+    fmt_lost,
+    fmt_modelled,
+    kept_share,
+    window_ratio,
+    window_stats,
+    within,
+)
 from reports.published_tables import BackupUnderLoad, s7_backup_table
+from reports.tables import MODELLED_MARK
 
 MB = 1e6
 
@@ -78,6 +89,29 @@ class RestoreOfBackup:
         return specs
 
 
+@dataclass(frozen=True)
+class QosComparison:
+    """A full backup without, then with, a vSAN IOPS limit on the primary's virtual disk that holds the backup
+    destination (the storage policy a vSAN user sets): dry-run plans the backup, the limit and the backup again."""
+
+    backup: ScenarioFault
+    iops: int
+    disk: str
+
+    @property
+    def limit(self) -> ScenarioFault:
+        return ScenarioFault(f"IOPS limit {self.iops}", Role.PRIMARY_NODE, "disk-iops-limit",
+                             {"iops_limit": self.iops, "disk": self.disk})
+
+    def __str__(self) -> str:
+        return f"full backup with and without a {self.iops} IOPS limit"
+
+    def plan_specs(self, topology: Topology) -> list[FaultSpec]:
+        limits = self.limit.plan_specs(topology)
+        backups = self.backup.plan_specs(topology) if limits else []  # nothing here sets a limit: does not apply
+        return [*backups, *limits, *backups]
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     options = run_options(metafunc.config)
     if "case" in metafunc.fixturenames:
@@ -90,6 +124,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("restore", [RestoreOfBackup(backup, options.restore_destination, options.backup_timeout_s,
                                                          rate)],
                              ids=["unthrottled" if rate == "none" else f"at-{rate}"])
+    if "qos" in metafunc.fixturenames:
+        backup = backup_case("none", options.backup_destination, options.backup_timeout_s)
+        if options.qos_iops_limit is None:
+            metafunc.parametrize("qos", [pytest.param(None, marks=pytest.mark.skip(
+                reason="no --qos-iops-limit: the backup is not compared under a vSAN IOPS limit"))], ids=["no-limit"])
+        else:
+            metafunc.parametrize("qos", [QosComparison(backup, options.qos_iops_limit, options.qos_disk)],
+                                 ids=[f"iops-{options.qos_iops_limit}"])
 
 
 @pytest.mark.scenario("S7")
@@ -119,6 +161,55 @@ def test_a_restore_under_load_completes_and_keeps_the_business_running(
     report_operation(measured, experiment, scenario_report, topology, users)
 
 
+@pytest.mark.scenario("S7")
+def test_a_backup_under_a_vsan_iops_limit_holds_the_limit_and_keeps_the_business_running(
+        qos: QosComparison, experiment: Experiment, harness_run: HarnessRun, scenario_report: ScenarioReport,
+        pytestconfig: pytest.Config) -> None:
+    """The same full backup without the limit, then with it: the limit as the platform reads it back, the rate each
+    achieved and what OLTP felt. Where the platform cannot enforce a limit (the bound lab), its model caps the
+    backup's rate, and the rate under the limit is marked modelled."""
+    topology = harness_run.topology
+    users, timeout_s = pytestconfig.getoption("--users"), pytestconfig.getoption("--backup-timeout-s")
+    without = measure_operation("backup", qos.backup, experiment, topology, users, timeout_s)
+    with experiment.fault(qos.limit.resolve(experiment.cluster, topology), duration_s=timeout_s + 600) as limited:
+        evidence = dict(limited.fault.evidence) if isinstance(limited.fault, Evidential) else {}
+        if evidence.get("iops_limit_read_back") != str(qos.iops):
+            raise HarnessError(f"S7 QoS: the disk's policy reads back VSAN.iopsLimit "
+                               f"{evidence.get('iops_limit_read_back')!r}, not {qos.iops}")
+        cluster = experiment.cluster
+        model = cluster.modelled_disk_limit(qos.iops) if isinstance(cluster, ModelsDiskLimits) else None
+        case = replace(qos.backup, label=f"full backup under the {qos.iops} IOPS limit",
+                       params={**qos.backup.params, **({"max_rate": model.max_rate} if model else {})})
+        under = measure_operation("backup", case, experiment, topology, users, timeout_s)
+    experiment.measure("settle", experiment.durations.settle_s)
+    experiment.finish()
+    rows = [operation_row(without, operation_window(without, experiment, users)),
+            operation_row(under, operation_window(under, experiment, users), iops_limit=qos.iops,
+                          rate_modelled=model is not None)]
+    notes = (*([f"{MODELLED_MARK} {model.model}"] if model is not None else []),
+             f"the limit: policy {evidence.get('policy')}, a copy of '{evidence.get('original_policy')}' with "
+             f"VSAN.iopsLimit {evidence.get('iops_limit_read_back')}, on {evidence.get('vm')} {evidence.get('disk')}; "
+             "read back through the Storage Policy API, its own policy put back after")
+    table = replace(s7_backup_table(rows, min_tps_kept_pct=100 * topology.slo.tps_after_min_ratio,
+                                    title="S7 backup under a vSAN IOPS limit"), notes=notes)
+    free, limited_row = rows
+    scenario_report.record(
+        "S7", experiment, fault_kind="disk-iops-limit", target=str(evidence.get("vm", "")), title=f"S7 {qos}",
+        table=table, table_name="s7-qos", modelled=("mb_s_modelled",) if model is not None else (),
+        numbers={"limit": f"VSAN.iopsLimit {evidence.get('iops_limit_read_back')}",
+                 "rate": f"{fmt(free.mb_s, ' MB/s')} without, "
+                         f"{fmt_modelled(fmt(limited_row.mb_s, ' MB/s'), model is not None)} with",
+                 "TPS during": f"{fmt(free.tps_during, '', 0)} without, {fmt(limited_row.tps_during, '', 0)} with"})
+    scenario_report.judge([
+        SloCheck("backup under the limit completed (1 = yes)", float(under.done.completed), ">=", 1),
+        SloCheck("TPS during / before, under the limit",
+                 limited_row.tps_during / limited_row.tps_before
+                 if limited_row.tps_during is not None and limited_row.tps_before else None,
+                 ">=", topology.slo.tps_after_min_ratio),
+        experiment.lost_commits_check(),
+    ])
+
+
 def measure_operation(operation: str, case: ScenarioFault, experiment: Experiment, topology: Topology, users: int,
                       timeout_s: float) -> Measured:
     """A baseline, then the operation under load until it ends (at most `timeout_s`), a guard on the throughput."""
@@ -142,31 +233,43 @@ class Measured:
     before: WindowStats
     active: ActiveFault
     done: OperationProgress
-    ended: float
+    ended: float  # on the timeline
+
+
+def operation_window(run: Measured, experiment: Experiment, users: int) -> WindowStats:
+    """`during` is exactly the operation's run, as the operation itself reports it (the harness's start precedes
+    it)."""
+    done = run.done
+    began = experiment.timeline.t_of_wall(done.started_wall) if done.started_wall else run.active.injected_at
+    return window_stats(experiment, began, run.ended, users)
+
+
+def operation_row(run: Measured, during: WindowStats, *, iops_limit: int | None = None,
+                  rate_modelled: bool = False) -> BackupUnderLoad:
+    done = run.done
+    duration = done.finished_wall - done.started_wall if done.finished_wall and done.started_wall else None
+    return BackupUnderLoad(case=run.label, size_mb=done.bytes_done / MB if done.bytes_done is not None else None,
+                           duration_s=duration, tps_before=run.before.tps or 0.0, tps_during=during.tps,
+                           p95_before_ms=run.before.p95_ms, p95_during_ms=during.p95_ms, completed=done.completed,
+                           iops_limit=iops_limit, rate_modelled=rate_modelled)
 
 
 def report_operation(run: Measured, experiment: Experiment, scenario_report: ScenarioReport, topology: Topology,
                      users: int) -> None:
-    """The table, key figures and verdicts of a backup or restore under load: `during` is exactly the operation's
-    run, as the operation itself reports it (the harness's start precedes it)."""
+    """The table, key figures and verdicts of a backup or restore under load."""
     experiment.measure("settle", experiment.durations.settle_s)
     experiment.finish()
     done, before = run.done, run.before
-    began = experiment.timeline.t_of_wall(done.started_wall) if done.started_wall else run.active.injected_at
-    during = window_stats(experiment, began, run.ended, users)
-    duration = done.finished_wall - done.started_wall if done.finished_wall and done.started_wall else None
-    row = BackupUnderLoad(case=run.label, size_mb=done.bytes_done / MB if done.bytes_done is not None else None,
-                          duration_s=duration, tps_before=before.tps or 0.0, tps_during=during.tps,
-                          p95_before_ms=before.p95_ms, p95_during_ms=during.p95_ms, completed=done.completed)
+    during = operation_window(run, experiment, users)
+    row = operation_row(run, during)
     table = s7_backup_table([row], min_tps_kept_pct=100 * topology.slo.tps_after_min_ratio,
                             title=f"S7 {run.operation} under load", operation=run.operation)
     lost = experiment.ledger.lost_count if experiment.ledger else None
-    throughput = row.size_mb / duration if row.size_mb is not None and duration else None
     name = f"s7-{run.spec.params.get('max_rate', 'unthrottled')}" if run.operation == "backup" else "s7-restore"
     scenario_report.record("S7", experiment, fault_kind=run.spec.kind, target=run.spec.target, title=f"S7 {run.label}",
                            table=table, table_name=name,
-                           numbers={run.operation: f"{fmt(row.size_mb, ' MB')} in {fmt(duration, ' s')} "
-                                                   f"({fmt(throughput, ' MB/s')})",
+                           numbers={run.operation: f"{fmt(row.size_mb, ' MB')} in {fmt(row.duration_s, ' s')} "
+                                                   f"({fmt(row.mb_s, ' MB/s')})",
                                     "TPS before": fmt(before.tps, "", 0), "during": fmt(during.tps, "", 0) + ", "
                                     + kept_share(during.tps, before.tps, topology.slo.tps_after_min_ratio),
                                     "lost": within(fmt_lost(lost), "<=", topology.slo.lost_commits_max),

@@ -155,6 +155,22 @@ class ReadsReplication(Protocol):
         differed). A setting the harness may not change on this cluster raises HarnessError naming it."""
 
 
+@dataclass(frozen=True)
+class ModelledLimit:
+    """How a platform that cannot limit a disk's IOPS models the limit for an operation writing to that disk."""
+
+    max_rate: str  # the operation's rate cap (pg_basebackup's --max-rate form: "12800k")
+    model: str  # the words the report uses for it
+
+
+@runtime_checkable
+class ModelsDiskLimits(Protocol):
+    """A platform that models a vSAN IOPS limit rather than enforcing it (the bound lab)."""
+
+    def modelled_disk_limit(self, iops: int) -> ModelledLimit | None:
+        """The cap an operation writing to a disk limited to `iops` gets; None where the platform enforces it."""
+
+
 @runtime_checkable
 class Provisioned(Protocol):
     """A cluster the harness itself brings up and down (the embedded lab)."""

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.clusters import CopiesSample, ReplicationMode, ReplicationState, ResyncSample
+from harness.clusters import CopiesSample, ModelledLimit, ReplicationMode, ReplicationState, ResyncSample
 from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
 from harness_kernel.history import EventKind
 from harness_kernel.history.server import ServerEvent
@@ -195,6 +195,17 @@ class LabCluster:
         else:
             described["platform"] = LAB_PLATFORM
         return described
+
+    def modelled_disk_limit(self, iops: int) -> ModelledLimit | None:
+        """Bound to its simulator, the lab cannot limit a disk's IOPS: an operation writing to the limited disk runs
+        at the limit times the model's I/O size (vSAN weighs each I/O against 32 KB), as its rate cap."""
+        model = running_model(self.lab.layout) if self.topology.kind == "vsphere" else None
+        if model is None or not model.get("iops_limit_io_kb"):
+            return None
+        kb = model["iops_limit_io_kb"]
+        return ModelledLimit(f"{int(iops * kb)}k", f"the lab cannot limit a disk's IOPS: the operation's rate is "
+                                                    f"capped at VSAN.iopsLimit x {kb:g} KB/s (vSAN's normalized I/O "
+                                                    "size); OLTP's own I/O on the node is not limited")
 
     def _simulated_platform(self) -> dict[str, str]:
         """Bound to its simulator, what the lab models rather than does, named as such for the report."""

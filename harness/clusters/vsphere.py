@@ -29,6 +29,8 @@ from harness.clusters import (
     DataDevice,
     FailoverForecast,
     Forecasting,
+    ModelledLimit,
+    ModelsDiskLimits,
     Provisioned,
     ReadsReplication,
     ReplicationMode,
@@ -262,3 +264,7 @@ class ProvisionedVsphereCluster(VsphereCluster):
 
     def storage_dir(self, node: str) -> Path:
         return self._provisioned().storage_dir(node)
+
+    def modelled_disk_limit(self, iops: int) -> ModelledLimit | None:
+        """The lab's model of a vSAN IOPS limit: its vCenter and vSAN are simulated, nothing enforces one."""
+        return self.database.modelled_disk_limit(iops) if isinstance(self.database, ModelsDiskLimits) else None

@@ -120,6 +120,10 @@ type ModelConfig struct {
 	// DRSMoveBackS > 0: fully automated DRS moves a VM migrated out of its site back to a host of its
 	// site (its "should run on" rule) that many seconds after the migration; 0: DRS never acts.
 	DRSMoveBackS float64 `json:"drs_move_back_s"`
+	// IOPSLimitIOKB is the lab's: it cannot limit a disk's IOPS, so an operation writing to a disk whose policy has
+	// VSAN.iopsLimit runs at that limit times this many KB a second (vSAN weighs each I/O against 32 KB). The
+	// simulator keeps it in its model so the report names every modelled quantity in one place.
+	IOPSLimitIOKB float64 `json:"iops_limit_io_kb"`
 }
 
 // TLSConfig names the PEM certificate and key served on /sdk and /vsanHealth.

@@ -19,7 +19,7 @@ import yaml
 from faults.transports.odbc import connecting_with
 from harness.capture.session import Replayed, capture, replay
 from tests.support.contract_world import WsfcWorld, example, pointed_at
-from tests.support.sqlserver_model import SqlServerModel
+from tests.support.sqlserver_model import Replica, SqlServerModel
 
 
 def cluster_only(name: str, target: str) -> dict[str, Any]:
@@ -62,13 +62,13 @@ def test_an_availability_groups_rows_replay_from_its_captured_t_sql(
         tmp_path: Path, wsfc: WsfcWorld, sql: SqlServerModel) -> None:
     saved = captured(tmp_path, wsfc, sql, "stretched-2plus2.yaml", "database:sql-ag-01")
     manifest = json.loads((saved / "manifest.json").read_text())
-    assert manifest["calls"] == {"odbc": 12} and manifest["simulator"] is False
+    assert manifest["calls"] == {"odbc": 15} and manifest["simulator"] is False
     kept = "".join(p.read_text() for p in saved.iterdir())
     assert not [name for name in ("sql01", "SQL01", "AG01", "example.net", sql.username, sql.password) if name in kept]
     result = replay(saved)
     assert (result.differences, result.misses) == ([], [])
     assert judged(result) == ["PASS role-move on database:db-1: the SQL login's permissions on every replica",
-                              "PASS role-move on database:db-1: ready"]
+                              "PASS role-move on database:db-1: ready", "PASS restore on database:db-1: ready"]
 
 
 def test_a_permission_taken_away_in_the_captured_rows_fails_the_permissions_row(
@@ -89,16 +89,18 @@ def test_a_permission_taken_away_in_the_captured_rows_fails_the_permissions_row(
 
 def test_a_failover_cluster_instances_rows_replay_from_its_captured_powershell(
         tmp_path: Path, wsfc: WsfcWorld, sql: SqlServerModel) -> None:
+    sql.replicas = {"fci": Replica("fci", "sqlfci01.example.net", role="PRIMARY")}  # the instance, at its network name
     saved = captured(tmp_path, wsfc, sql, "stretched-fci.yaml", "database:sql-fci-01")
-    assert json.loads((saved / "manifest.json").read_text())["calls"] == {"winrm": 9}
+    assert json.loads((saved / "manifest.json").read_text())["calls"] == {"winrm": 9, "odbc": 2}
     result = replay(saved)
     assert (result.differences, result.misses) == ([], [])
     assert judged(result) == ["PASS role-move on database:db-1: WinRM reads the failover cluster",
-                              "PASS role-move on database:db-1: ready"]
+                              "PASS role-move on database:db-1: ready", "PASS restore on database:db-1: ready"]
 
 
 def test_a_missing_cluster_module_in_the_captured_output_fails_the_winrm_row(
         tmp_path: Path, wsfc: WsfcWorld, sql: SqlServerModel) -> None:
+    sql.replicas = {"fci": Replica("fci", "sqlfci01.example.net", role="PRIMARY")}
     saved = captured(tmp_path, wsfc, sql, "stretched-fci.yaml", "database:sql-fci-01")
 
     def module_missing(entry: dict[str, Any]) -> None:

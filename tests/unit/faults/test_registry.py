@@ -26,7 +26,8 @@ from harness_lab.layout import LabLayout
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "stretched-2plus2.yaml"
 FCI_EXAMPLE = EXAMPLE.with_name("stretched-fci.yaml")
 PARAMS: dict[str, dict[str, object]] = {"latency": {"rtt_ms": 4.0}, "backup": {"destination": "/srv/backup"},
-                                        "restore": {"backup": "/srv/backup/b", "destination": "/srv/restore"}}
+                                        "restore": {"backup": "/srv/backup/b", "destination": "/srv/restore"},
+                                        "disk-iops-limit": {"iops_limit": 400}}
 
 
 def example(without_bmc: str = "esx-b1") -> Topology:

@@ -50,3 +50,23 @@ def test_the_demo_holds_the_fault_longer_on_the_bound_lab_and_leaves_the_soak_to
     full = demo.pytest_command(argparse.Namespace(**{**vars(args), "full": True}), Path("/r/x"), Path("/t"),
                                suites=demo.LAB_SUITES)
     assert not any(a.endswith("_not_replaced") for a in full) and "S6's N-1 soak" in demo.FULL_ADDS
+
+
+def test_the_qos_comparison_runs_on_the_bound_lab_only_and_every_deselected_test_exists() -> None:
+    import argparse
+
+    from harness import demo
+
+    args = argparse.Namespace(smoke=True, full=False, lab="lab", keep_lab=False, state_dir=None, pytest_args=[])
+    lab = demo.pytest_command(args, Path("/r/x"), Path("/t"), suites=demo.LAB_SUITES, deselect=(demo.S7_QOS,))
+    bound = demo.pytest_command(args, Path("/r/x"), Path("/t"), topology="/b/t.yaml", suites=(demo.S7,),
+                                deselect=demo.S7_LAB_ONLY)
+    assert "--qos-iops-limit" not in lab and bound[bound.index("--qos-iops-limit") + 1] == "128"
+    assert f"--deselect={demo.S7_QOS}" in lab and all(f"--deselect={n}" in bound for n in demo.S7_LAB_ONLY)
+    plain = demo.pytest_command(argparse.Namespace(**{**vars(args), "smoke": False}), Path("/r/x"), Path("/t"),
+                                topology="/b/t.yaml", suites=demo.VSPHERE_SUITES)
+    assert "--qos-iops-limit" not in plain, "the demo itself leaves the comparison to FULL"
+    root = demo.suites_root()
+    for node in (*demo.S7_LAB_ONLY, demo.S7_QOS, *demo.DEMO.deselect):
+        path, _, test = node.partition("::")
+        assert f"def {test.split('[')[0]}(" in (root / path).read_text(), node
