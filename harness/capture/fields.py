@@ -2,7 +2,7 @@
 
 An allow-list, not a deny-list: a field not named here leaves the capture, whatever it holds
 (serial numbers, MAC addresses, a host's other identifiers, user names). The list follows the
-readers: `faults.backends.vsphere.probes` and `.policies`, `faults.backends.vsan.probes`, the privilege check
+readers: `faults.backends.vsphere.probes`, `.policies` and `.qos`, `faults.backends.vsan.probes`, the privilege check
 (`faults.backends.vsphere.privileges`), `harness.clusters.vsphere_checks`,
 `faults.transports.redfish` and pyVmomi's own session handling. A capture replayed with a field
 missing here reaches another row than the live doctor did: `tests/integration/contract/
@@ -64,7 +64,8 @@ SOAP_FIELDS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "VsanHostVsanObjectSyncState": {"uuid", "components"},
     "VsanHostComponentSyncState": {"uuid", "diskUuid", "hostUuid", "bytesToSync", "recoveryETA", "reasons"},
     # a VM's disks, by key (faults.backends.vsphere.policies: each disk's storage policy)
-    "VirtualDevice": {"key"},
+    "VirtualDevice": {"key", "deviceInfo"},
+    "Description": {"label"},  # a device's label ("Hard disk 1"): how the IOPS limit finds its disk
     # the Storage Policy API (/pbm): each VM's and disk's policy and its rules (faults.backends.vsphere.policies)
     "PbmServiceInstanceContent": {"profileManager"},
     "PbmQueryProfileResult": {"object", "profileId", "fault"},
@@ -78,6 +79,9 @@ SOAP_FIELDS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "PbmCapabilityMetadataUniqueId": {"namespace", "id"},
     "PbmCapabilityConstraintInstance": {"propertyInstance"},
     "PbmCapabilityPropertyInstance": {"id", "value"},
+    "PbmCapabilityMetadataPerCategory": {"subCategory", "capabilityMetadata"},
+    "PbmCapabilityMetadata": {"id", "propertyMetadata"},
+    "PbmCapabilityPropertyMetadata": {"id"},
 }.items()}
 
 # vSAN answers that are JSON inside a string (QueryPhysicalVsanDisks, QueryVsanObjects): keys kept. Keys that

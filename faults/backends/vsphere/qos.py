@@ -26,7 +26,7 @@ from typing import Any
 from faults.assumptions import IOPS_LIMIT_RULE, Assumption, Probe, Probed, ProbeResult
 from faults.backends.vsphere.faults import _VsphereFault
 from faults.backends.vsphere.policies import rules_of
-from faults.backends.vsphere.privileges import Need
+from faults.backends.vsphere.privileges import Need, PrivilegeMissing
 from faults.backends.vsphere.probes import Discovery, node_vm
 from faults.base import FaultPlan, FaultSpec, FaultState
 from faults.kinds import IopsLimitParams, Params
@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 NAMESPACE = "VSAN"
 CAPABILITY = "iopsLimit"  # "VSAN.iopsLimit" in PowerCLI (6c); its property id: A-pbm-iops-limit-rule
 RECONFIGURE_TIMEOUT_S = 300.0
+# pyVmomi _typeinfo_pbm.py: PbmCreate and PbmDelete "StorageProfile.Update", the reads "StorageProfile.View"
+STORAGE_PROFILE_PRIVILEGES = ("StorageProfile.View", "StorageProfile.Update")
 ORIGINAL = re.compile(r"had policy ([0-9A-Za-z-]+)")
 
 
@@ -185,6 +187,7 @@ class DiskIopsLimit(_VsphereFault):
              f"PbmDelete([<the id of '{self.policy_name}'>]): only the policy of that name"))
 
     def _ready(self, seen: Discovery) -> None:
+        self.privileges()
         vm, disk = self._disk()
         original = self._profile(self._one_policy(vm, disk))
         self._create_spec(original, "")  # refuses a policy without vSAN rules
@@ -192,9 +195,25 @@ class DiskIopsLimit(_VsphereFault):
             raise ControlPlaneError(f"{self.session.where}: a storage policy named {self.policy_name} exists already")
 
     def _needs(self, seen: Discovery) -> list[Need]:
-        """None asked ahead: PbmCreate and PbmDelete need StorageProfile.Update, a global privilege that
-        HasPrivilegeOnEntities does not answer for an inventory object; a refusal comes from PBM by name."""
+        """The inventory's part: none (the storage-profile privileges are global: `privileges`)."""
         return []
+
+    def privileges(self) -> str:
+        """PbmCreate and PbmDelete need StorageProfile.Update, the reads StorageProfile.View (pyVmomi's PBM type
+        information): global privileges, asked of vCenter on the root folder. ReconfigVM_Task names no privilege of
+        its own (it checks each changed property), so for a disk's policy none is asked ahead."""
+        content = self.session.content()
+        key = content.sessionManager.currentSession.key
+        answer = self.session.call("HasPrivilegeOnEntities", lambda: content.authorizationManager.HasPrivilegeOnEntities(
+            entity=[content.rootFolder], sessionId=key, privId=list(STORAGE_PROFILE_PRIVILEGES)))
+        held = {str(a.privId) for e in answer or [] for a in e.privAvailability or [] if a.isGranted}
+        missing = [p for p in STORAGE_PROFILE_PRIVILEGES if p not in held]
+        user = self.session.vcenter.credential.username
+        if missing:
+            raise PrivilegeMissing(f"{self.session.where}: vCenter user {user!r} lacks {', '.join(missing)} on the "
+                                   "root folder (PbmCreate, PbmDelete): grant them to its role there")
+        return (f"vCenter user {user!r} holds {', '.join(STORAGE_PROFILE_PRIVILEGES)} on the root folder; "
+                "ReconfigVM_Task's privilege for a disk's policy is not asked ahead (vCenter refuses it by name)")
 
     def inject(self) -> None:
         vm, disk = self._disk()

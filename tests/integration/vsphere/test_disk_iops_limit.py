@@ -10,10 +10,11 @@ import pytest
 
 from faults import registry
 from faults.assumptions import ProbeResult
+from faults.backends.vsphere.privileges import PrivilegeMissing
 from faults.backends.vsphere.qos import DiskIopsLimit
 from faults.base import FaultSpec, FaultState
 from harness_kernel.errors import ConfigError
-from tests.support.vsim import VMS, Simulator
+from tests.support.vsim import READONLY_PASSWORD_ENV, READONLY_USER, VMS, Simulator
 
 VM = next(iter(VMS))
 NODE = VMS[VM][1]
@@ -92,3 +93,21 @@ def test_the_plan_names_every_call_and_contacts_nothing(sim: Simulator) -> None:
     assert f"PbmCreate(CapabilityBasedProfileCreateSpec(name='{POLICY}'" in text and "VSAN.iopsLimit=400" in text
     assert "ReconfigVM_Task(ConfigSpec(deviceChange=[VirtualDeviceSpec(operation='edit'" in text
     assert f"PbmDelete([<the id of '{POLICY}'>]): only the policy of that name" in text
+
+
+def test_the_storage_profile_privileges_are_asked_of_vcenter_and_a_reader_lacks_them(
+        sim: Simulator, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "holds StorageProfile.View, StorageProfile.Update on the root folder" in limit(sim).privileges()
+    monkeypatch.setenv(READONLY_PASSWORD_ENV, sim.readonly_password)
+    topology = sim.topology()
+    vcenter = topology.management.vcenter
+    assert vcenter is not None
+    credential = vcenter.credential.model_copy(update={
+        "username": READONLY_USER, "password": vcenter.credential.password.model_copy(update={"env": READONLY_PASSWORD_ENV})})
+    reader = topology.model_copy(update={"management": topology.management.model_copy(
+        update={"vcenter": vcenter.model_copy(update={"credential": credential})})})
+    fault = registry.build(FaultSpec("disk-iops-limit", f"node:bench/{NODE}", {"iops_limit": 400}), reader)
+    assert isinstance(fault, DiskIopsLimit)
+    with pytest.raises(PrivilegeMissing, match=r"lacks StorageProfile.View, StorageProfile.Update on the root folder"):
+        fault.preflight()
+    assert POLICY not in sim.govc("storage.policy.ls")
