@@ -41,21 +41,19 @@ from faults.backends.sqlserver.long_statement import (
     FILE_TIMEOUT_S,
     KILL_TIMEOUT_S,
     SESSION_ID,
+    OnThePrimary,
     Request,
     StatementRun,
     exists_script,
     literal,
-    primary_session,
     remove_script,
     requests,
     stop,
-    winrm_sessions,
 )
 from faults.backends.sqlserver.probes import bracketed
 from faults.base import FaultPlan, FaultSpec, FaultState, OperationProgress
 from faults.kinds import BackupParams, Params
 from faults.transports.odbc import Connector, TSqlSession
-from faults.transports.winrm import WinRmSession
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.topology.models import Database, Topology
 from harness_kernel.topology.targets import Target
@@ -92,7 +90,7 @@ def backup_statement(database: str, file: str) -> str:
 
 
 @dataclass
-class SqlServerBackup:
+class SqlServerBackup(OnThePrimary):
     """backup on SQL Server (AG or FCI): one copy-only full backup into a file named after the fault."""
 
     spec: FaultSpec
@@ -121,11 +119,6 @@ class SqlServerBackup:
                    backup_file(params.destination, database.database, spec.instance), params.timeout_s)
 
     # -- where it runs ----------------------------------------------------------------------
-    def _primary(self) -> TSqlSession:
-        return primary_session(self.topology, self.database, self.connector)
-
-    def _winrm(self) -> list[WinRmSession]:
-        return winrm_sessions(self.topology, self.database)
 
     @property
     def planned_output(self) -> str:

@@ -40,21 +40,19 @@ from faults.backends.sqlserver.long_statement import (
     FILE_TIMEOUT_S,
     KILL_TIMEOUT_S,
     SESSION_ID,
+    OnThePrimary,
     Request,
     StatementRun,
     exists_script,
     literal,
-    primary_session,
     remove_script,
     requests,
     stop,
-    winrm_sessions,
 )
 from faults.backends.sqlserver.probes import bracketed
 from faults.base import FaultPlan, FaultSpec, FaultState, OperationProgress
 from faults.kinds import Params, RestoreParams
 from faults.transports.odbc import Connector, TSqlSession
-from faults.transports.winrm import WinRmSession
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.topology.models import Database, Topology
 from harness_kernel.topology.targets import Target
@@ -94,7 +92,7 @@ def in_directory(directory: str, name: str) -> str:
 
 
 @dataclass
-class SqlServerRestore:
+class SqlServerRestore(OnThePrimary):
     """restore on SQL Server (AG or FCI): a new scratch database from a backup, every file under a fault-named name."""
 
     spec: FaultSpec
@@ -150,11 +148,6 @@ class SqlServerRestore:
         return re.split(r"[\\/]", name)[-1].startswith(self.prefix)
 
     # -- what the server says ------------------------------------------------------------------
-    def _primary(self) -> TSqlSession:
-        return primary_session(self.topology, self.database, self.connector)
-
-    def _winrm(self) -> list[WinRmSession]:
-        return winrm_sessions(self.topology, self.database)
 
     @property
     def removable(self) -> bool:

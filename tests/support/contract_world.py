@@ -5,12 +5,14 @@ Shared by the fixtures of `tests/integration/contract` and its tests (helpers li
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from faults.base import Operation, OperationProgress
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
 from tests.support.wsfc_model import WsfcModel
@@ -59,3 +61,25 @@ def ag_topology(ports: list[int] | None = None, site: WsmanSite | None = None) -
     """The AG example; its winrm endpoints on local stand-ins when `ports` are given (else left as written)."""
     doc = example("stretched-2plus2.yaml")
     return pointed_at(doc, ports, site) if ports else parse_topology(doc, "contract.yaml")
+
+
+def finish(fault: Operation, timeout_s: float = 10.0) -> OperationProgress:
+    """An operation's report once it has ended (or `timeout_s` passed)."""
+    deadline = time.monotonic() + timeout_s
+    while (progress := fault.progress()).running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return progress
+
+
+def injected_and_watched(fault: Any) -> float:
+    """Inject an operation and read its progress twice while it runs: its percent grows under 100, its start is
+    the server's (within the round trip of the wall clock when it was sent); returns that wall clock."""
+    sent = time.time()
+    fault.inject()
+    first = fault.progress()
+    time.sleep(0.2)
+    second = fault.progress()
+    assert first.running and second.running and first.bytes_total is None
+    assert first.percent is not None and second.percent is not None and 0 <= first.percent < second.percent < 100
+    assert second.started_wall is not None and abs(second.started_wall - sent) < 0.3, "the request's start_time"
+    return sent

@@ -44,6 +44,8 @@ BACKUP_OPTIONS = re.compile(r"COPY_ONLY|CHECKSUM|NO_CHECKSUM|COMPRESSION|NO_COMP
 
 @dataclass
 class BackupRun:
+    """A BACKUP (or a RESTORE: `file` is then the backup it reads) as the model runs it."""
+
     session_id: int
     database: str
     file: str
@@ -55,6 +57,16 @@ class BackupRun:
 
     def percent(self, now: float) -> float:
         return min(99.9, 100.0 * (now - self.started) / self.duration_s) if self.duration_s else 99.9
+
+    def wait_out(self, clock: Callable[[], float], timeout_s: int, error: Any) -> None:
+        """Block as the statement does, until it ends, is KILLed (its client sees the link fail) or times out."""
+        while clock() - self.started < self.duration_s:
+            if self.killed:
+                raise error("08S01", "Communication link failure", 10054)
+            if timeout_s and clock() - self.started > timeout_s:
+                raise error("HYT00", "Query timeout expired", 0)
+            time.sleep(0.02)
+        self.finished = clock()
 
 
 @dataclass
@@ -155,11 +167,5 @@ class BackupModel:
         self.runs.append(run)
         if not file.startswith("https://"):
             self.local_files.get(replica, self.files).paths.add(file)  # created at once; a stopped backup leaves it
-        while self.clock() - run.started < run.duration_s:
-            if run.killed:
-                raise error("08S01", "Communication link failure", 10054)
-            if timeout_s and self.clock() - run.started > timeout_s:
-                raise error("HYT00", "Query timeout expired", 0)
-            time.sleep(0.02)
-        run.finished = self.clock()
+        run.wait_out(self.clock, timeout_s, error)
         return []

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.support.provenance import Fact, Facts
-from tests.support.sqlserver_backup_model import ServerFiles
+from tests.support.sqlserver_backup_model import BackupRun, ServerFiles
 
 FILELIST = "https://learn.microsoft.com/previous-versions/sql/sql-server-2012/ms173778(v=sql.110) (RESTORE FILELISTONLY)"
 ERRORS_3000 = ("MicrosoftDocs/sql-docs docs/relational-databases/errors-events/includes/"
@@ -78,20 +78,6 @@ def unquoted(text: str) -> str:
 
 
 @dataclass
-class RestoreRun:
-    session_id: int
-    database: str
-    statement: str
-    started: float  # on the server's clock
-    duration_s: float
-    killed: bool = False
-    finished: float | None = None
-
-    def percent(self, now: float) -> float:
-        return min(99.9, 100.0 * (now - self.started) / self.duration_s) if self.duration_s else 99.9
-
-
-@dataclass
 class RestoreModel:
     """Restores on the model's instances. Tests register backups (`backups`: file -> (logical name, physical name,
     "data" or "log") rows), set `duration_s`, and may add databases of their own (`states` is the backup model's catalogue,
@@ -103,14 +89,14 @@ class RestoreModel:
     states: dict[str, str] = field(default_factory=dict)  # sys.databases: name -> state_desc (shared)
     master_files: dict[str, list[str]] = field(default_factory=lambda: {
         "bench": ["D:\\Data\\bench.mdf", "L:\\Log\\bench_log.ldf"]})
-    runs: list[RestoreRun] = field(default_factory=list)
+    runs: list[BackupRun] = field(default_factory=list)
     history: list[tuple[str, str, float]] = field(default_factory=list)  # destination, restore_type, restore_date
     statements: list[str] = field(default_factory=list)
     files: ServerFiles = field(default_factory=ServerFiles)
     local_files: dict[str, ServerFiles] = field(default_factory=dict)
     clock: Callable[[], float] = time.time
 
-    def running(self) -> list[RestoreRun]:
+    def running(self) -> list[BackupRun]:
         return [r for r in self.runs if r.finished is None and not r.killed]
 
     def disk(self, replica: str) -> ServerFiles:
@@ -185,18 +171,12 @@ class RestoreModel:
                 raise error("42000", f"The file '{target}' cannot be overwritten. It is being used by database "
                                      f"'{user}'. RESTORE DATABASE is terminating abnormally.",
                             FACTS.value("error.file_in_use"))
-        run = RestoreRun(session_id, database, sql, self.clock(), self.duration_s)
+        run = BackupRun(session_id, database, file, sql, self.clock(), self.duration_s)
         self.runs.append(run)
         self.states[database] = str(FACTS.value("state.restoring"))
         self.master_files[database] = placed
         self.disk(replica).paths.update(placed)
-        while self.clock() - run.started < run.duration_s:
-            if run.killed:
-                raise error("08S01", "Communication link failure", 10054)
-            if timeout_s and self.clock() - run.started > timeout_s:
-                raise error("HYT00", "Query timeout expired", 0)
-            time.sleep(0.02)
-        run.finished = self.clock()
+        run.wait_out(self.clock, timeout_s, error)
         self.states[database] = "ONLINE"
         self.history.append((database, str(FACTS.value("history.restore_type.database")), run.finished))
         return []

@@ -73,6 +73,20 @@ def winrm_sessions(topology: Topology, database: Database) -> list[WinRmSession]
     return sessions
 
 
+class OnThePrimary:
+    """A fault that acts where its database is writable now, and reaches the nodes' files over WinRM."""
+
+    topology: Topology
+    database: Database
+    connector: Connector | None
+
+    def _primary(self) -> TSqlSession:
+        return primary_session(self.topology, self.database, self.connector)
+
+    def _winrm(self) -> list[WinRmSession]:
+        return winrm_sessions(self.topology, self.database)
+
+
 @dataclass(frozen=True)
 class Request:
     """A running request as sys.dm_exec_requests shows it."""

@@ -17,7 +17,7 @@ import pytest
 
 from faults import registry
 from faults.backends.sqlserver_backup import SqlServerBackup
-from faults.base import FaultSpec, FaultState, OperationProgress
+from faults.base import FaultSpec, FaultState
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
@@ -26,6 +26,8 @@ from tests.support.contract_world import (
     WINRM_PASSWORD_ENV,
     ag_topology,
     example,
+    finish,
+    injected_and_watched,
     pointed_at,
 )
 from tests.support.sqlserver_backup_model import BackupRun, ServerFiles
@@ -84,12 +86,6 @@ def without_winrm() -> Topology:
     return parse_topology(doc, "contract.yaml")
 
 
-def finish(fault: SqlServerBackup, timeout_s: float = 10.0) -> OperationProgress:
-    deadline = time.monotonic() + timeout_s
-    while (progress := fault.progress()).running and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return progress
-
 
 def test_a_backup_is_copy_only_and_written_to_an_instance_named_file(world: World) -> None:
     world.sql.replicas["sql01"].role, world.sql.replicas["sql02"].role = "SECONDARY", "PRIMARY"
@@ -125,14 +121,7 @@ def test_progress_reports_percent_then_size_and_duration_from_msdb(world: World)
     world.sql.clock_offset_s = 3600.0  # the server's clock an hour off the harness's: ages, not absolute times
     world.sql.backup.duration_s = 0.6
     fault = world.backup()
-    sent = time.time()
-    fault.inject()
-    first = fault.progress()
-    time.sleep(0.2)
-    second = fault.progress()
-    assert first.running and second.running and first.bytes_total is None
-    assert first.percent is not None and second.percent is not None and 0 <= first.percent < second.percent < 100
-    assert second.started_wall is not None and abs(second.started_wall - sent) < 0.3, "the request's start_time"
+    injected_and_watched(fault)
     done = finish(fault)
     assert done.completed and done.bytes_done == done.bytes_total == world.sql.backup.size_bytes
     assert done.started_wall is not None and done.finished_wall is not None

@@ -17,14 +17,13 @@ import pytest
 
 from faults import registry
 from faults.backends.sqlserver_restore import SqlServerRestore
-from faults.base import FaultSpec, FaultState, OperationProgress
+from faults.base import FaultSpec, FaultState
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
-from tests.support.contract_world import ag_topology, example
-from tests.support.sqlserver_backup_model import ServerFiles
+from tests.support.contract_world import ag_topology, example, finish, injected_and_watched
+from tests.support.sqlserver_backup_model import BackupRun, ServerFiles
 from tests.support.sqlserver_model import SqlServerModel
-from tests.support.sqlserver_restore_model import RestoreRun
 from tests.support.wsman import running_wsman
 
 INSTANCE = "0123456789ab"
@@ -71,12 +70,6 @@ def world(sql: SqlServerModel, winrm_password: str) -> Iterator[World]:
         yield World(sql, [first.port, second.port], node1, node2)
 
 
-def finish(fault: SqlServerRestore, timeout_s: float = 10.0) -> OperationProgress:
-    deadline = time.monotonic() + timeout_s
-    while (progress := fault.progress()).running and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return progress
-
 
 def without_restore_as() -> Topology:
     doc = example("stretched-2plus2.yaml")
@@ -105,14 +98,7 @@ def test_progress_reports_percent_then_the_backup_size_and_the_completion_from_m
     world.sql.clock_offset_s = -7200.0  # the server two hours behind: ages, not absolute times
     world.sql.restore.duration_s = 0.6
     fault = world.restore()
-    sent = time.time()
-    fault.inject()
-    first = fault.progress()
-    time.sleep(0.2)
-    second = fault.progress()
-    assert first.running and second.running and first.bytes_total is None
-    assert first.percent is not None and second.percent is not None and 0 <= first.percent < second.percent < 100
-    assert second.started_wall is not None and abs(second.started_wall - sent) < 0.3, "the request's start_time"
+    injected_and_watched(fault)
     done = finish(fault)
     assert done.completed and done.bytes_done == done.bytes_total == world.sql.restore.backup_size
     assert done.finished_wall is not None and abs(done.finished_wall - time.time()) < 0.5, "restore_date as an age"
@@ -157,7 +143,7 @@ def test_a_fault_rebuilt_after_a_crash_finds_kills_and_drops_its_copy_and_only_i
     world.sql.restore.duration_s = 30.0
     crashed = world.restore()
     crashed.inject()
-    operators = RestoreRun(88, "reporting", "RESTORE DATABASE [reporting] FROM DISK = N'E:\\nightly.bak' WITH "
+    operators = BackupRun(88, "reporting", "E:\\nightly.bak", "RESTORE DATABASE [reporting] FROM DISK = N'E:\\nightly.bak' WITH "
                                             "MOVE N'r' TO N'E:\\Data\\r.mdf', RECOVERY;", world.sql.now(), 30.0)
     world.sql.restore.runs.append(operators)
     rebuilt = world.restore()  # what recover builds from the journal: the spec only
@@ -234,6 +220,6 @@ def test_the_model_refuses_what_sql_server_refuses(world: World) -> None:
     over = refusal(f"RESTORE DATABASE [reporting] FROM DISK = N'{BACKUP}' WITH MOVE N'bench' TO N'E:\\x.mdf', "
                    "MOVE N'bench_log' TO N'E:\\x.ldf', RECOVERY;")
     assert "other than the existing 'reporting' database" in over and over.endswith("(3154) (SQLExecDirectW)")
-    world.sql.restore.runs.append(RestoreRun(90, "reporting", "RESTORE ...", world.sql.now(), 30.0))
+    world.sql.restore.runs.append(BackupRun(90, "reporting", BACKUP, "RESTORE ...", world.sql.now(), 30.0))
     in_use = refusal("DROP DATABASE [reporting];")
     assert in_use.endswith("(You cannot drop a database currently being used.) (3702) (SQLExecDirectW)")
