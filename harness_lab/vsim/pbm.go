@@ -8,6 +8,7 @@ package main
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -150,8 +151,8 @@ func (m *profileManager) PbmCreate(ctx *simulator.Context, req *types.PbmCreate)
 		for _, p := range content.Res.Returnval {
 			if p.GetPbmProfile().Name == req.CreateSpec.Name {
 				fault := &types.PbmDuplicateName{Name: req.CreateSpec.Name}
-				if fact("pbm.fault.duplicate_name") != "DuplicateName" {
-					break
+				if strings.TrimPrefix(reflect.TypeOf(fault).Elem().Name(), "Pbm") != fact("pbm.fault.duplicate_name") {
+					break // the method's declared fault, by its name
 				}
 				return &methods.PbmCreateBody{Fault_: simulator.Fault("a profile named "+req.CreateSpec.Name+" exists", fault)}
 			}
