@@ -86,7 +86,7 @@ FULL = DemoSettings(PhaseDurations(baseline_s=14, observe_s=25, settle_s=10, ste
                     soak_s=120.0, qos_iops_limit=128)
 SMOKE = DemoSettings(PhaseDurations(baseline_s=5, observe_s=6, settle_s=4, steady_window_s=3), step_s=4, warmup_s=1,
                      rtt_steps="0,4", component_mb=128, migration_rtt_steps="2", backup_rates="8M", soak_s=12.0,
-                     qos_iops_limit=128)
+                     qos_iops_limit=512)
 # What FULL adds to the demo: longer windows, the whole RTT sweeps, S2's host row (S3 and S4 lose hosts too),
 # the unthrottled backup, and the backup compared under a vSAN IOPS limit on the bound lab.
 FULL_ADDS = ("S1 at 1, 2 and 8 ms; S2's disk group and host power-off; S5 at 0, 1 and 2 ms; S6's N-1 soak; "

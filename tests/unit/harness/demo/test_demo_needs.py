@@ -61,7 +61,7 @@ def test_the_qos_comparison_runs_on_the_bound_lab_only_and_every_deselected_test
     lab = demo.pytest_command(args, Path("/r/x"), Path("/t"), suites=demo.LAB_SUITES, deselect=(demo.S7_QOS,))
     bound = demo.pytest_command(args, Path("/r/x"), Path("/t"), topology="/b/t.yaml", suites=(demo.S7,),
                                 deselect=demo.S7_LAB_ONLY)
-    assert "--qos-iops-limit" not in lab and bound[bound.index("--qos-iops-limit") + 1] == "128"
+    assert "--qos-iops-limit" not in lab and bound[bound.index("--qos-iops-limit") + 1] == "512"
     assert f"--deselect={demo.S7_QOS}" in lab and all(f"--deselect={n}" in bound for n in demo.S7_LAB_ONLY)
     plain = demo.pytest_command(argparse.Namespace(**{**vars(args), "smoke": False}), Path("/r/x"), Path("/t"),
                                 topology="/b/t.yaml", suites=demo.VSPHERE_SUITES)
