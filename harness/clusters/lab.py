@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.clusters import CopiesSample, ModelledLimit, ReplicationMode, ReplicationState, ResyncSample
+from harness.clusters.metro import Arbiter, MetroGroup, PeerLink, ReplicaSync, Serving, SiteView
 from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
 from harness_kernel.history import EventKind
 from harness_kernel.history.server import ServerEvent
@@ -176,6 +177,22 @@ class LabCluster:
         return CopiesSample(min(by_monitor, by_database),
                             f"{monitor}; pg_stat_replication on {primary.name}: {seen}")
 
+    def metro(self) -> list[MetroGroup]:
+        """The formation in the metro state set (`lab_group`): the monitor's view and the primary's own."""
+        try:
+            nodes = [HaNode(n.name, n.reportedstate, n.goalstate, n.health) for n in self.lab.nodes()]
+        except ControlPlaneError:
+            return [MetroGroup(self.topology.databases[0].name, ReplicaSync.UNKNOWN, PeerLink.UNKNOWN, (),
+                               words={"pg_auto_failover monitor": "no answer"})]
+        primary = next((n for n in nodes if n.reported in PRIMARY_STATES and n.goal in PRIMARY_STATES), None)
+        standbys = None
+        if primary is not None:
+            try:
+                standbys = self.lab.replication(primary.name)
+            except ControlPlaneError:
+                standbys = None
+        return [lab_group(self.topology.databases[0].name, nodes, standbys, self.site_of)]
+
     def connection(self) -> tuple[Dialect, ConnectionSettings]:
         hosts, ports = self.lab.layout.dsn_hosts()
         settings = ConnectionSettings(endpoints=tuple(Endpoint(h, p) for h, p in zip(hosts, ports, strict=True)),
@@ -223,3 +240,61 @@ def _version(argv: list[str], binary: str | None = None) -> str:
     except OSError:
         return "unknown"
     return out.strip().splitlines()[0] if out.strip() else "unknown"
+
+
+CATCHING_UP = ("catchingup", "wait_standby")  # pg_auto_failover states of a standby not in sync yet
+PAUSED = ("demote_timeout", "draining", "demoted", "stop_replication")  # serving nothing while the role moves
+
+
+@dataclass(frozen=True)
+class HaNode:
+    """A node as pg_auto_failover's monitor reports it: its states and the monitor's health check of it."""
+
+    name: str
+    reported: str
+    goal: str
+    health: int  # 1 the monitor reaches it, 0 it does not, -1 not checked yet
+
+
+def lab_group(name: str, nodes: Sequence[HaNode], standbys: Sequence[tuple[str, str, str]] | None,
+              site_of: Callable[[str], str]) -> MetroGroup:
+    """The lab's formation in the metro state set. The replica and the link are the primary's own view
+    (pg_stat_replication: `standbys`, None when the primary did not answer) checked against the monitor's;
+    the arbiter is the monitor, reaching each site's node or not; a site serves when its node is the primary
+    the monitor also wants primary."""
+    primary = next((n for n in nodes if n.reported in PRIMARY_STATES and n.goal in PRIMARY_STATES), None)
+    words = {n.name: f"{n.reported}/{n.goal}, health {n.health}" for n in nodes}
+    if standbys is not None:
+        words["pg_stat_replication"] = ", ".join(f"{a} {s}/{y}" for a, s, y in standbys) or "no standby"
+    in_sync = any(s == "streaming" and y in SYNC_STATES for _, s, y in standbys or ())
+    monitor_in_sync = any(n.reported == n.goal == "secondary" for n in nodes)
+    if primary is None or standbys is None:
+        replica = ReplicaSync.UNKNOWN
+    elif in_sync and monitor_in_sync and primary.reported == "primary":
+        replica = ReplicaSync.IN_SYNC
+    elif standbys or any(n.reported in CATCHING_UP for n in nodes):
+        replica = ReplicaSync.RESYNCING
+    else:
+        replica = ReplicaSync.FRACTURED
+    others = [n for n in nodes if primary is None or n.name != primary.name]
+    if standbys is None:
+        link = PeerLink.UNKNOWN
+    elif standbys:
+        link = PeerLink.UP  # a standby in the other site holds a replication connection to the primary
+    elif others and all(n.health == 1 for n in others):
+        link = PeerLink.DOWN  # the monitor reaches the standby, yet it holds no connection to the primary
+    else:
+        link = PeerLink.UNKNOWN  # the standby itself may be down: the link cannot be told apart
+    arbiter = {1: Arbiter.REACHABLE, 0: Arbiter.UNREACHABLE}
+    sites = []
+    for node in nodes:
+        if primary is not None and node.name == primary.name:
+            serving = Serving.SERVING
+        elif node.health == 0:
+            serving = Serving.UNKNOWN  # the monitor does not reach it: what it does now nobody here can tell
+        elif node.reported in PAUSED or node.goal in PAUSED:
+            serving = Serving.SUSPENDED
+        else:
+            serving = Serving.STANDBY
+        sites.append(SiteView(site_of(node.name), serving, arbiter.get(node.health, Arbiter.UNKNOWN)))
+    return MetroGroup(name, replica, link, tuple(sites), words=words)
