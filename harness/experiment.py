@@ -36,6 +36,7 @@ from harness.clusters import (
     ReadsReplication,
     ReplicationState,
 )
+from harness.clusters.metro import MetroWatch, ObservesMetro
 from harness.progress import Progress
 from harness.safety.guards import Guard, ThroughputFloor
 from harness.safety.run import HarnessRun
@@ -121,6 +122,8 @@ class Experiment:
     copies: list[CopiesPoint] = field(default_factory=list)  # the cluster's copies probe, about once a second
     _copies_lock: threading.Lock = field(default_factory=threading.Lock)
     _copies_sampler: threading.Thread | None = None
+    _metro: MetroWatch | None = None
+    _metro_sampler: threading.Thread | None = None
     # the replication mode the cluster said it ran with, before, during and after each fault
     replication: list[ReplicationReading] = field(default_factory=list)
     found_replication: ReplicationState | None = None  # as the experiment found it: what each recovery puts back
@@ -140,6 +143,7 @@ class Experiment:
         self._running = True
         self._sampler = threading.Thread(target=self._sample_resync_forever, name="resync-sampler", daemon=True)
         self._sampler.start()
+        self._watch_metro({n: o for n, o in self.observers.items() if isinstance(o, ObservesMetro)})
         return self
 
     def _count_copies(self) -> None:
@@ -167,6 +171,32 @@ class Experiment:
         with self._copies_lock:
             self.copies.append(CopiesPoint(self.timeline.now(), sample.in_sync, sample.states, sample.modelled))
 
+    def watch_metro(self) -> None:
+        """Read the cluster's own metro states too (the lab's HA manager, in the metro state set) from now on:
+        only experiments about what the storage decides pay for its queries. Observers that read a metro
+        storage (a VPLEX's) are watched from the start."""
+        if not isinstance(self.cluster, ObservesMetro):
+            raise HarnessError(f"cluster {self.cluster.name!r} cannot say what its storage decided (no metro view)")
+        self._watch_metro({"cluster": self.cluster})
+
+    def _watch_metro(self, sources: Mapping[str, ObservesMetro]) -> None:
+        if not sources:
+            return
+        if self._metro is None:
+            self._metro = MetroWatch({}, self.timeline)
+        self._metro.sources.update(sources)
+        self._metro.sample()
+        if self._metro_sampler is None:
+            self._metro_sampler = threading.Thread(target=self._sample_metro_forever, args=(self._metro,),
+                                                   name="metro-sampler", daemon=True)
+            self._metro_sampler.start()
+
+    def _sample_metro_forever(self, watch: MetroWatch) -> None:
+        """The metro states about once a second, in a thread of its own (a manager that does not answer waits
+        out its own timeout without delaying the other samples)."""
+        while not self._sampling.wait(1.0):
+            watch.sample()
+
     def _sample_resync_forever(self) -> None:
         """Resync progress every second for the whole experiment: rebuilds run through revert waits too."""
         while not self._sampling.wait(1.0):
@@ -182,7 +212,7 @@ class Experiment:
         if not self._running:
             return
         self._sampling.set()
-        for sampler in (self._sampler, self._copies_sampler):
+        for sampler in (self._sampler, self._copies_sampler, self._metro_sampler):
             if sampler is not None:
                 sampler.join(timeout=15)
         self._running = False

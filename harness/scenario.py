@@ -31,6 +31,7 @@ class Role(enum.Enum):
     STANDBY_DISK_GROUP = "the disk group holding the standby's data"
     DATABASE = "the database"
     INTER_SITE_LINK = "link between the database sites"
+    WITNESS = "the witness"
 
 
 @dataclass(frozen=True, repr=False)
@@ -89,6 +90,11 @@ class ScenarioFault:
             target = f"database:{db.name}"
         elif self.role in (Role.STANDBY_DISK, Role.STANDBY_DISK_GROUP):
             target = self._standby_device(cluster)
+        elif self.role is Role.WITNESS:
+            witnesses = _candidates(Role.WITNESS, topology)
+            if not witnesses:
+                raise ConfigError(f"{self.label}: topology {topology.name!r} has no witness to isolate")
+            target = witnesses[0]
         else:
             target = _candidates(Role.INTER_SITE_LINK, topology)[0]
         return target
@@ -148,5 +154,7 @@ def _candidates(role: Role, topology: Topology) -> list[str]:
         return [f"disk:{h}/{device}" for h in hosts for group in topology.host(h).disk_groups for device in group.capacity]
     if role is Role.STANDBY_DISK_GROUP:
         return [f"diskgroup:{h}/{index}" for h in hosts for index in range(len(topology.host(h).disk_groups))]
+    if role is Role.WITNESS:
+        return [f"witness:{topology.witness.name}"] if topology.witness is not None else []
     sites = {topology.site_of(h).name for h in hosts}
     return [f"link:{link.name}" for router in topology.routers for link in router.links if set(link.between) == sites]

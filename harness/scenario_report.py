@@ -124,7 +124,9 @@ class ScenarioReport:
         title_and_parameters(human_title(scenario, title, target), {"fault kind": fault_kind, "target": target})
         apply_labels(ExperimentLabels(scenario=scenario, fault_kind=fault_kind, target=target))
         resync = [experiment.resync_bytes] if any(p.value > 0 for p in experiment.resync_bytes.points()) else []
-        attach_evidence(Evidence(timeline=experiment.timeline, series=experiment.series, metrics=[*resync, *metrics],
+        observed = list(experiment.observed.values())  # the platforms' observers' figures
+        attach_evidence(Evidence(timeline=experiment.timeline, series=experiment.series,
+                                 metrics=[*resync, *metrics, *observed],
                                  table=table, title=title, tps_floor=tps_floor(experiment), ledger=books(experiment)))
         numbers = {**(numbers or {}), **reverts(experiment)}
         weaker = experiment.weaker_replication

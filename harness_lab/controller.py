@@ -249,12 +249,20 @@ class Lab:
         return rows[0][0], rows[0][1]
 
     def healthy(self) -> bool:
-        """Both nodes settled, one primary and one secondary: synchronous replication in place."""
+        """Both nodes settled, one primary and one secondary, and the primary streaming to its standby: the
+        monitor's states alone are not enough (after a link partition it keeps them while the standby's
+        connection waits out TCP's backoff, and the primary's commits wait with it)."""
         try:
-            states = {(n.reportedstate, n.goalstate) for n in self.pg.nodes()}
+            nodes = self.pg.nodes()
         except ControlPlaneError:
             return False
-        return states == {("primary", "primary"), ("secondary", "secondary")}
+        if {(n.reportedstate, n.goalstate) for n in nodes} != {("primary", "primary"), ("secondary", "secondary")}:
+            return False
+        primary = next(n.name for n in nodes if n.reportedstate == "primary")
+        try:
+            return any(state == "streaming" for _, state, _ in self.replication(primary))
+        except ControlPlaneError:
+            return False
 
     def wait_healthy(self, timeout_s: float = 60.0) -> None:
         shell.wait_for(self.healthy, timeout_s, f"lab {self.layout.prefix}: one primary + one synchronous secondary",

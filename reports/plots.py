@@ -22,6 +22,7 @@ from harness_kernel.history import EventKind
 from harness_kernel.history.series import MetricPoint, MetricSeries, SecondPoint, TransactionSeries
 from harness_kernel.history.timeline import Timeline
 from reports.fault_record import fault_windows
+from reports.metro_states import StateSpan, metro_spans, weight
 
 # Events a reader of the plot looks for, with the colour of their vertical line.
 MARKED_EVENTS: dict[EventKind, str] = {
@@ -92,10 +93,10 @@ def _shade_windows(axes: Sequence[Any], timeline: Timeline, x_end: float) -> lis
         handles.append(Patch(color=colour, alpha=0.35, label=f"fault: {window.legend}{suffix}"))
     gaps = [(g.attrs.get("start"), g.attrs.get("end")) for g in timeline.events(EventKind.COMMIT_GAP)]
     for gap_start, gap_end in gaps:
-        if isinstance(gap_start, int | float) and isinstance(gap_end, int | float):
+        if isinstance(gap_start, int | float):  # a gap still open when the workload stopped runs to the plot's end
+            stop = float(gap_end) if isinstance(gap_end, int | float) else x_end
             for ax in axes:
-                ax.axvspan(float(gap_start), float(gap_end), facecolor="none", hatch="///", edgecolor=GAP_EDGE, lw=0,
-                           zorder=0)
+                ax.axvspan(float(gap_start), stop, facecolor="none", hatch="///", edgecolor=GAP_EDGE, lw=0, zorder=0)
     if gaps:
         handles.append(Patch(facecolor="none", hatch="///", edgecolor=GAP_EDGE, lw=0, label="no commit (commit gap)"))
     spans = timeline.events(EventKind.REDUCED_REDUNDANCY)
@@ -185,8 +186,34 @@ def _metric_panels(axes: Sequence[Any], metrics: Sequence[MetricSeries]) -> None
         ax.grid(True, alpha=0.3)
 
 
-def _finish(figure: Figure, axes: Sequence[Any], timeline: Timeline, title: str, x: tuple[float, float]) -> bytes:
-    handles = _shade_windows(axes, timeline, x[1])
+METRO_COLOURS = {"good": "#27ae60", "waiting": "#5dade2", "bad": "#c0392b", "unknown": "#bdc3c7"}
+METRO_LEGEND = {"good": "in sync / up / serving / reachable", "waiting": "resyncing / partial / standby",
+                "bad": "fractured / down / suspended / unreachable", "unknown": "unknown (or a word not mapped)"}
+
+
+def _metro_panel(ax: Any, spans: Sequence[StateSpan], x_end: float) -> list[Any]:
+    """What the storage decided, a row each (replica, link, each site serving and reaching the arbiter), its
+    states as coloured spans with their words: read by the metro observer, never scripted."""
+    groups = {(s.source, s.group) for s in spans}
+    rows = list(dict.fromkeys((s.source, s.group, s.row) for s in spans))
+    for index, (source, group, row) in enumerate(rows):
+        for span in (s for s in spans if (s.source, s.group, s.row) == (source, group, row)):
+            end = span.end if span.end is not None else x_end
+            ax.broken_barh([(span.start, end - span.start)], (index - 0.4, 0.8),
+                           facecolors=METRO_COLOURS[weight(span.state)], edgecolor="white", lw=0.5, zorder=2)
+            ax.text(span.start + 0.2, index, span.state, va="center", ha="left", fontsize=6.5, clip_on=True, zorder=3)
+    ax.set_yticks(range(len(rows)),
+                  [row if len(groups) == 1 else f"{group}: {row}" for _, group, row in rows], fontsize=7)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_ylabel("storage decided\n(metro observer)", fontsize=8)
+    ax.grid(True, axis="x", alpha=0.3)
+    shown = dict.fromkeys(weight(s.state) for s in spans)
+    return [Patch(color=METRO_COLOURS[w], label=f"storage: {METRO_LEGEND[w]}") for w in METRO_COLOURS if w in shown]
+
+
+def _finish(figure: Figure, axes: Sequence[Any], timeline: Timeline, title: str, x: tuple[float, float],
+            extra: Sequence[Any] = ()) -> bytes:
+    handles = [*_shade_windows(axes, timeline, x[1]), *extra]
     _mark_events(axes, timeline, x)
     lines, _ = axes[0].get_legend_handles_labels()
     figure.legend(handles=[*lines, *handles], loc="outside lower center", ncols=min(3, len(lines) + len(handles)),
@@ -215,7 +242,8 @@ def tps_timeline_png(timeline: Timeline, series: TransactionSeries, metrics: Seq
     """Commits and errors per second, with one extra panel per metric series (resync bytes, IOPS...)."""
     style = style or PlotStyle()
     points = drawn_points(series)
-    figure, axes = _new_figure(style, 1 + len(metrics))
+    spans = metro_spans(timeline)
+    figure, axes = _new_figure(style, 1 + len(metrics) + (1 if spans else 0))
     ax = axes[0]
     ts = [p.t + p.seconds / 2 for p in points]
     tps, eps = [p.tps for p in points], [p.errors / p.seconds for p in points]
@@ -227,8 +255,10 @@ def tps_timeline_png(timeline: Timeline, series: TransactionSeries, metrics: Seq
     ax.set_ylabel("transactions / s")
     ax.set_ylim(bottom=0, top=max([*tps, *eps, 1]) * 1.35)
     ax.grid(True, alpha=0.3)
-    _metric_panels(axes[1:], metrics)
-    return _finish(figure, axes, timeline, title, _x_range(timeline, points, metrics))
+    _metric_panels(axes[1:1 + len(metrics)], metrics)
+    x = _x_range(timeline, points, metrics)
+    metro = _metro_panel(axes[-1], spans, x[1]) if spans else []
+    return _finish(figure, axes, timeline, title, x, metro)
 
 
 def latency_timeline_png(timeline: Timeline, series: TransactionSeries, title: str = "Commit latency percentiles",

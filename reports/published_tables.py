@@ -149,6 +149,44 @@ def s3_site_table(failures: Sequence[S3Row], *, min_tps_after_pct: float = 80.0,
     return Table(title, columns, rows, thresholds)
 
 
+@dataclass(frozen=True)
+class PartitionRow:
+    """A cut that moves no power (the inter-site link, the witness): what the storage decided beside what the
+    business felt. `served_by`, `replica`, `link`, `arbiter`: the metro observer's states while the cut held."""
+
+    case: str
+    tps_before: float
+    tps_during: float | None
+    tps_after: float | None
+    outage_s: float | None
+    served_by: str
+    replica: str
+    link: str
+    arbiter: str
+    in_sync_after_revert_s: float | None
+
+
+def s3_partition_table(cases: Sequence[PartitionRow], *, min_tps_after_pct: float = 80.0,
+                       max_in_sync_s: float = 300.0, title: str = "S3 partitions: what the storage decided") -> Table:
+    rows: list[dict[str, Cell]] = [
+        {"case": c.case, "tps_before": c.tps_before, "tps_during": c.tps_during, "tps_after": c.tps_after,
+         "drop_pct": _drop_pct(c.tps_before, c.tps_during), "outage_s": c.outage_s, "served_by": c.served_by,
+         "replica": c.replica, "link": c.link, "arbiter": c.arbiter, "in_sync_s": c.in_sync_after_revert_s}
+        for c in cases]
+    columns = [Column("case", "cut", text=True), Column("tps_before", "TPS before"),
+               Column("tps_during", "TPS while cut"),
+               Column("drop_pct", "drop % while cut", "{:.1f}", better="lower", points=True),
+               Column("tps_after", "TPS after revert"),
+               Column("outage_s", "no commit (s)", "{:.0f}", better="lower"),
+               Column("served_by", "served by (storage said)", text=True),
+               Column("replica", "replica", text=True), Column("link", "link", text=True),
+               Column("arbiter", "arbiter", text=True),
+               Column("in_sync_s", "in sync again (s after revert)", "{:.1f}", better="lower", floor=SECONDS_FLOOR)]
+    thresholds = [Threshold("drop_pct", "<=", 100.0 - min_tps_after_pct, "TPS while cut"),
+                  Threshold("in_sync_s", "<=", max_in_sync_s, "time at risk")]
+    return Table(title, columns, rows, thresholds)
+
+
 # --- S4: application failover ---------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -12,9 +12,15 @@ the mapped state (`words`), an unknown value among them shown as it came, never 
 from __future__ import annotations
 
 import enum
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+
+from harness_kernel.history import EventKind
+from harness_kernel.history.timeline import Timeline
+
+log = logging.getLogger(__name__)
 
 
 class ReplicaSync(enum.StrEnum):
@@ -53,6 +59,14 @@ class SiteView:
 
 
 @dataclass(frozen=True)
+class Rebuild:
+    """The copies being rebuilt after they went apart, as the product reports it (None where it does not say)."""
+
+    percent_done: float | None
+    eta_s: float | None
+
+
+@dataclass(frozen=True)
 class MetroGroup:
     """One replicated group (a consistency group, a pod, a database formation) as its product reports it now."""
 
@@ -61,11 +75,25 @@ class MetroGroup:
     link: PeerLink
     sites: tuple[SiteView, ...]
     preferred: str | None = None  # the site that wins when the link fails (a detach rule's winner), if any
+    rebuild: Rebuild | None = None  # a rebuild in progress, if the product reports one
     words: Mapping[str, str] = field(default_factory=dict)  # the product's own states, as it said them
 
     @property
     def serving_sites(self) -> tuple[str, ...]:
         return tuple(s.site for s in self.sites if s.serving is Serving.SERVING)
+
+    def state(self) -> tuple[object, ...]:
+        """What a change of is worth recording: the states, not the product's words (a counter inside them)."""
+        return (self.replica, self.link, self.sites, self.preferred, self.rebuild is not None)
+
+    def attrs(self) -> dict[str, Any]:
+        """The group as the history keeps it (`EventKind.METRO`): plain JSON, read back by the report."""
+        return {"group": self.name, "replica": self.replica.value, "link": self.link.value,
+                "sites": {s.site: {"serving": s.serving.value, "arbiter": s.arbiter.value} for s in self.sites},
+                "preferred": self.preferred,
+                "rebuild_pct": self.rebuild.percent_done if self.rebuild else None,
+                "rebuild_eta_s": self.rebuild.eta_s if self.rebuild else None,
+                "words": dict(self.words)}
 
     def describe(self) -> str:
         sites = ", ".join(f"{s.site} {s.serving.value} (arbiter {s.arbiter.value})" for s in self.sites)
@@ -77,3 +105,28 @@ class ObservesMetro(Protocol):
     """A cluster part that reads its metro storage's states (read only, each call bounded)."""
 
     def metro(self) -> list[MetroGroup]: ...
+
+
+@dataclass
+class MetroWatch:
+    """The metro sources read about once a second into the history, a group's states recorded when they change
+    (`EventKind.METRO`): the report draws the spans between, and a suite reads what the storage decided."""
+
+    sources: dict[str, ObservesMetro]
+    timeline: Timeline
+    _last: dict[tuple[str, str], tuple[object, ...]] = field(default_factory=dict)
+
+    def sample(self) -> None:
+        """One reading of each source; one that cannot answer now leaves a gap, not an error (it only reads)."""
+        for name, source in list(self.sources.items()):
+            try:
+                groups = source.metro()
+            except Exception as exc:  # a read-only sampler's failure must not stop the experiment
+                log.debug("metro %s: no sample (%s)", name, exc)
+                continue
+            now = self.timeline.now()
+            for group in groups:
+                key, state = (name, group.name), group.state()
+                if self._last.get(key) != state:
+                    self._last[key] = state
+                    self.timeline.record(EventKind.METRO, name, t=now, **group.attrs())

@@ -46,6 +46,10 @@ class EventKind(enum.StrEnum):
     """The replication mode the cluster said it ran with. attrs: when (at the experiment's start, before the fault,
     during the fault, after recovery), mode (synchronous, asynchronous, unknown; "restoring" while settings are put
     back), read_from (quoted), restored (the settings put back, if any)."""
+    METRO = "metro"
+    """What the storage (or the HA manager in its place) reported of a replicated group, recorded when it changed.
+    attrs: source (the observer), group, replica, link, sites ({site: {serving, arbiter}}), preferred,
+    rebuild_pct, rebuild_eta_s, words (the product's own states, as it said them)."""
     STEP_START = "step-start"
     """A measured step of a sweep starts. attrs: step (e.g. the RTT)."""
     STEP_END = "step-end"

@@ -476,6 +476,9 @@ class Slo(_Model):
     # how long the data may have fewer in-sync copies than before a failure (the time at risk): the failed copy
     # rebuilt and back in sync within it
     time_at_risk_max_s: Seconds = 300.0
+    # how long commits may stop while the inter-site link or the witness is cut (a synchronous replica's timeout:
+    # an AG's session timeout, 10 s by default); unset, S3's partitions characterise and a stall is a finding
+    partition_stall_max_s: Seconds | None = None
 
 
 LAB_PREFIX = re.compile(r"^[a-z][a-z0-9]{1,7}$")
