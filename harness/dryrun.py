@@ -14,6 +14,7 @@ import pytest
 from faults import registry
 from faults.assumptions import Assumes
 from faults.base import FaultSpec
+from harness.clusters import observers
 from harness.plugin_state import plugin_state
 from harness.run_options import RunOptions
 from harness.scenario import Sweep
@@ -122,6 +123,11 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
                 lines.append(f"  NOT ALLOWED: {not_allowed}")
             planned += 1
     lines.append(f"dry-run: {planned} fault(s) planned in {len(items)} test(s)")
+    try:
+        observed = ", ".join(observers(harness.topology)) or "nothing"
+    except ConfigError as exc:
+        observed = f"none usable: {exc}"
+    lines.append(f"observed read-only during each experiment: {observed}")
     missing = harness.missing_credentials(open_keyring=False)
     lines.append("credentials missing for a real run: " + ("; ".join(missing) if missing else "none"))
     return lines

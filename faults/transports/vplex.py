@@ -1,0 +1,173 @@
+"""A VPLEX / metro node's REST API v2, read with the standard library: GET only, each request bounded.
+
+Every request carries HTTP Basic auth, as Dell's own Ansible collection does (it sets the SDK's
+user and password and never asks `POST /token`): no token is kept, so there is no token to expire
+mid-experiment, and which key a token reply would use (`token` or `access_token`: Dell's SDK model
+and its docstring disagree) never matters (assumption A-vplex-basic-auth). Transient failures
+(no connection, a timeout, 429, 5xx) are retried with tenacity, a bounded number of times within a
+bounded window. Error bodies are Dell's `Error` model (`error_code`, `message`). Errors name the
+endpoint and the topology field, never the credential. TLS is verified unless the section says not.
+
+This client has no method that changes anything: the harness observes the product's decisions,
+it never takes one (no resume, no detach, no PATCH).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, stop_after_delay, wait_exponential
+
+from faults.transports import wire
+from faults.transports.vplex_replies import (
+    Cluster,
+    ClusterWitness,
+    ConsistencyGroup,
+    DistributedDevice,
+    Version,
+    WanComHealth,
+)
+from faults.transports.vplex_section import FIELD, VplexSection
+from harness_kernel.errors import ControlPlaneError, CredentialRejectedError
+from harness_kernel.topology.credentials import resolve_secret
+
+Reply = TypeVar("Reply", bound=BaseModel)
+TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+class NotFoundError(ControlPlaneError):
+    """The server answered 404: the object asked for does not exist there."""
+
+
+class _Again(Exception):
+    """Worth one more attempt: the server was busy or the network dropped the request."""
+
+
+@dataclass
+class VplexClient:
+    """One management server. Nothing is contacted until a read is asked for."""
+
+    section: VplexSection
+    attempts: int = 3
+    retry_window_s: float = 20.0
+
+    @property
+    def where(self) -> str:
+        return f"vplex {urllib.parse.urlsplit(self.section.endpoint).netloc}"
+
+    # -- the reads the observer makes ---------------------------------------------------------
+    def clusters(self) -> list[Cluster]:
+        return self._many("/clusters/", Cluster)
+
+    def wan_com(self) -> WanComHealth:
+        return self._one("/health/wan_com", WanComHealth)
+
+    def cluster_witness(self) -> ClusterWitness:
+        return self._one("/cluster_witness", ClusterWitness)
+
+    def consistency_group(self, name: str) -> ConsistencyGroup:
+        return self._one(f"/distributed_storage/distributed_consistency_groups/{urllib.parse.quote(name)}",
+                         ConsistencyGroup)
+
+    def distributed_devices(self) -> list[DistributedDevice]:
+        return self._many("/distributed_storage/distributed_devices", DistributedDevice)
+
+    def versions(self) -> list[Version]:
+        return self._many("/versions", Version)
+
+    # -- HTTP -------------------------------------------------------------------------------------
+    def _one(self, path: str, model: type[Reply]) -> Reply:
+        body = self.get(path)
+        try:
+            return model.model_validate(body)
+        except ValidationError as exc:
+            raise ControlPlaneError(f"{self.where}: GET {path}: not a {model.__name__} "
+                                    f"({exc.error_count()} fields do not fit)") from None
+
+    def _many(self, path: str, model: type[Reply]) -> list[Reply]:
+        body = self.get(path)
+        if not isinstance(body, list):
+            raise ControlPlaneError(f"{self.where}: GET {path}: expected a JSON array, got {type(body).__name__}")
+        try:
+            return [model.model_validate(item) for item in body]
+        except ValidationError as exc:
+            raise ControlPlaneError(f"{self.where}: GET {path}: an item is not a {model.__name__} "
+                                    f"({exc.error_count()} fields do not fit)") from None
+
+    def get(self, path: str) -> Any:
+        """`GET /vplex/v2<path>`, decoded; retried while transient, bounded in attempts and time."""
+        wire.sent("https", self.where, f"GET {path}", reads=True)
+        request = urllib.request.Request(self.section.base() + path, method="GET", headers={
+            "Authorization": self._basic(), "Accept": "application/json"})
+        retrying = Retrying(stop=stop_after_attempt(self.attempts) | stop_after_delay(self.retry_window_s),
+                            wait=wait_exponential(multiplier=0.25, max=2), retry=retry_if_exception_type(_Again),
+                            reraise=True)
+        try:
+            status, raw = retrying(self._send, request, path)
+        except _Again as exc:
+            raise ControlPlaneError(f"{exc} (after up to {self.attempts} attempts)") from None
+        wire.recorded("https", FIELD, {"method": "GET", "path": path},
+                      {"status": status, "content_type": "application/json", "body": raw.decode("utf-8", "replace")})
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            raise ControlPlaneError(f"{self.where}: GET {path}: the reply is not JSON") from None
+
+    def _send(self, request: urllib.request.Request, path: str) -> tuple[int, bytes]:
+        try:
+            with urllib.request.urlopen(request, timeout=self.section.timeout_s, context=self._tls()) as reply:
+                return int(reply.status), bytes(reply.read())
+        except urllib.error.HTTPError as exc:
+            status, said = exc.code, _said(exc)
+            if status in TRANSIENT_STATUS:
+                raise _Again(f"{self.where}: GET {path} -> HTTP {status}{said}") from None
+            if status == 401:
+                raise CredentialRejectedError(f"{self.where}: GET {path} refused the login (HTTP 401{said}): check "
+                                              f"{FIELD}.credential") from None
+            if status == 403:
+                raise ControlPlaneError(f"{self.where}: GET {path} forbidden (HTTP 403{said}): the account of "
+                                        f"{FIELD}.credential may not read it") from None
+            if status == 404:
+                raise NotFoundError(f"{self.where}: GET {path} -> HTTP 404{said}") from None
+            raise ControlPlaneError(f"{self.where}: GET {path} -> HTTP {status}{said}") from None
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, ssl.SSLError):
+                raise ControlPlaneError(f"{self.where}: TLS verification failed ({exc.reason.__class__.__name__}); "
+                                        f"set {FIELD}.ca_file to the CA that signed the management server's "
+                                        "certificate") from None
+            raise _Again(f"{self.where}: unreachable ({exc.reason})") from None
+        except (TimeoutError, ConnectionError) as exc:
+            raise _Again(f"{self.where}: no answer within {self.section.timeout_s:g} s ({type(exc).__name__})") from None
+
+    def _basic(self) -> str:
+        credential = self.section.credential
+        password = resolve_secret(credential.password, f"{FIELD}.credential.password").reveal()
+        return "Basic " + base64.b64encode(f"{credential.username}:{password}".encode()).decode()
+
+    def _tls(self) -> ssl.SSLContext | None:
+        if not self.section.endpoint.startswith("https:"):
+            return None
+        context = ssl.create_default_context(cafile=self.section.ca_file)
+        if not self.section.verify_tls:
+            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+        return context
+
+
+def _said(exc: urllib.error.HTTPError) -> str:
+    """`: <error_code> <message>` from Dell's `Error` body, bounded; nothing when the body is not one."""
+    try:
+        body = json.loads(exc.read(4096) or b"{}")
+    except (ValueError, OSError):
+        return ""
+    if not isinstance(body, dict):
+        return ""
+    words = " ".join(str(body[k]) for k in ("error_code", "message") if body.get(k))
+    return f": {words[:300]}" if words else ""

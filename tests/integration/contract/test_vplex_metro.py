@@ -1,0 +1,176 @@
+"""The VPLEX / metro node observer against a REST API v2 stand-in written from Dell's SDK and guides.
+
+The stand-in (tests/support/vplex_model.py, its FACTS table) answers on 127.0.0.1 and records every
+request; the observer reads it through the platform as a run builds it (the topology's
+`management.platforms.vplex`), and must say what the storage decided: in sync, apart, resyncing,
+which site serves, whether each reaches the witness, in the product's own words beside.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from faults.transports import wire
+from harness import doctor
+from harness.clusters import cluster_parts, observers
+from harness.clusters.metro import Arbiter, PeerLink, ReplicaSync, Serving
+from harness.clusters.vplex import VplexMetro
+from harness_kernel.errors import ConfigError, CredentialRejectedError, HarnessError
+from harness_kernel.topology.loader import parse_topology
+from harness_kernel.topology.models import Topology
+from tests.support.vplex_model import VplexModel
+
+PASSWORD_ENV = "HARNESS_VPLEX_PASSWORD"
+
+
+def metro_topology(endpoint: str, **section: Any) -> Topology:
+    return parse_topology({
+        "name": "metro-contract",
+        "sites": [{"name": "site-a", "subnets": ["192.0.2.0/26"], "hosts": [{"name": "esx-a1", "address": "192.0.2.11"}]},
+                  {"name": "site-b", "subnets": ["192.0.2.64/26"], "hosts": [{"name": "esx-b1", "address": "192.0.2.71"}]}],
+        "management": {"platforms": {"vplex": {
+            "endpoint": endpoint, "credential": {"username": "service", "password": {"env": PASSWORD_ENV}},
+            "clusters": {"cluster-1": "site-a", "cluster-2": "site-b"}, "consistency_groups": ["cg-sql"],
+            "timeout_s": 2, **section}}}}, "metro.yaml")
+
+
+@pytest.fixture
+def model(monkeypatch: pytest.MonkeyPatch) -> VplexModel:
+    password = "Vp-" + secrets.token_urlsafe(12)
+    monkeypatch.setenv(PASSWORD_ENV, password)
+    return VplexModel("service", password)
+
+
+@pytest.fixture
+def topology(model: VplexModel) -> Iterator[Topology]:
+    with model.serving() as endpoint:
+        yield metro_topology(endpoint)
+
+
+def observer(topology: Topology) -> VplexMetro:
+    [(name, built)] = observers(topology).items()
+    assert name == "vplex: harness.clusters.vplex:VplexMetro" and isinstance(built, VplexMetro)
+    return built
+
+
+def test_a_healthy_system_is_in_sync_both_sites_serve_and_reach_the_witness(topology: Topology) -> None:
+    [group] = observer(topology).metro()
+    assert (group.name, group.replica, group.link) == ("cg-sql", ReplicaSync.IN_SYNC, PeerLink.UP)
+    assert [(s.site, s.serving, s.arbiter) for s in group.sites] == [
+        ("site-a", Serving.SERVING, Arbiter.REACHABLE), ("site-b", Serving.SERVING, Arbiter.REACHABLE)]
+    assert group.preferred == "site-a" and group.rebuild is None
+    assert group.words["wan_com"] == "full" and group.words["witness cluster-2"] == "in-contact [admin enabled]"
+    cluster_parts(topology)["vplex"].preflight()
+
+
+def test_a_partition_cuts_the_link_suspends_the_loser_and_the_winner_serves(model: VplexModel,
+                                                                            topology: Topology) -> None:
+    model.partition(loser="cluster-2")
+    [group] = observer(topology).metro()
+    assert (group.replica, group.link, group.serving_sites) == (ReplicaSync.FRACTURED, PeerLink.DOWN, ("site-a",))
+    assert [s.serving for s in group.sites] == [Serving.SERVING, Serving.SUSPENDED]
+    assert group.preferred == "site-a", "the detach rule's winner, named by its cluster URI"
+    assert group.words["cluster-2 cg summary"] == "suspended [cluster-departure, requires-resume-at-loser]"
+    assert group.words["detach rule"] == "winner /vplex/v2/clusters/cluster-1 5"
+    with pytest.raises(HarnessError, match=r"cg-sql: replica fractured, link down; .* not in sync"):
+        cluster_parts(topology)["vplex"].preflight()
+
+
+def test_a_group_without_an_automatic_winner_names_no_preferred_site(model: VplexModel, topology: Topology) -> None:
+    model.no_winner()
+    [group] = observer(topology).metro()
+    assert group.preferred is None and group.words["detach rule"] == "['no_automatic_winner']"
+
+
+def test_a_lost_witness_is_not_reachable_and_its_word_is_kept(model: VplexModel, topology: Topology) -> None:
+    """No document names a lost witness's states: not reachable, but not claimed unreachable either."""
+    model.witness_lost()
+    [group] = observer(topology).metro()
+    assert [s.arbiter for s in group.sites] == [Arbiter.UNKNOWN, Arbiter.UNKNOWN]
+    assert group.words["witness cluster-1"] == "unknown [admin enabled]"
+    assert group.replica is ReplicaSync.IN_SYNC, "the copies do not depend on the witness"
+
+
+def test_a_rebuild_reads_as_resyncing_with_its_percent_and_eta(model: VplexModel, topology: Topology) -> None:
+    """Two devices, one flagged among its health indications, one by its rebuild status: the slowest and longest."""
+    model.rebuild((40, 600), (70, 300))
+    seen = observer(topology)
+    [group] = seen.metro()
+    assert group.replica is ReplicaSync.RESYNCING
+    assert group.rebuild is not None and (group.rebuild.percent_done, group.rebuild.eta_s) == (40.0, 600.0)
+    assert group.words["dd_cg-sql_0 rebuild"] == "None, progress 40, eta 600"
+    assert group.words["dd_cg-sql_1 rebuild"] == "rebuilding, progress 70, eta 300"
+    assert seen.sample() == {"cg-sql sites serving": 2.0, "cg-sql sites suspended": 0.0, "cg-sql in sync": 0.0,
+                             "cg-sql rebuild done %": 40.0, "cg-sql rebuild eta s": 600.0}
+
+
+def test_a_word_no_document_names_is_unknown_and_shown_as_it_came(model: VplexModel, topology: Topology) -> None:
+    model.wan = "degraded-beyond-words"
+    model.summaries["cg-sql"]["cluster-1"] = ("in-transition", [])
+    [group] = observer(topology).metro()
+    assert (group.link, group.sites[0].serving, group.replica) == (PeerLink.UNKNOWN, Serving.UNKNOWN,
+                                                                   ReplicaSync.UNKNOWN)
+    assert group.words["wan_com"] == "degraded-beyond-words" and group.words["cluster-1 cg summary"] == "in-transition"
+
+
+def test_a_wrong_password_names_the_credential_field_and_never_the_password(monkeypatch: pytest.MonkeyPatch,
+                                                                            model: VplexModel,
+                                                                            topology: Topology) -> None:
+    monkeypatch.setenv(PASSWORD_ENV, "wrong-Hunter2-secret")
+    with pytest.raises(CredentialRejectedError) as refused:
+        observer(topology).metro()
+    said = str(refused.value)
+    assert "HTTP 401" in said and "management.platforms.vplex.credential" in said
+    assert "wrong-Hunter2-secret" not in said and model.password not in said
+
+
+def test_a_busy_server_is_asked_again_within_the_bound_and_then_named(model: VplexModel, topology: Topology) -> None:
+    model.busy = 2
+    assert observer(topology).client.clusters()
+    model.busy = 10
+    with pytest.raises(HarnessError, match=r"vplex 127\.0\.0\.1:\d+: GET /clusters/ -> HTTP 503: 503 busy \(after up to "
+                                           r"3 attempts\)"):
+        observer(topology).client.clusters()
+    assert model.busy == 7
+
+
+def test_an_unknown_consistency_group_is_refused_naming_its_field(model: VplexModel) -> None:
+    with model.serving() as endpoint:
+        part = cluster_parts(metro_topology(endpoint, consistency_groups=["cg-sql", "cg-gone"]))["vplex"]
+        with pytest.raises(ConfigError, match=r"management\.platforms\.vplex\.consistency_groups\[1\]: no distributed "
+                                              r"consistency group 'cg-gone'"):
+            part.preflight()
+
+
+def test_the_observer_only_reads(model: VplexModel, topology: Topology) -> None:
+    """Every request a reading, the probes and the preflight make is a GET, as the wire sees it and the server."""
+    with wire.watching(read_only=True) as sent:
+        seen = observer(topology)
+        seen.metro()
+        seen.sample()
+        seen.preflight()
+        described = seen.describe()
+    assert described["vplex"].endswith("observed read-only: cg-sql; versions: (model) (model)")
+    assert sent.writes() == [] and len(sent.calls) == len(model.requests)
+    assert {method for method, _ in model.requests} == {"GET"}
+    assert {path for _, path in model.requests} == {
+        "/vplex/v2/clusters/", "/vplex/v2/health/wan_com", "/vplex/v2/cluster_witness", "/vplex/v2/versions",
+        "/vplex/v2/distributed_storage/distributed_devices",
+        "/vplex/v2/distributed_storage/distributed_consistency_groups/cg-sql"}
+
+
+def test_doctor_shows_what_the_system_says_and_each_assumption(topology: Topology) -> None:
+    findings = doctor.examine(topology, open_keyring=False, resolve=lambda name: [])
+    rows = {r.check: r for r in findings.rows if r.where in ("vplex", "doctor")}
+    assert rows["probe harness.clusters.vplex:probe"].seen == \
+        "wan_com full; cg-sql: cluster-1 ok, cluster-2 ok; witness enabled"
+    assumptions = rows["probe harness.clusters.vplex:probe_assumptions"]
+    assert assumptions.status == "PASS", assumptions.seen
+    for said in ("A-vplex-basic-auth pass", "A-vplex-status-words pass", "A-vplex-witness-components pass",
+                 "A-vplex-references pass", "A-vplex-rebuild-units unknown: unprobed"):
+        assert said in assumptions.seen
+    assert rows["sent only reads"].status == "PASS"
