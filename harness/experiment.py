@@ -171,13 +171,13 @@ class Experiment:
         with self._copies_lock:
             self.copies.append(CopiesPoint(self.timeline.now(), sample.in_sync, sample.states, sample.modelled))
 
-    def watch_metro(self) -> None:
+    def watch_metro(self) -> bool:
         """Read the cluster's own metro states too (the lab's HA manager, in the metro state set) from now on:
         only experiments about what the storage decides pay for its queries. Observers that read a metro
-        storage (a VPLEX's) are watched from the start."""
-        if not isinstance(self.cluster, ObservesMetro):
-            raise HarnessError(f"cluster {self.cluster.name!r} cannot say what its storage decided (no metro view)")
-        self._watch_metro({"cluster": self.cluster})
+        storage (a VPLEX's) are watched from the start. False: nothing here reads a metro storage's states."""
+        if isinstance(self.cluster, ObservesMetro):
+            self._watch_metro({"cluster": self.cluster})
+        return self._metro is not None
 
     def _watch_metro(self, sources: Mapping[str, ObservesMetro]) -> None:
         if not sources:

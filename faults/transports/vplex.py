@@ -53,15 +53,22 @@ class _Again(Exception):
 
 @dataclass
 class VplexClient:
-    """One management server. Nothing is contacted until a read is asked for."""
+    """The management servers of the section, read in order: the first that answers is read until it no longer
+    does (after the loss of its site the other cluster's server says what the survivor decided). Nothing is
+    contacted until a read is asked for."""
 
     section: VplexSection
     attempts: int = 3
     retry_window_s: float = 20.0
+    _at: int = 0  # the server read now: the last one that answered
+
+    @property
+    def origin(self) -> str:
+        return self.section.origins[self._at][1]
 
     @property
     def where(self) -> str:
-        return f"vplex {urllib.parse.urlsplit(self.section.endpoint).netloc}"
+        return f"vplex {urllib.parse.urlsplit(self.origin).netloc}"
 
     # -- the reads the observer makes ---------------------------------------------------------
     def clusters(self) -> list[Cluster]:
@@ -103,23 +110,34 @@ class VplexClient:
                                     f"({exc.error_count()} fields do not fit)") from None
 
     def get(self, path: str) -> Any:
-        """`GET /vplex/v2<path>`, decoded; retried while transient, bounded in attempts and time."""
+        """`GET /vplex/v2<path>`, decoded; retried while transient, bounded in attempts and time, on each server in
+        turn while one does not answer (a refusal, 401 or 404, is the system's answer: never asked elsewhere)."""
         wire.sent("https", self.where, f"GET {path}", reads=True)
-        request = urllib.request.Request(self.section.base() + path, method="GET", headers={
-            "Authorization": self._basic(), "Accept": "application/json"})
-        retrying = Retrying(stop=stop_after_attempt(self.attempts) | stop_after_delay(self.retry_window_s),
-                            wait=wait_exponential(multiplier=0.25, max=2), retry=retry_if_exception_type(_Again),
-                            reraise=True)
-        try:
-            status, raw = retrying(self._send, request, path)
-        except _Again as exc:
-            raise ControlPlaneError(f"{exc} (after up to {self.attempts} attempts)") from None
+        unanswered: list[str] = []
+        for _ in self.section.origins:
+            try:
+                status, raw = self._retrying()(self._send, self._request(path), path)
+                break
+            except _Again as exc:
+                unanswered.append(f"{exc} (after up to {self.attempts} attempts)")
+                self._at = (self._at + 1) % len(self.section.origins)
+        else:
+            raise ControlPlaneError("; ".join(unanswered))
         wire.recorded("https", FIELD, {"method": "GET", "path": path},
                       {"status": status, "content_type": "application/json", "body": raw.decode("utf-8", "replace")})
         try:
             return json.loads(raw) if raw else None
         except ValueError:
             raise ControlPlaneError(f"{self.where}: GET {path}: the reply is not JSON") from None
+
+    def _request(self, path: str) -> urllib.request.Request:
+        return urllib.request.Request(f"{self.origin}/vplex/v2{path}", method="GET", headers={
+            "Authorization": self._basic(), "Accept": "application/json"})
+
+    def _retrying(self) -> Retrying:
+        return Retrying(stop=stop_after_attempt(self.attempts) | stop_after_delay(self.retry_window_s),
+                        wait=wait_exponential(multiplier=0.25, max=2), retry=retry_if_exception_type(_Again),
+                        reraise=True)
 
     def _send(self, request: urllib.request.Request, path: str) -> tuple[int, bytes]:
         try:
@@ -153,7 +171,7 @@ class VplexClient:
         return "Basic " + base64.b64encode(f"{credential.username}:{password}".encode()).decode()
 
     def _tls(self) -> ssl.SSLContext | None:
-        if not self.section.endpoint.startswith("https:"):
+        if not self.origin.startswith("https:"):
             return None
         context = ssl.create_default_context(cafile=self.section.ca_file)
         if not self.section.verify_tls:

@@ -24,6 +24,9 @@ class VplexSection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     endpoint: str = Field(description="the management server, https://HOST[:PORT] (REST API v2 under /vplex/v2)")
+    fallback_endpoints: list[str] = Field(default_factory=list, max_length=1,
+                                          description="the other cluster's management server, read while `endpoint` "
+                                                      "does not answer (after the loss of its site)")
     credential: CredentialRef
     verify_tls: bool = True
     ca_file: str | None = Field(default=None, description="the CA bundle that signed the management server's "
@@ -38,17 +41,12 @@ class VplexSection(BaseModel):
     @field_validator("endpoint")
     @classmethod
     def _an_origin(cls, endpoint: str) -> str:
-        parts = urlsplit(endpoint)
-        if parts.scheme not in ("https", "http") or not parts.hostname:
-            raise ValueError("give the management server as https://HOST[:PORT]")
-        if parts.username is not None or parts.password is not None:
-            raise ValueError("no credential in the URL: it belongs in credential (a reference)")
-        if parts.path.strip("/") or parts.query or parts.fragment:
-            raise ValueError("give the server alone (https://HOST[:PORT]); the harness adds /vplex/v2")
-        if parts.scheme == "http" and not _loopback(parts.hostname):
-            raise ValueError("http is for a loopback address only: Basic auth would cross the network in clear")
-        _ = parts.port  # a port out of range raises ValueError here, named by the field
-        return endpoint.rstrip("/")
+        return _origin(endpoint)
+
+    @field_validator("fallback_endpoints")
+    @classmethod
+    def _origins(cls, endpoints: list[str]) -> list[str]:
+        return [_origin(e) for e in endpoints]
 
     @field_validator("clusters")
     @classmethod
@@ -71,12 +69,24 @@ class VplexSection(BaseModel):
         return groups
 
     @property
-    def host(self) -> str:
-        return urlsplit(self.endpoint).hostname or ""
+    def origins(self) -> list[tuple[str, str]]:
+        """Each management server with its field path, in the order they are read."""
+        return [(f"{FIELD}.endpoint", self.endpoint),
+                *((f"{FIELD}.fallback_endpoints[{i}]", e) for i, e in enumerate(self.fallback_endpoints))]
 
-    def base(self) -> str:
-        """The endpoint with REST API v2's base path."""
-        return f"{self.endpoint}/vplex/v2"
+
+def _origin(endpoint: str) -> str:
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise ValueError("give the management server as https://HOST[:PORT]")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("no credential in the URL: it belongs in credential (a reference)")
+    if parts.path.strip("/") or parts.query or parts.fragment:
+        raise ValueError("give the server alone (https://HOST[:PORT]); the harness adds /vplex/v2")
+    if parts.scheme == "http" and not _loopback(parts.hostname):
+        raise ValueError("http is for a loopback address only: Basic auth would cross the network in clear")
+    _ = parts.port  # a port out of range raises ValueError here, named by the field
+    return endpoint.rstrip("/")
 
 
 def _fits(name: str) -> bool:

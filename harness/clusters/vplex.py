@@ -12,6 +12,7 @@ import ipaddress
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Self, TypeVar
+from urllib.parse import urlsplit
 
 from faults.assumptions import (
     VPLEX_BASIC_AUTH,
@@ -45,17 +46,22 @@ def _settings(topology: Topology) -> VplexSection:
         if site not in sites:
             raise ConfigError(f"topology {topology.name!r}: {FIELD}.clusters.{cluster}: {site!r} is no site of the "
                               f"topology ({', '.join(sites)})")
+    for field_path, origin in settings.origins:
+        _outside_the_sites(topology, field_path, urlsplit(origin).hostname or "")
+    return settings
+
+
+def _outside_the_sites(topology: Topology, field_path: str, host: str) -> None:
     try:
-        address = ipaddress.ip_address(settings.host)
+        address = ipaddress.ip_address(host)
     except ValueError:
-        return settings  # a host name: resolved only when connecting
+        return  # a host name: resolved only when connecting
     for si, site_ in enumerate(topology.sites):
         for ni, subnet in enumerate(site_.subnets):
             if address in ipaddress.ip_network(subnet):
-                raise ConfigError(f"topology {topology.name!r}: {FIELD}.endpoint: {address} is inside "
+                raise ConfigError(f"topology {topology.name!r}: {field_path}: {address} is inside "
                                   f"sites[{si}].subnets[{ni}] ({subnet}): a partition would cut the harness off "
                                   "from it")
-    return settings
 
 
 @dataclass
@@ -134,7 +140,7 @@ class VplexMetro:
             versions = ", ".join(f"{v.name} {v.version}" for v in self.client.versions()) or "none listed"
         except (NotFoundError, ControlPlaneError) as exc:
             versions = f"unread ({exc})"
-        return {"vplex": f"REST API v2 at {self.client.section.endpoint}, observed read-only: "
+        return {"vplex": f"REST API v2 at {self.client.origin}, observed read-only: "
                          f"{', '.join(self.groups)}; versions: {versions}"}
 
 

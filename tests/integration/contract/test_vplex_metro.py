@@ -9,6 +9,7 @@ which site serves, whether each reaches the witness, in the product's own words 
 from __future__ import annotations
 
 import secrets
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +20,7 @@ from harness import doctor
 from harness.clusters import cluster_parts, observers
 from harness.clusters.metro import Arbiter, PeerLink, ReplicaSync, Serving
 from harness.clusters.vplex import VplexMetro
-from harness_kernel.errors import ConfigError, CredentialRejectedError, HarnessError
+from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError, HarnessError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
 from tests.support.vplex_model import VplexModel
@@ -174,3 +175,33 @@ def test_doctor_shows_what_the_system_says_and_each_assumption(topology: Topolog
                  "A-vplex-references pass", "A-vplex-rebuild-units unknown: unprobed"):
         assert said in assumptions.seen
     assert rows["sent only reads"].status == "PASS"
+
+
+def closed_port() -> str:
+    """A loopback endpoint nothing listens on: a management server lost with its site."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+
+def test_a_lost_management_server_is_read_through_the_other_clusters_and_stays_so(model: VplexModel) -> None:
+    """After a site loss its management server is gone with it: the other cluster's says what the survivor
+    decided, and later reads go there first (no retries spent on the lost one each second)."""
+    lost = closed_port()
+    with model.serving() as endpoint:
+        metro = observer(metro_topology(lost, fallback_endpoints=[endpoint]))
+        model.partition(loser="cluster-2")
+        [group] = metro.metro()
+        assert (group.replica, group.serving_sites) == (ReplicaSync.FRACTURED, ("site-a",))
+        assert metro.client.origin == endpoint and endpoint in metro.describe()["vplex"]
+        asked = len(model.requests)
+        metro.metro()
+        assert len(model.requests) > asked
+
+
+def test_when_no_management_server_answers_each_is_named(model: VplexModel) -> None:
+    lost, also_lost = closed_port(), closed_port()
+    metro = observer(metro_topology(lost, fallback_endpoints=[also_lost]))
+    with pytest.raises(ControlPlaneError) as raised:
+        metro.metro()
+    assert lost.removeprefix("http://") in str(raised.value) and also_lost.removeprefix("http://") in str(raised.value)

@@ -34,7 +34,8 @@ def test_the_example_loads_and_its_vplex_section_maps_each_cluster_to_a_site() -
     [metro] = observers(topology).values()
     assert isinstance(metro, VplexMetro) and isinstance(cluster_parts(topology)["vplex"], VplexMetro)
     assert dict(metro.sites) == {"cluster-1": "site-a", "cluster-2": "site-b"}
-    assert metro.groups == ("cg-sql-ag-01",) and metro.client.section.base() == "https://192.0.2.150/vplex/v2"
+    assert metro.groups == ("cg-sql-ag-01",) and [o for _, o in metro.client.section.origins] == [
+        "https://192.0.2.150", "https://192.0.2.151"]
 
 
 def test_a_dry_run_plans_the_partition_and_the_witness_isolation_at_the_router_and_names_the_observer(
