@@ -79,6 +79,8 @@ class Platform:
     summary: str = ""
     realises: tuple[tuple[str, str], ...] = field(default=())
     """(intent, fault kind) pairs this platform adds to an intent's candidates, after the in-tree ones."""
+    hosts_clusters: bool = False
+    """A topology may say `kind: <this platform's name>`: its clusters run on it (Nutanix AHV's on Prism)."""
 
 
 # -- conditions the in-tree platforms use -----------------------------------------------------------

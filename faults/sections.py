@@ -19,6 +19,7 @@ from harness_kernel.topology.loader import dotted, format_validation_error
 from harness_kernel.topology.models import Topology
 
 Section = TypeVar("Section", bound=BaseModel)
+BUILT_IN_KINDS = ("vsphere", "lab")  # the cluster kinds this package's own views serve
 
 
 def _root(name: str) -> tuple[str, ...]:
@@ -42,8 +43,14 @@ def section(topology: Topology, name: str, model: type[Section]) -> Section:
 
 
 def check(topology: Topology, catalogue: Catalogue | None = None) -> dict[str, BaseModel]:
-    """Every section validated by its platform's model: a section no installed platform reads is an error."""
+    """The topology's kind is one an installed platform hosts, and every section is validated by its platform's
+    model: a section no installed platform reads is an error."""
     catalogue = catalogue or installed()
+    host = catalogue.platform(topology.kind)
+    if topology.kind not in BUILT_IN_KINDS and (host is None or not host.hosts_clusters):
+        hosts = [*BUILT_IN_KINDS[:1], *(p.name for p in catalogue.platforms if p.hosts_clusters)]
+        raise ConfigError(f"topology {topology.name!r}: kind: {topology.kind!r} is no platform installed here "
+                          f"(known: {', '.join(hosts)}; is its plug-in installed?)")
     validated: dict[str, BaseModel] = {}
     for name in topology.management.platforms:
         platform = catalogue.platform(name)

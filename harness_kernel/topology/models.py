@@ -512,7 +512,9 @@ def _is_loopback(address: str) -> bool:
 
 class Topology(_Model):
     name: Name
-    kind: Literal["vsphere", "lab"] = "vsphere"
+    # the platform the cluster runs on: vsphere, or the name of an installed platform that hosts clusters (checked
+    # against the catalogue when a run reads the topology: `faults.sections.check`); lab is built by code only
+    kind: str = Field(default="vsphere", pattern=r"^[a-z][a-z0-9-]{1,30}$")
     sites: list[Site] = Field(min_length=1)
     witness: Witness | None = None
     routers: list[Router] = []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import yaml
 
@@ -53,3 +55,25 @@ def test_a_section_no_installed_platform_reads_is_an_error_naming_it() -> None:
 def test_its_secret_references_are_checked_and_masked_like_the_cores() -> None:
     refs = sections.secret_refs(with_section(SECTION), WITH_TOY)
     assert [(path, ref.env) for path, ref in refs] == [("management.platforms.toy.credential.password", "TOY_PASSWORD")]
+
+
+def of_kind(kind: str) -> Topology:
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    doc["kind"] = kind
+    return parse_topology(doc, str(EXAMPLE))
+
+
+def test_a_cluster_kind_is_vsphere_or_one_an_installed_platform_hosts() -> None:
+    """A platform from a plug-in may host clusters (`kind: nutanix`); a kind nobody here hosts, or a platform that
+    only acts on targets, is refused by name before anything is planned."""
+    def toy(**changes: object) -> Catalogue:
+        return Catalogue.of(platforms.IN_TREE, [dataclasses.replace(TOY, platform=dataclasses.replace(TOY.platform,
+                                                                                                      **changes))])
+
+    assert sections.check(of_kind("toy"), toy(hosts_clusters=True)) == {}
+    with pytest.raises(ConfigError, match=r"kind: 'toy' is no platform installed here \(known: vsphere, toy2;"):
+        sections.check(of_kind("toy"), toy(name="toy2", hosts_clusters=True))
+    with pytest.raises(ConfigError, match=r"kind: 'toy' is no platform installed here"):
+        sections.check(of_kind("toy"), WITH_TOY)
+    with pytest.raises(ConfigError, match=r"kind: 'vsphre' is no platform installed here \(known: vsphere;"):
+        sections.check(of_kind("vsphre"), WITHOUT)
