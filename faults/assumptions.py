@@ -113,7 +113,14 @@ VPLEX_BASIC_AUTH = Assumption(
     "REST API v2 accepts HTTP Basic auth on every call, without a token from POST /token",
     "Dell's Ansible collection sets the SDK's user and password and never calls /token (dell/ansible-vplex "
     "dellemc_ansible_vplex_utils.py L131-133); the v2 guide's contents list basicAuth; which key a token reply uses "
-    "(token or access_token) is not settled, so no token is used",
+    "(token or access_token) is not settled, so no token is used by default",
+    ())
+VPLEX_TOKEN_FIELD = Assumption(
+    "A-vplex-token-field",
+    "with auth: token, POST /vplex/v2/token answers the bearer token under the key token or access_token",
+    "Dell's SDK model LoginResponse declares 'token' (models/login_response.py L34), its token_api.py docstring says "
+    "access_token, centreon tests access_token and reads token (apiv2.pm L185-190): both keys are read, token first; "
+    "a reply with neither is refused naming both",
     ())
 VPLEX_STATUS_WORDS = Assumption(
     "A-vplex-status-words",
@@ -147,7 +154,7 @@ VPLEX_REBUILD_UNITS = Assumption(
 
 ASSUMPTIONS: tuple[Assumption, ...] = (DISK_FAULT_SCRIPT, RESYNC_TYPE_UNSET, PHYSICAL_DISK_DEVNAME, PERMANENT_CLEAR,
                                        ROLE_EVENT_STRINGS, HEALTH_CACHE, IOPS_LIMIT_RULE, POLICY_CATEGORY,
-                                       VPLEX_BASIC_AUTH, VPLEX_STATUS_WORDS, VPLEX_WITNESS_COMPONENTS, VPLEX_REFERENCES,
+                                       VPLEX_BASIC_AUTH, VPLEX_TOKEN_FIELD, VPLEX_STATUS_WORDS, VPLEX_WITNESS_COMPONENTS, VPLEX_REFERENCES,
                                        VPLEX_REBUILD_UNITS)
 """Every assumption a backend of this installation makes, in one table (README, "Assumptions")."""
 

@@ -1,9 +1,10 @@
 """A VPLEX / metro node's REST API v2, read with the standard library: GET only, each request bounded.
 
-Every request carries HTTP Basic auth, as Dell's own Ansible collection does (it sets the SDK's
-user and password and never asks `POST /token`): no token is kept, so there is no token to expire
-mid-experiment, and which key a token reply would use (`token` or `access_token`: Dell's SDK model
-and its docstring disagree) never matters (assumption A-vplex-basic-auth). Transient failures
+By default every request carries HTTP Basic auth, as Dell's own Ansible collection does (it sets
+the SDK's user and password and never asks `POST /token`): no token to expire mid-experiment
+(assumption A-vplex-basic-auth). With `auth: token` it logs in once (`POST /token`, as centreon's
+client does) and sends the bearer token, logging in again when it is refused; the token's key
+(`token` or `access_token`: Dell's SDK model and its docstring disagree) is A-vplex-token-field. Transient failures
 (no connection, a timeout, 429, 5xx) are retried with tenacity, a bounded number of times within a
 bounded window. Error bodies are Dell's `Error` model (`error_code`, `message`). Errors name the
 endpoint and the topology field, never the credential. TLS is verified unless the section says not.
@@ -41,6 +42,7 @@ from harness_kernel.topology.credentials import resolve_secret
 
 Reply = TypeVar("Reply", bound=BaseModel)
 TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
+TOKEN_KEYS = ("token", "access_token")  # Dell's SDK model, then its docstring (A-vplex-token-field)
 
 
 class NotFoundError(ControlPlaneError):
@@ -61,6 +63,7 @@ class VplexClient:
     attempts: int = 3
     retry_window_s: float = 20.0
     _at: int = 0  # the server read now: the last one that answered
+    _token: str | None = None  # with `auth: token`, the bearer token the server read now issued
 
     @property
     def origin(self) -> str:
@@ -111,18 +114,16 @@ class VplexClient:
 
     def get(self, path: str) -> Any:
         """`GET /vplex/v2<path>`, decoded; retried while transient, bounded in attempts and time, on each server in
-        turn while one does not answer (a refusal, 401 or 404, is the system's answer: never asked elsewhere)."""
+        turn while one does not answer (a refusal, 401 or 404, is the system's answer: never asked elsewhere). A
+        bearer token refused (expired, or issued by the other server) is asked for again, once."""
         wire.sent("https", self.where, f"GET {path}", reads=True)
-        unanswered: list[str] = []
-        for _ in self.section.origins:
-            try:
-                status, raw = self._retrying()(self._send, self._request(path), path)
-                break
-            except _Again as exc:
-                unanswered.append(f"{exc} (after up to {self.attempts} attempts)")
-                self._at = (self._at + 1) % len(self.section.origins)
-        else:
-            raise ControlPlaneError("; ".join(unanswered))
+        try:
+            status, raw = self._answered(path)
+        except CredentialRejectedError:
+            if self._token is None:
+                raise
+            self._token = None
+            status, raw = self._answered(path)
         wire.recorded("https", FIELD, {"method": "GET", "path": path},
                       {"status": status, "content_type": "application/json", "body": raw.decode("utf-8", "replace")})
         try:
@@ -130,9 +131,48 @@ class VplexClient:
         except ValueError:
             raise ControlPlaneError(f"{self.where}: GET {path}: the reply is not JSON") from None
 
+    def _answered(self, path: str) -> tuple[int, bytes]:
+        unanswered: list[str] = []
+        for _ in self.section.origins:
+            try:
+                answer: tuple[int, bytes] = self._retrying()(self._send, self._request(path), path)
+                return answer
+            except _Again as exc:
+                unanswered.append(f"{exc} (after up to {self.attempts} attempts)")
+                self._at = (self._at + 1) % len(self.section.origins)
+                self._token = None  # a token is the server's that issued it
+        raise ControlPlaneError("; ".join(unanswered))
+
     def _request(self, path: str) -> urllib.request.Request:
         return urllib.request.Request(f"{self.origin}/vplex/v2{path}", method="GET", headers={
-            "Authorization": self._basic(), "Accept": "application/json"})
+            "Authorization": self._authorization(), "Accept": "application/json"})
+
+    def _authorization(self) -> str:
+        if self.section.auth == "basic":
+            return self._basic()
+        if self._token is None:
+            self._token = self._login()
+        return f"Bearer {self._token}"
+
+    def _login(self) -> str:
+        """`POST /token` with Basic auth, as centreon's v2 client logs in; the reply's key is `token` in Dell's SDK
+        model and `access_token` in its docstring (and centreon tests one, reads the other): either is read
+        (A-vplex-token-field). It creates a session, nothing on the storage: a read, for the wire's books."""
+        wire.sent("https", self.where, "POST /token (login)", reads=True)
+        request = urllib.request.Request(f"{self.origin}/vplex/v2/token", method="POST", data=b"{}", headers={
+            "Authorization": self._basic(), "Accept": "application/json", "Content-Type": "application/json"})
+        _, raw = self._retrying()(self._send, request, "/token")
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = None
+        keys = sorted(body) if isinstance(body, dict) else []
+        token = next((body[k] for k in TOKEN_KEYS if isinstance(body, dict) and isinstance(body.get(k), str)
+                      and body[k]), None)
+        if token is None:
+            raise ControlPlaneError(f"{self.where}: POST /token answered no token under {' or '.join(TOKEN_KEYS)} "
+                                    f"(keys: {', '.join(keys) or 'none'}); set {FIELD}.auth: basic")
+        return str(token)
 
     def _retrying(self) -> Retrying:
         return Retrying(stop=stop_after_attempt(self.attempts) | stop_after_delay(self.retry_window_s),
@@ -140,22 +180,23 @@ class VplexClient:
                         reraise=True)
 
     def _send(self, request: urllib.request.Request, path: str) -> tuple[int, bytes]:
+        asked = f"{request.get_method()} {path}"
         try:
             with urllib.request.urlopen(request, timeout=self.section.timeout_s, context=self._tls()) as reply:
                 return int(reply.status), bytes(reply.read())
         except urllib.error.HTTPError as exc:
             status, said = exc.code, _said(exc)
             if status in TRANSIENT_STATUS:
-                raise _Again(f"{self.where}: GET {path} -> HTTP {status}{said}") from None
+                raise _Again(f"{self.where}: {asked} -> HTTP {status}{said}") from None
             if status == 401:
-                raise CredentialRejectedError(f"{self.where}: GET {path} refused the login (HTTP 401{said}): check "
+                raise CredentialRejectedError(f"{self.where}: {asked} refused the login (HTTP 401{said}): check "
                                               f"{FIELD}.credential") from None
             if status == 403:
-                raise ControlPlaneError(f"{self.where}: GET {path} forbidden (HTTP 403{said}): the account of "
+                raise ControlPlaneError(f"{self.where}: {asked} forbidden (HTTP 403{said}): the account of "
                                         f"{FIELD}.credential may not read it") from None
             if status == 404:
-                raise NotFoundError(f"{self.where}: GET {path} -> HTTP 404{said}") from None
-            raise ControlPlaneError(f"{self.where}: GET {path} -> HTTP {status}{said}") from None
+                raise NotFoundError(f"{self.where}: {asked} -> HTTP 404{said}") from None
+            raise ControlPlaneError(f"{self.where}: {asked} -> HTTP {status}{said}") from None
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, ssl.SSLError):
                 raise ControlPlaneError(f"{self.where}: TLS verification failed ({exc.reason.__class__.__name__}); "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -28,6 +29,8 @@ class VplexSection(BaseModel):
                                           description="the other cluster's management server, read while `endpoint` "
                                                       "does not answer (after the loss of its site)")
     credential: CredentialRef
+    auth: Literal["basic", "token"] = Field(default="basic", description="basic: HTTP Basic auth on every call (as "
+                                            "Dell's Ansible collection); token: a bearer token from POST /token")
     verify_tls: bool = True
     ca_file: str | None = Field(default=None, description="the CA bundle that signed the management server's "
                                                           "certificate (default: the system's)")

@@ -3,11 +3,12 @@
 Written from Dell's generated SDK (dell/python-vplex, vplexapi-7.0.0: field names as its models declare
 them), Dell's Ansible collection, centreon-plugins and Dell's guides, as quoted in
 docs/reference/vplex-metro-rest-v2.md; every value the observer reads is a row of FACTS with its source
-(the fields it does not read are left out, as the `fields` query would leave them). It
-answers GET on the reads the observer makes, refuses a request without the account's Basic auth
-with 401 and Dell's `Error` body, answers 404 for a name it does not have, and records every
-request's method and path (it changes nothing: any other method is refused with 405). A test sets
-its state: healthy, a partition, the witness lost, a rebuild, or any word of its own.
+(the fields it does not read are left out, as the `fields` query would leave them). It answers GET
+on the reads the observer makes (and `POST /token`, a login, for `auth: token`), refuses a request
+without the account's Basic auth or a bearer token it issued with 401 and Dell's `Error` body,
+answers 404 for a name it does not have, and records every request's method and path (it changes
+nothing: any other method is refused with 405). A test sets its state: healthy, a partition, the
+witness lost, a rebuild, or any word of its own.
 
 Looser than the product: plain HTTP (the section allows http to loopback alone).
 """
@@ -15,6 +16,7 @@ Looser than the product: plain HTTP (the section allows http to loopback alone).
 from __future__ import annotations
 
 import base64
+import secrets
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,6 +51,14 @@ FACTS = Facts("vplex", [
     Fact("path.versions", "/versions", "documented", f"{PV}api/version_api.py L124", "'/versions', 'GET',"),
     Fact("auth.header", "Authorization", "documented", f"{PV}configuration.py L231", "'key': 'Authorization',"),
     Fact("auth.type", "basic", "documented", f"{PV}configuration.py L229 (basicAuth)", "'type': 'basic',"),
+    Fact("auth.bearer", "Bearer", "documented", f"{CP}custom/apiv2.pm L200",
+         "add_header(key => 'Authorization', value => 'Bearer ' . $self->{access_token})"),
+    Fact("path.token", "/token", "documented", f"{PV}api/token_api.py L122", "'/token', 'POST',"),
+    Fact("token.login_basic", 1, "documented", f"{CP}custom/apiv2.pm L169-171",
+         "url_path => '/vplex/v2/token', credentials => 1, basic => 1,"),
+    Fact("token.key", "token", "assumed",
+         f"A-vplex-token-field: {PV}models/login_response.py L34 declares 'token': 'str', its api/token_api.py L37 "
+         "docstring says access_token; the client reads either, so no test may depend on which"),
     Fact("error.unauthorized", 401, "documented", f"{AV}module_utils/storage/dell/dellemc_ansible_vplex_utils.py L169",
          "return 401, 'Could not authenticate user in %s' % (host)"),
     Fact("error.key.code", "error_code", "documented", f"{PV}models/error.py L34", "'error_code': 'str',"),
@@ -129,6 +139,7 @@ class VplexModel:
     witness_states: dict[str, str] = field(default_factory=dict)
     rebuilding: dict[str, tuple[int, int, str]] = field(default_factory=dict)  # device -> (%, eta s, how it says so)
     busy: int = 0  # answer this many requests 503 first, as a management server under load would
+    tokens: set[str] = field(default_factory=set)  # the bearer tokens issued and not yet expired
     requests: list[tuple[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -167,6 +178,10 @@ class VplexModel:
 
     def witness_lost(self) -> None:
         self.witness_states = {c: str(_value("witness.lost")) for c in self.clusters}
+
+    def expire_tokens(self) -> None:
+        """Every session ends (a token's lifetime, or a management server restarted)."""
+        self.tokens.clear()
 
     def rebuild(self, *devices: tuple[int, int], group: int = 0) -> None:
         """The group's devices rebuilding, each (percent done, seconds to go): the first says so among its health
@@ -222,15 +237,20 @@ class VplexModel:
         self.requests.append((method, path))
         scheme, _, token = (authorization or "").partition(" ")
         expected = base64.b64encode(f"{self.user}:{self.password}".encode()).decode()
-        if scheme.lower() != _value("auth.type") or token != expected:
+        basic = scheme.lower() == _value("auth.type") and token == expected
+        if not basic and not (scheme.lower() == str(_value("auth.bearer")).lower() and token in self.tokens):
             return int(_value("error.unauthorized")), self.error("401", str(_value("error.unauthorized.message")))
         if self.busy > 0:
             self.busy -= 1
             return 503, self.error("503", "busy")
-        if method != "GET":
-            return 405, self.error("405", "the model only reads")
         base = str(_value("base"))
         route = unquote(urlsplit(path).path)
+        if method == "POST" and route == f"{base}{_value('path.token')}" and basic and _value("token.login_basic"):
+            issued = secrets.token_urlsafe(16)
+            self.tokens.add(issued)
+            return 200, {str(_value("token.key")): issued, "token_type": "Bearer"}
+        if method != "GET":
+            return 405, self.error("405", "the model only reads")
         if not route.startswith(base):
             return 404, self.error("404", "not found")
         route = route[len(base):]

@@ -205,3 +205,17 @@ def test_when_no_management_server_answers_each_is_named(model: VplexModel) -> N
     with pytest.raises(ControlPlaneError) as raised:
         metro.metro()
     assert lost.removeprefix("http://") in str(raised.value) and also_lost.removeprefix("http://") in str(raised.value)
+
+
+def test_with_auth_token_it_logs_in_once_reads_with_the_bearer_token_and_logs_in_again_when_it_is_refused(
+        model: VplexModel) -> None:
+    with model.serving() as endpoint:
+        metro = observer(metro_topology(endpoint, auth="token"))
+        [group] = metro.metro()
+        assert group.replica is ReplicaSync.IN_SYNC
+        logins = [r for r in model.requests if r[0] == "POST"]
+        assert logins == [("POST", "/vplex/v2/token")] and len(model.tokens) == 1
+        model.expire_tokens()
+        metro.metro()
+        assert [r for r in model.requests if r[0] == "POST"] == [("POST", "/vplex/v2/token")] * 2
+        assert {m for m, _ in model.requests} == {"GET", "POST"}, "a login, and reads: nothing else"
