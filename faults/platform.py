@@ -81,6 +81,9 @@ class Platform:
     """(intent, fault kind) pairs this platform adds to an intent's candidates, after the in-tree ones."""
     hosts_clusters: bool = False
     """A topology may say `kind: <this platform's name>`: its clusters run on it (Nutanix AHV's on Prism)."""
+    not_offered: tuple[tuple[str, str], ...] = ()
+    """(fault kind or intent, reason) pairs this platform deliberately does not serve: the dry-run and the
+    README name each with its reason, so a missing fault reads as a decision, not an oversight."""
 
 
 # -- conditions the in-tree platforms use -----------------------------------------------------------

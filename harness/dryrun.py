@@ -14,6 +14,7 @@ import pytest
 from faults import registry
 from faults.assumptions import Assumes
 from faults.base import FaultSpec
+from faults.catalogue import installed
 from harness.clusters import observers
 from harness.plugin_state import plugin_state
 from harness.run_options import RunOptions
@@ -66,6 +67,13 @@ def inapplicable(item: pytest.Item, topology: Topology) -> str | None:
             return f"no '{value}' fault can be planned on topology {topology.name!r} ({topology.kind}): no platform " \
                    "here serves it on its targets, or it has no target"
     return None
+
+
+def not_offered(topology: Topology) -> list[str]:
+    """What the topology's platforms deliberately do not serve, each with its reason (`Platform.not_offered`)."""
+    present = {topology.kind, *topology.management.platforms}
+    return [f"not offered on {p.name}: {what} ({why})" for p in installed().platforms if p.name in present
+            for what, why in p.not_offered]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -128,6 +136,7 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
     except ConfigError as exc:
         observed = f"none usable: {exc}"
     lines.append(f"observed read-only during each experiment: {observed}")
+    lines.extend(not_offered(harness.topology))
     missing = harness.missing_credentials(open_keyring=False)
     lines.append("credentials missing for a real run: " + ("; ".join(missing) if missing else "none"))
     return lines

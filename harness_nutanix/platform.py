@@ -1,11 +1,53 @@
 """The `nutanix` platform's descriptor, found through the `resilience_harness.platforms` entry point.
 
 SDK-free and import-light: backends, the cluster part, probes and observers are named as strings and
-imported only when a topology uses them.
+imported only when a topology uses them. Node power loss is not here: Prism has no host power call,
+so `host-power-off` on a Nutanix host goes through its BMC (the harness's Redfish backend), as
+Nutanix's own X-Ray powers nodes off out of band.
 """
 
 from __future__ import annotations
 
-from faults.platform import Platform
+from faults.kinds import FaultKind, NoParams
+from faults.platform import Backend, Condition, Platform
+from harness_kernel.topology.models import Topology
+from harness_kernel.topology.targets import Target, TargetKind
+from harness_nutanix.section import NAME, NutanixSection
 
-PLATFORM = Platform("nutanix", (), hosts_clusters=True, summary="Nutanix AHV through Prism Central v4")
+
+def _on_nutanix(target: Target, topology: Topology) -> bool:
+    return topology.kind == NAME and NAME in topology.management.platforms
+
+
+ON_NUTANIX = Condition("the topology's kind is nutanix (with management.platforms.nutanix)", _on_nutanix)
+_FAULTS = "harness_nutanix.faults"
+
+KINDS = (
+    FaultKind("vm-power-off", TargetKind.NODE, NoParams, False,
+              "the node's VM loses power at once (hypervisor power-off), then is powered on"),
+    FaultKind("vm-guest-shutdown", TargetKind.NODE, NoParams, False,
+              "the node's guest OS shuts down from inside (guest tools), then the VM is powered on"),
+)
+
+NOT_OFFERED = (
+    ("disk-failure", "no supported interface fails a disk; a planned removal (DELETE .../config/disks/{extId}) "
+                     "migrates the data off first: it is not a failure"),
+    ("cvm-crash", "no supported interface crashes a Controller VM (the v4 cvms endpoints only read and update)"),
+    ("metro-failover", "later: Nutanix DR recovery plans (planned/unplanned failover), behind the metro observer"),
+)
+
+PLATFORM = Platform(
+    NAME,
+    (Backend("vm-power-off", f"{_FAULTS}:VmPowerOff", ON_NUTANIX),
+     Backend("vm-guest-shutdown", f"{_FAULTS}:VmGuestShutdown", ON_NUTANIX),
+     Backend("vm-migrate", f"{_FAULTS}:VmMigrate", ON_NUTANIX),
+     Backend("host-maintenance", f"{_FAULTS}:HostMaintenance", ON_NUTANIX)),
+    kinds=KINDS,
+    section=NutanixSection,
+    cluster_part="harness_nutanix.view:NutanixView",
+    probes=("harness_nutanix.view:probe",),
+    observers=("harness_nutanix.view:Resilience",),
+    hosts_clusters=True,
+    summary="Nutanix AHV through Prism Central v4",
+    not_offered=NOT_OFFERED,
+)

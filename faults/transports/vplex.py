@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import json
-import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -25,9 +24,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, stop_after_delay, wait_exponential
+from tenacity import Retrying
 
 from faults.transports import wire
+from faults.transports.rest import Transient, refused, retrying, tls_context, unreachable
 from faults.transports.vplex_replies import (
     Cluster,
     ClusterWitness,
@@ -41,16 +41,7 @@ from harness_kernel.errors import ControlPlaneError, CredentialRejectedError
 from harness_kernel.topology.credentials import resolve_secret
 
 Reply = TypeVar("Reply", bound=BaseModel)
-TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
 TOKEN_KEYS = ("token", "access_token")  # Dell's SDK model, then its docstring (A-vplex-token-field)
-
-
-class NotFoundError(ControlPlaneError):
-    """The server answered 404: the object asked for does not exist there."""
-
-
-class _Again(Exception):
-    """Worth one more attempt: the server was busy or the network dropped the request."""
 
 
 @dataclass
@@ -137,7 +128,7 @@ class VplexClient:
             try:
                 answer: tuple[int, bytes] = self._retrying()(self._send, self._request(path), path)
                 return answer
-            except _Again as exc:
+            except Transient as exc:
                 unanswered.append(f"{exc} (after up to {self.attempts} attempts)")
                 self._at = (self._at + 1) % len(self.section.origins)
                 self._token = None  # a token is the server's that issued it
@@ -175,49 +166,26 @@ class VplexClient:
         return str(token)
 
     def _retrying(self) -> Retrying:
-        return Retrying(stop=stop_after_attempt(self.attempts) | stop_after_delay(self.retry_window_s),
-                        wait=wait_exponential(multiplier=0.25, max=2), retry=retry_if_exception_type(_Again),
-                        reraise=True)
+        return retrying(self.attempts, self.retry_window_s)
 
     def _send(self, request: urllib.request.Request, path: str) -> tuple[int, bytes]:
-        asked = f"{request.get_method()} {path}"
+        asked = f"{self.where}: {request.get_method()} {path}"
         try:
-            with urllib.request.urlopen(request, timeout=self.section.timeout_s, context=self._tls()) as reply:
+            with urllib.request.urlopen(request, timeout=self.section.timeout_s,
+                                        context=tls_context(self.origin, self.section.ca_file,
+                                                            self.section.verify_tls)) as reply:
                 return int(reply.status), bytes(reply.read())
         except urllib.error.HTTPError as exc:
-            status, said = exc.code, _said(exc)
-            if status in TRANSIENT_STATUS:
-                raise _Again(f"{self.where}: {asked} -> HTTP {status}{said}") from None
-            if status == 401:
-                raise CredentialRejectedError(f"{self.where}: {asked} refused the login (HTTP 401{said}): check "
-                                              f"{FIELD}.credential") from None
-            if status == 403:
-                raise ControlPlaneError(f"{self.where}: {asked} forbidden (HTTP 403{said}): the account of "
-                                        f"{FIELD}.credential may not read it") from None
-            if status == 404:
-                raise NotFoundError(f"{self.where}: {asked} -> HTTP 404{said}") from None
-            raise ControlPlaneError(f"{self.where}: {asked} -> HTTP {status}{said}") from None
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, ssl.SSLError):
-                raise ControlPlaneError(f"{self.where}: TLS verification failed ({exc.reason.__class__.__name__}); "
-                                        f"set {FIELD}.ca_file to the CA that signed the management server's "
-                                        "certificate") from None
-            raise _Again(f"{self.where}: unreachable ({exc.reason})") from None
-        except (TimeoutError, ConnectionError) as exc:
-            raise _Again(f"{self.where}: no answer within {self.section.timeout_s:g} s ({type(exc).__name__})") from None
+            raise refused(exc.code, asked, _said(exc), credential_field=f"{FIELD}.credential",
+                          forbidden=f"the account of {FIELD}.credential may not read it") from None
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+            raise unreachable(exc, self.where, self.section.timeout_s,
+                              f"set {FIELD}.ca_file to the CA that signed the management server's certificate") from None
 
     def _basic(self) -> str:
         credential = self.section.credential
         password = resolve_secret(credential.password, f"{FIELD}.credential.password").reveal()
         return "Basic " + base64.b64encode(f"{credential.username}:{password}".encode()).decode()
-
-    def _tls(self) -> ssl.SSLContext | None:
-        if not self.origin.startswith("https:"):
-            return None
-        context = ssl.create_default_context(cafile=self.section.ca_file)
-        if not self.section.verify_tls:
-            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
-        return context
 
 
 def _said(exc: urllib.error.HTTPError) -> str:

@@ -194,9 +194,23 @@ CLUSTERS: dict[str, str] = {
 }
 
 
+# databases[].kind -> "module:Class" with `from_topology(topology)` building its part (its SDK imported only
+# when chosen). PostgreSQL under vSphere is the embedded lab's, bound to its simulator (`lab up --vsphere`).
+DATABASE_PARTS: dict[str, str] = {
+    "postgres": "harness.clusters.lab:LabCluster",
+    "sqlserver-ag": "harness.clusters.sqlserver:AvailabilityGroupCluster",
+    "sqlserver-fci": "harness.clusters.sqlserver:FailoverInstanceCluster",
+}
+
+
 def cluster_for(topology: Topology) -> Cluster:
-    """The cluster view of `topology`, built without contacting anything."""
+    """The cluster view of `topology`, built without contacting anything. On a platform that hosts clusters (a
+    plug-in's `kind`), the database's own view is the cluster, and the platform's part (its `cluster_part`, built
+    from its section) judges the platform beside it, in every preflight and recovery."""
     path = CLUSTERS.get(topology.kind)
+    host = installed().platform(topology.kind)
+    if path is None and host is not None and host.hosts_clusters and topology.databases:
+        path = DATABASE_PARTS.get(topology.databases[0].kind)
     if path is None:
         raise ConfigError(f"topology {topology.name!r}: the {topology.kind} cluster backend is not available yet; "
                           "use --dry-run to plan, or --topology lab")

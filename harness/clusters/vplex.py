@@ -26,7 +26,8 @@ from faults.assumptions import (
 )
 from faults.base import Uncertain
 from faults.sections import section
-from faults.transports.vplex import NotFoundError, VplexClient
+from faults.transports.rest import NotFoundError
+from faults.transports.vplex import VplexClient
 from faults.transports.vplex_replies import ConsistencyGroup, leaf
 from faults.transports.vplex_section import FIELD, NAME, VplexSection
 from harness.clusters.metro import MetroGroup, ReplicaSync, Serving

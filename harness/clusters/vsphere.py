@@ -23,6 +23,7 @@ from faults.backends.vsphere import probes as vsphere
 from faults.base import Check, Checked, run_checks
 from faults.transports.vcenter import VCenterSession
 from harness.clusters import (
+    DATABASE_PARTS,
     Cluster,
     CopiesSample,
     CountsCopies,
@@ -43,14 +44,6 @@ from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.history.server import ServerEvent, measure_offset
 from harness_kernel.topology.models import DatabaseNode, Topology
 from workloads.oltp import ConnectionSettings, Dialect
-
-# databases[].kind -> "module:Class" with `from_topology(topology)` building its part (its SDK imported only
-# when chosen). PostgreSQL under vSphere is the embedded lab's, bound to its simulator (`lab up --vsphere`).
-DATABASE_PARTS: dict[str, str] = {
-    "postgres": "harness.clusters.lab:LabCluster",
-    "sqlserver-ag": "harness.clusters.sqlserver:AvailabilityGroupCluster",
-    "sqlserver-fci": "harness.clusters.sqlserver:FailoverInstanceCluster",
-}
 
 
 @dataclass

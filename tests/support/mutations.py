@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support import sqlserver_model, sqlserver_restore_model, vplex_model, wsfc_model, wsman_facts
+from tests.support import prism_model, sqlserver_model, sqlserver_restore_model, vplex_model, wsfc_model, wsman_facts
 from tests.support.provenance import MUTATION
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ class StandIn:
                                     timeout=30)
             return [str(row["ID"]) for row in json.loads(listed.stdout)]
         tables = {table.name: table for table in (wsfc_model.FACTS, sqlserver_model.FACTS, sqlserver_restore_model.FACTS,
-                                         wsman_facts.FACTS, vplex_model.FACTS)}
+                                         wsman_facts.FACTS, vplex_model.FACTS, prism_model.FACTS)}
         return list(tables[self.name].rows)
 
 
@@ -54,6 +54,8 @@ STAND_INS = {
     "wsman": StandIn("wsman", ("tests/integration/contract",)),
     "vsim": StandIn("vsim", ("tests/integration/vsphere",)),
     "vplex": StandIn("vplex", ("tests/integration/contract/test_vplex_metro.py",)),
+    "prism": StandIn("prism", ("tests/integration/contract/test_nutanix_prism.py",
+                               "tests/integration/contract/test_nutanix_recover.py")),
 }
 
 

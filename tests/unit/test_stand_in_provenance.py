@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import sqlserver_model, sqlserver_restore_model, vplex_model, wsfc_model, wsman_facts
+from tests.support import prism_model, sqlserver_model, sqlserver_restore_model, vplex_model, wsfc_model, wsman_facts
 from tests.support.provenance import Fact, Facts
 
-TABLES = [wsfc_model.FACTS, sqlserver_model.FACTS, sqlserver_restore_model.FACTS, wsman_facts.FACTS, vplex_model.FACTS]
+TABLES = [wsfc_model.FACTS, sqlserver_model.FACTS, sqlserver_restore_model.FACTS, wsman_facts.FACTS, vplex_model.FACTS,
+          prism_model.FACTS]
 
 
 @pytest.mark.parametrize("table", TABLES, ids=lambda t: t.name)
@@ -33,7 +34,7 @@ def test_the_check_catches_a_value_its_quote_does_not_hold() -> None:
 STAND_IN_MODULES = {"wsfc_model": ("tests/support/wsfc_model.py",), "sqlserver_model": ("tests/support/sqlserver_model.py",),
                     "sqlserver_restore": ("tests/support/sqlserver_restore_model.py",),
                     "wsman": ("tests/support/wsman.py", "tests/support/wsman_auth.py"),
-                    "vplex": ("tests/support/vplex_model.py",)}
+                    "vplex": ("tests/support/vplex_model.py",), "prism": ("tests/support/prism_model.py",)}
 
 
 def served_literals(path: Path, values: set[str]) -> list[str]:

@@ -11,7 +11,7 @@ import pytest
 
 from faults.assumptions import ASSUMPTIONS, Assumption, AssumptionNotHeldError, Probed, ProbeResult, require
 from harness_lab.vsphere_binding import simulator_binary
-from tests.support import sqlserver_model, sqlserver_restore_model, vplex_model, wsfc_model, wsman_facts
+from tests.support import prism_model, sqlserver_model, sqlserver_restore_model, vplex_model, wsfc_model, wsman_facts
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = Assumption("A-example", "the product does X", "none found", ("disk-failure",))
@@ -62,7 +62,7 @@ def test_every_assumed_fact_a_stand_in_serves_names_an_assumption_of_the_table()
     ids = {a.id for a in ASSUMPTIONS}
     named = [(table.name, fact.id, fact.source) for table in (wsfc_model.FACTS, sqlserver_model.FACTS,
                                                           sqlserver_restore_model.FACTS, wsman_facts.FACTS,
-                                                          vplex_model.FACTS)
+                                                          vplex_model.FACTS, prism_model.FACTS)
              for fact in table.rows.values() if fact.kind == "assumed"]
     if simulator_binary().exists():
         listed = subprocess.run([str(simulator_binary()), "-facts"], capture_output=True, text=True, check=True,

@@ -1,0 +1,278 @@
+"""The nutanix platform against a Prism stand-in written from Nutanix's v4 SDK, Ansible modules and one public capture.
+
+Documentation-derived and unconfirmed: no test here has met a real Prism (tests/support/prism_model.py
+names the source of every fact it serves; the only recorded reply is the v2 resiliency capture). Each
+call the platform makes is exercised through the fault as a run builds it (`faults.registry.build`)
+and read back from the stand-in: what was sent, with which headers, and what Prism then holds.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from faults import registry
+from faults.base import Check, Fault, FaultSpec, FaultState, Uncertain
+from faults.transports import wire
+from harness.clusters import cluster_parts, observers, probe
+from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError, HarnessError
+from harness_kernel.topology.loader import parse_topology
+from harness_kernel.topology.models import Topology
+from harness_nutanix.api import request_id
+from tests.support.prism_model import PrismModel
+
+pytestmark = pytest.mark.contract(source="documentation-derived, unconfirmed until a capture from a real Prism exists")
+PASSWORD_ENV = "HARNESS_PRISM_PASSWORD"
+HOSTS = {"site-a": ("ahv-a1", "ahv-a2"), "site-b": ("ahv-b1", "ahv-b2")}
+
+
+def prism_topology(central: str, element: str, **section: Any) -> Topology:
+    return parse_topology({
+        "name": "ahv-contract", "kind": "nutanix",
+        "sites": [{"name": site, "hosts": [{"name": h, "address": f"192.0.2.{10 + i + 60 * n}"} for i, h in enumerate(hosts)]}
+                  for n, (site, hosts) in enumerate(HOSTS.items())],
+        "databases": [{"name": "db", "kind": "sqlserver-ag", "endpoint": "192.0.2.100", "database": "bench",
+                       "nodes": [{"name": "sql01", "host": "ahv-a1", "vm": "sql01-vm"},
+                                 {"name": "sql02", "host": "ahv-b1", "vm": "sql02-vm"}]}],
+        "management": {"platforms": {"nutanix": {
+            "endpoint": central, "fallback_endpoints": [element], "cluster": "ahv-esrp-cluster",
+            "credential": {"username": "operator", "password": {"env": PASSWORD_ENV}},
+            "timeout_s": 2, "task_timeout_s": 1, "poll_s": 0.01, **section}}},
+        "allow_list": ["node:db/sql01", "node:db/sql02", "host:ahv-a2", "host:ahv-b2"]}, "ahv.yaml")
+
+
+@pytest.fixture
+def model(monkeypatch: pytest.MonkeyPatch) -> PrismModel:
+    password = "Nx-" + secrets.token_urlsafe(12)
+    monkeypatch.setenv(PASSWORD_ENV, password)
+    prism = PrismModel("operator", password)
+    for hosts in HOSTS.values():
+        for host in hosts:
+            prism.add_host(host)
+    prism.add_vm("sql01-vm", "ahv-a1")
+    prism.add_vm("sql02-vm", "ahv-b1")
+    return prism
+
+
+@pytest.fixture
+def origins(model: PrismModel) -> Iterator[tuple[str, str]]:
+    with model.serving() as served:
+        yield served
+
+
+@pytest.fixture
+def topology(origins: tuple[str, str]) -> Topology:
+    return prism_topology(*origins)
+
+
+def build(topology: Topology, kind: str, target: str, **params: Any) -> Fault:
+    return registry.build(FaultSpec(kind, target, params, instance="00aa11bb22cc"), topology)
+
+
+def sent(model: PrismModel, action: str) -> list[str]:
+    return [rid for done, _, rid in model.changes if done == action]
+
+
+def test_power_off_then_on_send_if_match_and_the_derived_request_ids(model: PrismModel, topology: Topology) -> None:
+    fault = build(topology, "vm-power-off", "node:db/sql01")
+    fault.preflight()  # type: ignore[attr-defined]
+    fault.inject()
+    assert model.vm_power("sql01-vm") == "OFF" and fault.check() is FaultState.IN_EFFECT
+    fault.revert()
+    assert model.vm_power("sql01-vm") == "ON" and fault.check() is FaultState.CLEARED
+    assert sent(model, "power-off") == [request_id("00aa11bb22cc", "inject power-off")]
+    assert sent(model, "power-on") == [request_id("00aa11bb22cc", "revert power-on")]
+    assert model.refused == [], "every change carried the ETag of the read just before it"
+    fault.revert()
+    assert len(sent(model, "power-on")) == 1, "a revert with nothing to undo sends nothing"
+
+
+def test_guest_shutdown_asks_the_guest_tools_and_the_revert_powers_the_vm_on(model: PrismModel,
+                                                                             topology: Topology) -> None:
+    fault = build(topology, "vm-guest-shutdown", "node:db/sql02")
+    fault.inject()
+    assert model.vm_power("sql02-vm") == "OFF" and sent(model, "guest-shutdown")
+    fault.revert()
+    assert model.vm_power("sql02-vm") == "ON"
+
+
+def test_a_vm_already_off_is_not_the_harness_s_to_power_on(model: PrismModel, topology: Topology) -> None:
+    model.set_power(model.vm_id("sql01-vm"), "OFF")
+    with pytest.raises(ControlPlaneError, match="VM sql01-vm is OFF, not ON"):
+        build(topology, "vm-power-off", "node:db/sql01").preflight()  # type: ignore[attr-defined]
+
+
+def test_migrate_to_host_goes_to_another_site_and_back(model: PrismModel, topology: Topology) -> None:
+    fault = build(topology, "vm-migrate", "node:db/sql01")
+    fault.preflight()  # type: ignore[attr-defined]
+    fault.inject()
+    assert model.vm_host("sql01-vm") == "ahv-b1" and fault.check() is FaultState.IN_EFFECT
+    assert fault.evidence["to_host"] == "ahv-b1" and "migration_s" in fault.evidence  # type: ignore[attr-defined]
+    fault.revert()
+    assert model.vm_host("sql01-vm") == "ahv-a1" and fault.check() is FaultState.CLEARED
+    assert sent(model, "migrate-to-host") == [request_id("00aa11bb22cc", "inject migrate-to-host ahv-b1"),
+                                              request_id("00aa11bb22cc", "revert migrate-to-host ahv-a1")]
+
+
+def test_a_migration_to_a_named_host_goes_there(model: PrismModel, topology: Topology) -> None:
+    fault = build(topology, "vm-migrate", "node:db/sql01", to_host="ahv-a2")
+    fault.inject()
+    assert model.vm_host("sql01-vm") == "ahv-a2"
+
+
+def test_maintenance_enters_and_exits_and_its_vms_are_migrated_off(model: PrismModel, topology: Topology) -> None:
+    model.add_vm("app-vm", "ahv-b2")
+    fault = build(topology, "host-maintenance", "host:ahv-b2", timeout_s=5)
+    fault.preflight()  # type: ignore[attr-defined]
+    fault.inject()
+    assert model.in_maintenance("ahv-b2") and fault.check() is FaultState.IN_EFFECT
+    assert model.vm_host("app-vm") != "ahv-b2"
+    fault.revert()
+    assert not model.in_maintenance("ahv-b2") and fault.check() is FaultState.CLEARED
+    assert sent(model, "enter-host-maintenance") == [request_id("00aa11bb22cc", "inject enter-host-maintenance")]
+    assert sent(model, "exit-host-maintenance") == [request_id("00aa11bb22cc", "revert exit-host-maintenance")]
+
+
+def test_maintenance_is_refused_while_prism_cannot_migrate_a_vm_off_unless_the_topology_consents(
+        model: PrismModel, origins: tuple[str, str]) -> None:
+    model.non_migratable[model.host_id("ahv-b2")] = ["pinned-vm"]
+    fault = build(prism_topology(*origins), "host-maintenance", "host:ahv-b2")
+    with pytest.raises(ControlPlaneError, match=r"Prism cannot migrate pinned-vm \(pinned\) off it: refused \(set "
+                                                r"management\.platforms\.nutanix\.shutdown_non_migratable_vms"):
+        fault.preflight()  # type: ignore[attr-defined]
+    with pytest.raises(ControlPlaneError, match="refused"):
+        fault.inject()
+    assert sent(model, "enter-host-maintenance") == [] and not model.in_maintenance("ahv-b2")
+    consenting = build(prism_topology(*origins, shutdown_non_migratable_vms=True), "host-maintenance", "host:ahv-b2")
+    consenting.inject()
+    assert model.in_maintenance("ahv-b2") and consenting.evidence["powered_off_for_maintenance"] == [  # type: ignore[attr-defined]
+        "pinned-vm (pinned)"]
+
+
+def test_a_stalled_task_ends_in_a_clear_error_within_its_bound(model: PrismModel, topology: Topology) -> None:
+    model.stall = True
+    fault = build(topology, "vm-power-off", "node:db/sql01")
+    started = time.monotonic()
+    with pytest.raises(ControlPlaneError, match=r"VM sql01-vm power-off: task ZXJnb24=:\S+ still RUNNING \(\d+ %\) "
+                                                r"after 1 s"):
+        fault.inject()
+    assert time.monotonic() - started < 3
+
+
+def test_a_failed_task_is_an_error_with_prism_s_message(model: PrismModel, topology: Topology) -> None:
+    model.fail_next = True
+    with pytest.raises(ControlPlaneError, match="FAILED: the stand-in was told to fail this task"):
+        build(topology, "vm-power-off", "node:db/sql01").inject()
+
+
+def test_a_stale_etag_is_refused_and_the_change_is_read_again_and_resent_with_the_same_id(
+        model: PrismModel, topology: Topology) -> None:
+    """Something changes the VM between the harness's read and its change: Prism refuses it, the harness reads
+    again and sends it again, with the same request id."""
+    model.changed_after_read[model.vm_id("sql01-vm")] = 2  # the inject's own read, then the one before its change
+    fault = build(topology, "vm-power-off", "node:db/sql01")
+    fault.inject()
+    assert [status for _, status in model.refused] == [412]
+    assert sent(model, "power-off") == [request_id("00aa11bb22cc", "inject power-off")]
+    assert model.vm_power("sql01-vm") == "OFF"
+
+
+def test_a_retried_revert_reuses_its_request_id_and_prism_does_it_once(model: PrismModel, origins: tuple[str, str]) -> None:
+    """The first revert's task stalls past its bound; a second revert (as recover would build it, from the
+    journaled spec) sends the same id, and Prism answers the first task instead of powering on twice."""
+    topology = prism_topology(*origins)
+    build(topology, "vm-power-off", "node:db/sql01").inject()
+    model.stall = True
+    with pytest.raises(ControlPlaneError, match="still RUNNING"):
+        build(topology, "vm-power-off", "node:db/sql01").revert()
+    model.stall = False
+    build(topology, "vm-power-off", "node:db/sql01").revert()
+    assert model.vm_power("sql01-vm") == "ON"
+    assert sent(model, "power-on") == [request_id("00aa11bb22cc", "revert power-on")], "one power-on, not two"
+    posts = [p for role, method, p in model.requests if method == "POST" and p.endswith("/power-on")]
+    assert len(posts) == 2, "the second revert did send it; Prism de-duplicated it"
+
+
+def test_the_observer_follows_a_node_loss_and_the_drain_back_to_ok(model: PrismModel, topology: Topology) -> None:
+    [(name, observer)] = observers(topology).items()
+    assert name == "nutanix: harness_nutanix.view:Resilience"
+    assert observer.sample()["resiliency ok"] == 1.0
+    model.node_lost(under_replicated=3_000, drain_per_read=1_000)
+    seen = [dict(observer.sample()) for _ in range(4)]
+    assert [s["fault tolerance (failures tolerable)"] for s in seen] == [0.0, 0.0, 1.0, 1.0]
+    assert [s["under-replicated bytes"] for s in seen] == [2000.0, 1000.0, 0.0, 0.0]
+    assert [s["resiliency ok"] for s in seen] == [0.0, 0.0, 1.0, 1.0]
+    assert seen[0]["fault tolerance current (v4)"] == 0.0 and seen[0]["fault tolerance desired (v4)"] == 1.0
+
+
+def test_preflight_refuses_while_the_resiliency_is_not_ok(model: PrismModel, topology: Topology) -> None:
+    part = cluster_parts(topology)["nutanix"]
+    part.preflight()
+    model.node_lost(under_replicated=10_000, drain_per_read=0)
+    with pytest.raises(HarnessError, match=r"data resiliency is not OK \(failures tolerable 0, under-replicated "
+                                           r"10000\.0 B.*no run starts until it is"):
+        part.preflight()
+
+
+def test_preflight_refuses_a_topology_prism_disagrees_with(model: PrismModel, origins: tuple[str, str]) -> None:
+    model.move(model.vm_id("sql02-vm"), model.host_id("ahv-b2"))
+    topology = prism_topology(*origins, hosts={"ahv-a2": "NTNX-renamed"})
+    with pytest.raises(HarnessError) as refused:
+        cluster_parts(topology)["nutanix"].preflight()
+    said = str(refused.value)
+    assert "management.platforms.nutanix.hosts: host ahv-a2 is 'NTNX-renamed' in Prism, which has no such host" in said
+    assert "databases[db].nodes[sql02].host: ahv-b1, but Prism runs VM sql02-vm on ahv-b2" in said
+
+
+def test_after_prism_central_is_lost_the_survivor_s_prism_element_is_read(model: PrismModel,
+                                                                           topology: Topology) -> None:
+    [observer] = observers(topology).values()
+    model.central_down = True
+    model.node_lost(under_replicated=500, drain_per_read=0)
+    figures = observer.sample()
+    assert figures["fault tolerance (failures tolerable)"] == 0.0 and figures["under-replicated bytes"] == 500.0
+    assert "fault tolerance current (v4)" in figures, "Prism Element answered the v4 read as well"
+    assert {role for role, _, _ in model.requests} == {"element"}
+    said = probe(topology)["nutanix probe harness_nutanix.view:probe"]
+    assert said.startswith("cluster ahv-esrp-cluster (stand-in (documentation-derived)): failures tolerable 0")
+
+
+def test_a_change_never_goes_to_a_prism_element(model: PrismModel, topology: Topology) -> None:
+    model.central_down = True
+    with pytest.raises(ControlPlaneError, match=r"prism 127\.0\.0\.1:\d+: no answer|unreachable"):
+        build(topology, "vm-power-off", "node:db/sql01").inject()
+    assert model.changes == [] and model.vm_power("sql01-vm") == "ON"
+
+
+def test_a_wrong_password_names_the_field_and_never_a_secret(monkeypatch: pytest.MonkeyPatch, model: PrismModel,
+                                                             topology: Topology) -> None:
+    monkeypatch.setenv(PASSWORD_ENV, "wrong-Hunter2-secret")
+    with pytest.raises(CredentialRejectedError) as refused:
+        build(topology, "vm-power-off", "node:db/sql01").inject()
+    said = str(refused.value)
+    assert "HTTP 401" in said and "management.platforms.nutanix.credential" in said
+    assert "wrong-Hunter2-secret" not in said and model.password not in said
+
+
+def test_an_unknown_vm_name_is_refused_naming_the_field(model: PrismModel, origins: tuple[str, str]) -> None:
+    fault = build(prism_topology(*origins, vms={"sql01": "not-there"}), "vm-power-off", "node:db/sql01")
+    with pytest.raises(ConfigError, match=r"Prism has 0 VMs named 'not-there'.*management\.platforms\.nutanix\.vms"):
+        fault.preflight()  # type: ignore[attr-defined]
+
+
+def test_the_role_s_permissions_are_named_unprobed_and_the_doctor_checks_only_read(model: PrismModel,
+                                                                                    topology: Topology) -> None:
+    fault = build(topology, "host-maintenance", "host:ahv-b2")
+    [check] = fault.checks()  # type: ignore[attr-defined]
+    assert isinstance(check, Check) and check.name == "permissions"
+    with pytest.raises(Uncertain, match=r"unprobed: .*A-prism-role-permissions.*enter-host-maintenance"):
+        check.run()
+    with wire.watching(read_only=True) as seen:
+        fault.preflight()  # type: ignore[attr-defined]
+        cluster_parts(topology)["nutanix"].preflight()
+    assert seen.writes() == [] and any("compute-non-migratable-vms (computes only)" in c.operation for c in seen.calls)
+    assert model.changes and all(action == "compute-non-migratable-vms" for action, _, _ in model.changes)
