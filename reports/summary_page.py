@@ -40,7 +40,7 @@ td.status-pass{color:#13582a;font-weight:700}td.status-fail{color:#8a1414;font-w
 td.status-broken{color:#7a4a00;font-weight:700}td.status-amber{color:#6b4e00;font-weight:700}
 .verdict-amber{color:#6b4e00;font-weight:700}.verdict-broken{color:#7a4a00;font-weight:700}
 td.figures{white-space:normal;text-align:left;font-size:.85rem}
-table.overview td{padding:.1rem .55rem;line-height:1.25}
+table.overview td{padding:.05rem .5rem;line-height:1.2}
 table{max-width:100%}th,td.text{white-space:normal}td.how,table.record td{overflow-wrap:anywhere}
 td.modelled{font-style:italic;background:#f3eefa}
 p.platform{font-size:.95rem;margin:.4rem 0}
@@ -156,20 +156,8 @@ def _banner(tests: Sequence[RecordedTest], judgements: Sequence[Judgement]) -> s
     for test in tests:
         counts[verdict_of(test, keys)] += 1
     detail = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-    unsure = inconclusive(tests)
-    with_findings = [t for t in tests if verdict_of(t, keys) == "PASS with findings"]
     parts = [f"<span class='banner {CSS_CLASS[verdict]}'>{esc(verdict)}: {esc(MEANING[verdict])}</span>",
              f"<p class=meta>{len(tests)} tests: {esc(detail)}</p>"]
-    if unsure:
-        parts.append("<p class=meta>INCONCLUSIVE (the threshold lies inside the figure's 95 % interval; longer "
-                     "windows or repeated trials would settle it): "
-                     + "; ".join(esc(f"{title}: {v.name} {v.value:.2f} [{v.low:.2f}, {v.high:.2f}] {v.op} "
-                                     f"{v.threshold:g}") for title, v in unsure
-                                 if v.value is not None and v.low is not None and v.high is not None) + "</p>")
-    if with_findings:
-        parts.append("<p class=meta>Findings: " + "; ".join(
-            esc(f"{t.record.title}: {f}") for t in with_findings if t.record is not None for f in t.record.findings)
-            + "</p>")
     weaker = [t.record for t in tests if t.record is not None and t.record.weaker_replication]
     if weaker:
         parts.append("<p class=regressed>Replication weaker than the policy (a lost-commit count of 0 is then not "
@@ -182,6 +170,26 @@ def _banner(tests: Sequence[RecordedTest], judgements: Sequence[Judgement]) -> s
         short = "" if judged == len(judgements) else "; the others have too short a history"
         parts.append(f"<p class=meta>No figure got worse than its recent nights ({judged} of {len(judgements)} "
                      f"figures judged{short}).</p>")
+    return "\n".join(parts)
+
+
+def _verdict_notes(tests: Sequence[RecordedTest], judgements: Sequence[Judgement]) -> str:
+    """What keeps a verdict from a plain PASS, test by test, under the overview (whose rows say which): the
+    first screen keeps every scenario's row."""
+    keys = regressed_keys(judgements)
+    unsure = inconclusive(tests)
+    with_findings = [t for t in tests if verdict_of(t, keys) == "PASS with findings"]
+    parts = []
+    if unsure:
+        parts.append("<p class=meta>INCONCLUSIVE (the threshold lies inside the figure's 95 % interval; longer "
+                     "windows or repeated trials would settle it): "
+                     + "; ".join(esc(f"{title}: {v.name} {v.value:.2f} [{v.low:.2f}, {v.high:.2f}] {v.op} "
+                                     f"{v.threshold:g}") for title, v in unsure
+                                 if v.value is not None and v.low is not None and v.high is not None) + "</p>")
+    if with_findings:
+        parts.append("<p class=meta>Findings: " + "; ".join(
+            esc(f"{t.record.title}: {f}") for t in with_findings if t.record is not None for f in t.record.findings)
+            + "</p>")
     return "\n".join(parts)
 
 
@@ -394,6 +402,7 @@ def render(summary: SummaryInput) -> str:
         f"{_platform_line(summary.environment, modelled_note)}"
         f"<div class=screen-only>{button}</div></header>",
         "<h2>Scenarios</h2>", _overview(summary.tests, summary.report_ids, regressed_keys(summary.judgements)),
+        _verdict_notes(summary.tests, summary.judgements),
         _run_record(summary),
         _scenarios(summary),
         _environment(summary.environment, summary.tests, modelled_note),
