@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from faults.assumptions import ASSUMPTIONS, Assumption
 from faults.kinds import KINDS, FaultKind
 from faults.platform import Backend, Platform
 from faults.platforms import IN_TREE
@@ -83,6 +84,10 @@ class Catalogue:
 
     def platform(self, name: str) -> Platform | None:
         return next((p for p in self.platforms if p.name == name), None)
+
+    def assumptions(self) -> tuple[Assumption, ...]:
+        """Every assumption of this installation: the in-tree table's, then each platform's own."""
+        return ASSUMPTIONS + tuple(a for p in self.platforms for a in p.assumptions)
 
     def pairs(self) -> dict[tuple[str, str], str]:
         """(fault kind, platform) -> "module:Class", as testinfra's BACKENDS."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
+from faults.assumptions import Assumption
 from faults.kinds import FaultKind
 from harness_kernel.topology.models import Topology
 from harness_kernel.topology.targets import Target, TargetKind
@@ -79,6 +80,8 @@ class Platform:
     summary: str = ""
     realises: tuple[tuple[str, str], ...] = field(default=())
     """(intent, fault kind) pairs this platform adds to an intent's candidates, after the in-tree ones."""
+    assumptions: tuple[Assumption, ...] = ()
+    """What its backends assume where no document settles it (`faults.assumptions`'s one protocol)."""
     hosts_clusters: bool = False
     """A topology may say `kind: <this platform's name>`: its clusters run on it (Nutanix AHV's on Prism)."""
     not_offered: tuple[tuple[str, str], ...] = ()

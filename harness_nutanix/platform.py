@@ -12,6 +12,7 @@ from faults.kinds import FaultKind, NoParams
 from faults.platform import Backend, Condition, Platform
 from harness_kernel.topology.models import Topology
 from harness_kernel.topology.targets import Target, TargetKind
+from harness_nutanix.assumptions import ASSUMPTIONS
 from harness_nutanix.section import NAME, NutanixSection
 
 
@@ -50,4 +51,5 @@ PLATFORM = Platform(
     hosts_clusters=True,
     summary="Nutanix AHV through Prism Central v4",
     not_offered=NOT_OFFERED,
+    assumptions=ASSUMPTIONS,
 )
