@@ -9,6 +9,7 @@ again after the revert. On the embedded lab it reads pg_auto_failover (its monit
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pytest
@@ -19,6 +20,7 @@ from harness.plugin_state import plugin_state
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
+from harness_kernel.history.series import SecondPoint
 from harness_suites.evidence import (
     at_risk_figure,
     fmt,
@@ -48,11 +50,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("cut", cuts, ids=[c.intent for c in cuts])
 
 
+def mean_tps(points: Sequence[SecondPoint]) -> float | None:
+    """Commits per second over whole seconds, a stop included (the steady level leaves a stop out)."""
+    return sum(p.tps for p in points) / len(points) if points else None
+
+
 def _said(states: list[str]) -> str:
     return " → ".join(states) or "not read"
 
 
-def partition_row(label: str, findings: Findings, spans: list[StateSpan]) -> PartitionRow:
+def partition_row(label: str, findings: Findings, spans: list[StateSpan], experiment: Experiment) -> PartitionRow:
     """The trial's figures beside the observer's states while the cut held (from in effect to the revert)."""
     start, end = findings.in_effect_t, findings.revert_t
     arbiter = {row.removesuffix(" arbiter"): _said(states_during(spans, row, start, end))
@@ -61,6 +68,7 @@ def partition_row(label: str, findings: Findings, spans: list[StateSpan]) -> Par
     recovered = findings.impact.recovered
     return PartitionRow(
         case=label, tps_before=findings.impact.before.mean, tps_during=tps_after(findings),
+        mean_tps_during=mean_tps(experiment.series.points(int(start), int(end))),
         tps_after=recovered.mean if recovered else None, outage_s=float(findings.impact.outage_s),
         served_by=", ".join(serving_sites(spans, start, end)) or "no site",
         replica=_said(states_during(spans, "replica", start, end)),
@@ -133,9 +141,10 @@ def test_a_site_keeps_serving_while_the_sites_or_the_witness_are_cut_off(
     trials = experiment.run_failures(lambda cluster: cut.resolve(cluster, topology))
     findings = trials[-1]
     spans = metro_spans(experiment.timeline)
-    row = partition_row(cut.label + (f" (last of {len(trials)} trials)" if len(trials) > 1 else ""), findings, spans)
+    row = partition_row(cut.label + (f" (last of {len(trials)} trials)" if len(trials) > 1 else ""), findings, spans,
+                        experiment)
     table = s3_partition_table([row], min_tps_after_pct=100 * slo.tps_after_min_ratio,
-                               max_in_sync_s=slo.time_at_risk_max_s)
+                               max_in_sync_s=slo.time_at_risk_max_s, max_stall_s=slo.partition_stall_max_s)
     found = [stall for t in trials for stall in stalls(experiment, t)]
     lost = experiment.ledger.lost_count if experiment.ledger else None
     scenario_report.record("S3", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,

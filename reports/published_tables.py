@@ -156,7 +156,7 @@ class PartitionRow:
 
     case: str
     tps_before: float
-    tps_during: float | None
+    tps_during: float | None  # the steady level while cut (None: none was reached)
     tps_after: float | None
     outage_s: float | None
     served_by: str
@@ -164,17 +164,23 @@ class PartitionRow:
     link: str
     arbiter: str
     in_sync_after_revert_s: float | None
+    mean_tps_during: float | None = None  # every second of the cut, a stop included
 
 
 def s3_partition_table(cases: Sequence[PartitionRow], *, min_tps_after_pct: float = 80.0,
-                       max_in_sync_s: float = 300.0, title: str = "S3 partitions: what the storage decided") -> Table:
+                       max_in_sync_s: float = 300.0, max_stall_s: float | None = None,
+                       title: str = "S3 partitions: what the storage decided") -> Table:
+    """`max_stall_s` (`slo.partition_stall_max_s`) judges the seconds without a commit while cut; unset, they are
+    shown, not judged (the scenario says a stop only the revert ended as a finding)."""
     rows: list[dict[str, Cell]] = [
-        {"case": c.case, "tps_before": c.tps_before, "tps_during": c.tps_during, "tps_after": c.tps_after,
+        {"case": c.case, "tps_before": c.tps_before, "mean_tps_during": c.mean_tps_during,
+         "tps_during": c.tps_during, "tps_after": c.tps_after,
          "drop_pct": _drop_pct(c.tps_before, c.tps_during), "outage_s": c.outage_s, "served_by": c.served_by,
          "replica": c.replica, "link": c.link, "arbiter": c.arbiter, "in_sync_s": c.in_sync_after_revert_s}
         for c in cases]
     columns = [Column("case", "cut", text=True), Column("tps_before", "TPS before"),
-               Column("tps_during", "TPS while cut"),
+               Column("mean_tps_during", "TPS while cut (mean)"),
+               Column("tps_during", "TPS while cut (steady)"),
                Column("drop_pct", "drop % while cut", "{:.1f}", better="lower", points=True),
                Column("tps_after", "TPS after revert"),
                Column("outage_s", "no commit (s)", "{:.0f}", better="lower"),
@@ -183,7 +189,8 @@ def s3_partition_table(cases: Sequence[PartitionRow], *, min_tps_after_pct: floa
                Column("arbiter", "arbiter", text=True),
                Column("in_sync_s", "in sync again (s after revert)", "{:.1f}", better="lower", floor=SECONDS_FLOOR)]
     thresholds = [Threshold("drop_pct", "<=", 100.0 - min_tps_after_pct, "TPS while cut"),
-                  Threshold("in_sync_s", "<=", max_in_sync_s, "time at risk")]
+                  Threshold("in_sync_s", "<=", max_in_sync_s, "time at risk"),
+                  *([Threshold("outage_s", "<=", max_stall_s, "stop of commits")] if max_stall_s is not None else [])]
     return Table(title, columns, rows, thresholds)
 
 

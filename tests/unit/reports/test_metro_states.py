@@ -141,3 +141,15 @@ def test_the_throughput_plot_gets_a_panel_of_the_storages_decisions_when_a_metro
 
 def _height(png: bytes) -> int:
     return int.from_bytes(png[20:24], "big")
+
+
+def test_a_partitions_table_shows_a_stop_as_a_mean_of_zero_and_judges_it_only_against_an_allowance() -> None:
+    from reports.published_tables import PartitionRow, s3_partition_table
+
+    stopped = PartitionRow("inter-site link partitioned", 1846.0, None, 1653.0, 24.0, "site-a", "in sync → fractured",
+                           "up → down", "site-a: reachable", 14.3, mean_tps_during=0.0)
+    shown = s3_partition_table([stopped])
+    assert shown.rows[0]["mean_tps_during"] == 0.0 and shown.rows[0]["tps_during"] is None
+    assert [t.column for t in shown.thresholds] == ["drop_pct", "in_sync_s"]
+    judged = s3_partition_table([stopped], max_stall_s=20.0)
+    assert [t.column for t in judged.thresholds][-1] == "outage_s"
