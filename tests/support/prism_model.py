@@ -27,11 +27,10 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from tests.support.json_http import JsonHandler
+from tests.support.json_http import JsonHandler, loopback_origins
 from tests.support.provenance import Fact, Facts
 
 SDK = "nutanix/ntnx-api-golang-clients@5532819 "
@@ -122,7 +121,7 @@ FACTS = Facts("prism", [
          'base_url=f"https://{pe_host}:{self.settings.port}/api/nutanix/{self.V2_VERSION}",'),
     Fact("v2.version", "v2.0", "documented", f"{JK}src/nutanix_mcp/client.py", 'V2_VERSION = "v2.0"'),
     Fact("v2.path", "cluster/domain_fault_tolerance_status", "documented", f"{JK}tests/test_health_check_tools.py",
-         'mock_client.pe_get.assert_called_once_with("10.0.0.1", "cluster/domain_fault_tolerance_status")'),
+         '"cluster/domain_fault_tolerance_status")'),
     Fact("v2.node", "NODE", "captured", CAPTURE, '"domain_type": "NODE",'),
     Fact("v2.disk", "DISK", "captured", CAPTURE, '"domain_type": "DISK",'),
     Fact("v2.static", "STATIC_CONFIGURATION", "captured", CAPTURE, '"STATIC_CONFIGURATION": {'),
@@ -322,16 +321,8 @@ class PrismModel:
     @contextmanager
     def serving(self) -> Iterator[tuple[str, str]]:
         """(Prism Central's origin, a Prism Element's origin), both on 127.0.0.1, while the block runs."""
-        servers = [ThreadingHTTPServer(("127.0.0.1", 0), _handler(self, role)) for role in ("central", "element")]
-        threads = [threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True) for s in servers]
-        for thread in threads:
-            thread.start()
-        try:
-            yield tuple(f"http://127.0.0.1:{s.server_address[1]}" for s in servers)  # type: ignore[misc]
-        finally:
-            for server in servers:
-                server.shutdown()
-                server.server_close()
+        with loopback_origins(_handler(self, "central"), _handler(self, "element")) as (central, element):
+            yield central, element
 
 
 def _handler(model: PrismModel, role: str) -> type[JsonHandler]:

@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import base64
 import secrets
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from tests.support.json_http import JsonHandler
+from tests.support.json_http import JsonHandler, loopback_origins
 from tests.support.provenance import Fact, Facts
 
 PV = "dell/python-vplex@02c5df5e vplexapi-7.0.0/vplexapi/"
@@ -285,13 +283,5 @@ class VplexModel:
 
             do_GET = do_POST = do_PATCH = do_DELETE = do_PUT = _any
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="vplex-model",
-                                  daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{server.server_address[1]}"
-        finally:
-            server.shutdown()
-            server.server_close()
-            thread.join(timeout=5)
+        with loopback_origins(Handler) as (origin,):
+            yield origin
