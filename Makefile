@@ -9,7 +9,7 @@ TOXIPROXY_VERSION := v2.12.0
 ALLURE_VERSION := 3.18.0
 OUT ?= $(CURDIR)/out
 
-.PHONY: setup demo test lint mutations clean-lab
+.PHONY: setup demo test test-nightly lint mutations clean-lab
 setup: $(STAMPS)/apt $(STAMPS)/venv $(TOOLS)/bin/toxiproxy-server $(STAMPS)/allure-$(ALLURE_VERSION) \
 	$(TOOLS)/bin/harness-vsim $(TOOLS)/bin/govc
 
@@ -57,6 +57,10 @@ demo: setup
 test: setup
 	$(VSIM_GO) test -count=1 ./...
 	$(VENV)/bin/tox -q -e tests
+
+# the long and measured specs, left out of `make test` (README, "Tiers")
+test-nightly: setup
+	$(VENV)/bin/tox -q -e nightly
 
 mutations: setup $(TOOLS)/bin/harness-vsim
 	HARNESS_TOOLS=$(TOOLS) $(PY) -m tests.support.mutations

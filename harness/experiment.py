@@ -45,7 +45,7 @@ from harness_kernel.errors import HarnessError, StopConditionTripped
 from harness_kernel.history import EventKind
 from harness_kernel.history.series import MetricSeries, TransactionSeries
 from harness_kernel.history.timeline import Timeline
-from workloads.base import LedgerReport, Monitored, StopReport, Workload
+from workloads.base import CatchesUp, LedgerReport, Monitored, StopReport, Workload
 
 log = logging.getLogger(__name__)
 
@@ -243,6 +243,16 @@ class Experiment:
         if problem is not None:
             raise HarnessError(problem)
 
+    def catch_up(self) -> None:
+        """Every workload's commit gaps on the timeline up to now: a trial's phases are read while the load runs
+        on (the next trial's), so a workload that reports late is asked first."""
+        for workload in self.workloads:
+            if isinstance(workload, CatchesUp):
+                workload.catch_up()
+        problem = self.workload_problem()
+        if problem is not None:
+            raise HarnessError(problem)
+
     def workload_problem(self) -> str | None:
         for workload in self.workloads:
             if isinstance(workload, Monitored) and (problem := workload.problem()) is not None:
@@ -435,6 +445,7 @@ class Experiment:
         with self._resync_lock:
             samples = [(p.t, p.value) for p in self.resync_bytes.points()]
             reported_eta = list(self.resync_eta)
+        self.catch_up()
         phases = failover_phases(self.timeline, in_effect)
         if phases.first_commit is not None:
             self.timeline.record(EventKind.FIRST_COMMIT, "experiment", t=phases.first_commit)

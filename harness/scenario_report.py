@@ -95,6 +95,12 @@ def judged(check: SloCheck) -> Judged:
                   provenance="modelled" if check.modelled else "measured")
 
 
+def test_outcome(checks: Sequence[SloCheck]) -> str:
+    """The test's verdict as its checks give it (FAIL fails the test): the verdict line of its table."""
+    outcomes = {c.outcome for c in checks}
+    return next((o for o in ("FAIL", "INCONCLUSIVE", "NOT JUDGED") if o in outcomes), "PASS" if checks else "NOT JUDGED")
+
+
 def with_nights_interval(check: SloCheck, earlier: Sequence[float]) -> SloCheck:
     """A figure measured in one trial tonight takes its interval from the spread of its last nights (when it has
     enough of them); a figure with an interval of tonight's own keeps it."""
@@ -112,6 +118,8 @@ class ScenarioReport:
     nights: Mapping[str, Sequence[float]] = field(default_factory=dict)
     pending: list[ScenarioRecord] = field(default_factory=list)  # recorded, its verdicts not yet given
     halted: list[str] = field(default_factory=list)  # trials of the recorded experiment a guard stopped early
+    kept: tuple[Table, str] | None = None  # the table written at record, rewritten with the test's verdict
+
 
     def record(self, scenario: str, experiment: Experiment, *, fault_kind: str, target: str, title: str,
                table: Table | None, table_name: str | None = None, numbers: Mapping[str, str] | None = None,
@@ -139,7 +147,7 @@ class ScenarioReport:
         for finding in [*findings, *([weaker] if weaker else [])]:
             warnings.warn(Finding(f"{human_title(scenario, title, target)}: {finding}"), stacklevel=2)
         if table is not None and table_name is not None:
-            self.keep_table(table, table_name)
+            self.keep_until_judged(table, table_name)
         self.numbers.update(numbers)
 
     def judge(self, checks: Sequence[SloCheck]) -> list[SloCheck]:
@@ -154,12 +162,21 @@ class ScenarioReport:
             checks = [with_nights_interval(c, self.nights.get(verdict_key(last.case, c.name), ())) for c in checks]
             self.pending.append(dataclasses.replace(last, verdicts=[judged(c) for c in checks]))
         self.flush()
+        if self.kept is not None:
+            table, name = self.kept
+            self.keep_table(dataclasses.replace(table, judged=test_outcome(checks)), name)
         return assert_verdicts(checks)
 
     def flush(self) -> None:
         """Attach what was recorded (a test that gives no verdict, or fails before it, still leaves its record)."""
         while self.pending:
             attach_json(self.pending.pop(0).to_json(), ATTACHMENT_NAME)
+
+    def keep_until_judged(self, table: Table, name: str) -> None:
+        """The table kept now with no verdict line (a test that breaks before its verdicts leaves it so); `judge`
+        writes it again with the test's verdict."""
+        self.kept = (table, name)
+        self.keep_table(dataclasses.replace(table, overall_verdict=False), name)
 
     def keep_table(self, table: Table, name: str) -> None:
         """The scenario table as Markdown, HTML and JSON, for the demo's summary and the change board."""

@@ -298,7 +298,7 @@ def s5_migration_table(steps: Sequence[MigrationStep], *, min_tps_after_pct: flo
                Column("stun_s", "stun seen by clients (s)", "{:.2f}", better="lower",
                       floor=SECONDS_FLOOR)]
     thresholds = [Threshold("after_pct", ">=", min_tps_after_pct, "TPS after"),
-                  Threshold("stun_s", "<=", max_stun_s, "tolerated stall")]
+                  Threshold("stun_s", "<=", max_stun_s, "tolerated stall", none_holds=True)]
     return Table(title, columns, rows, thresholds, (
         "during = the migration task, start to end; migration = the platform's task (vCenter: start to complete "
         "time); stun = the longest commit gap the clients saw in it "

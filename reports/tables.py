@@ -1,8 +1,10 @@
 """A generic results table with pass/fail thresholds, rendered as self-contained HTML or Markdown.
 
 Every scenario's table (scenarios.md S1..S7) is a `Table`: the columns, one row per step or
-failure, the thresholds the user set, and notes. Verdicts are computed from the thresholds
-here, once, so the HTML colours, the Markdown and the overall verdict always agree.
+failure, the thresholds the user set, and notes. Cell and row verdicts are computed from the
+thresholds here, once, so the HTML colours and the Markdown agree; a value a threshold needs
+and the run did not measure is never a pass. The verdict line above a suite's table is the
+test's own (`judged`, from its SLO checks), so it never says PASS over a failed test.
 """
 
 from __future__ import annotations
@@ -55,10 +57,11 @@ class Threshold:
     op: Op
     limit: float
     name: str = ""
+    none_holds: bool = False  # an empty cell means nothing happened (no stall longer than the driver's gap threshold)
 
     def check(self, value: Cell) -> CellVerdict:
         if not isinstance(value, int | float):
-            return CellVerdict.NOT_JUDGED
+            return CellVerdict.PASS if value is None and self.none_holds else CellVerdict.NOT_JUDGED
         return CellVerdict.PASS if _OPS[self.op](float(value), self.limit) else CellVerdict.FAIL
 
     def describe(self, columns: Sequence[Column]) -> str:
@@ -77,6 +80,14 @@ class Table:
     extra_lines: Sequence[str] = field(default=())
     # False for a sweep: each step is judged, and its outcome is a figure (in extra_lines), not pass/fail
     overall_verdict: bool = True
+    judged: str | None = None  # the test's verdict from its SLO checks: the verdict line says it when given
+
+    @property
+    def verdict_line(self) -> str | None:
+        """What the line above the table says: the test's verdict, else what the thresholds say of the cells."""
+        if not self.overall_verdict:
+            return None
+        return self.judged.upper() if self.judged is not None else self.verdict.value.upper()
 
     def cell_verdict(self, row: Mapping[str, Cell], key: str) -> CellVerdict:
         verdicts = [t.check(row.get(key)) for t in self.thresholds if t.column == key]
@@ -105,9 +116,12 @@ class Table:
 
 
 def _combine(verdicts: Sequence[CellVerdict]) -> CellVerdict:
+    """FAIL over NOT JUDGED over PASS: a threshold without its value is not a pass."""
     if CellVerdict.FAIL in verdicts:
         return CellVerdict.FAIL
-    return CellVerdict.PASS if CellVerdict.PASS in verdicts else CellVerdict.NOT_JUDGED
+    if CellVerdict.NOT_JUDGED in verdicts or not verdicts:
+        return CellVerdict.NOT_JUDGED
+    return CellVerdict.PASS
 
 
 def format_cell(column: Column, value: Cell) -> str:
@@ -152,9 +166,9 @@ def to_html_fragment(table: Table, modelled: Collection[str] = ()) -> str:
             css = f"text {verdict.value}" if verdict is not CellVerdict.NOT_JUDGED else "text"
             cells.append(f"<td class='{css}'>{esc(verdict.value.upper())}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
-    overall = table.verdict
-    parts = [f"<p>Verdict: <span class='verdict-{overall.value.replace(' ', '-')}'>{esc(overall.value.upper())}</span></p>"
-             ] if table.overall_verdict else []
+    line = table.verdict_line
+    css = (line or "").lower().split(" ")[0] if line != "NOT JUDGED" else "not-judged"
+    parts = [f"<p>Verdict: <span class='verdict-{css}'>{esc(line)}</span></p>"] if line is not None else []
     parts.append(f"<table class=scenario-table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
     parts += [f"<p><strong>{esc(line)}</strong></p>" for line in table.extra_lines]
     if table.thresholds:
@@ -177,7 +191,8 @@ def _md_escape(text: str) -> str:
 
 def to_markdown(table: Table) -> str:
     titles = [c.title for c in table.columns] + (["verdict"] if table.verdict_column else [])
-    headline = [f"**Verdict: {table.verdict.value.upper()}**", ""] if table.overall_verdict else []
+    line = table.verdict_line
+    headline = [f"**Verdict: {line}**", ""] if line is not None else []
     lines = [f"### {table.title}", "", *headline,
              "| " + " | ".join(_md_escape(t) for t in titles) + " |",
              "|" + "|".join(":---" if c.text else "---:" for c in table.columns) + ("|:---|" if table.verdict_column else "|")]

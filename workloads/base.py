@@ -84,3 +84,11 @@ class Monitored(Protocol):
     """A workload that can fail on its own (a remote load generator lost): `problem` says so while it runs."""
 
     def problem(self) -> str | None: ...
+
+
+@runtime_checkable
+class CatchesUp(Protocol):
+    """A workload whose events reach the timeline late (remote load generators are read once a second):
+    `catch_up` hands over now what it has settled, so the experiment reads an outage before the load stops."""
+
+    def catch_up(self) -> None: ...

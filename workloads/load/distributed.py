@@ -4,9 +4,11 @@ Each Dask worker hosts one `LoadGenerator` actor for the experiment's duration. 
 harness measures each worker's clock offset, gives each generator its own range of ledger ids
 (so the ledgers merge without collisions) and starts them; every second it collects the
 seconds each generator has completed into the experiment's series (the stop conditions and
-the progress bar read it live); at stop it takes the rest, intersects the generators' commit
-gaps into the outage the database caused, and merges the ledger books, so lost and in-doubt
-commits are checked across all of them. The offset is measured again at the end: its drift is
+the progress bar read it live) and the commit gaps each has closed, and records an outage the
+database caused (the intersection of every generator's gaps) as soon as every generator has
+committed past its end, so the experiment measures a failover's phases while the load still
+runs (`catch_up` collects on demand); at stop it takes the rest and merges the ledger books,
+so lost and in-doubt commits are checked across all of them. The offset is measured again at the end: its drift is
 reported.
 
 A generator that stops answering (its machine or process died: Dask's heartbeat loses it, or a
@@ -32,8 +34,8 @@ from harness_kernel.history.series import TransactionSeries
 from harness_kernel.history.timeline import Timeline
 from harness_kernel.odbc.settings import ConnectionSettings
 from workloads.base import LedgerReport, StopReport
-from workloads.load.generator import Handback, LoadGenerator
-from workloads.load.merge import ClockOffset, common_gaps, measure_offset
+from workloads.load.generator import Handback, LoadGenerator, Settled
+from workloads.load.merge import ClockOffset, GapMerger, common_gaps, measure_offset
 from workloads.oltp.dialect import Dialect
 from workloads.oltp.driver import DriverConfig, first_free_user_id, verify_books
 
@@ -78,6 +80,8 @@ class DistributedOltp:
         self.lost: str | None = None
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
+        self._collecting = threading.Lock()  # the poller and `catch_up` collect one at a time
+        self.merger = GapMerger(0, config.gap_threshold_s)
 
     @property
     def name(self) -> str:
@@ -100,6 +104,7 @@ class DistributedOltp:
             future = self.client.submit(LoadGenerator, actor=True, workers=[worker], pure=False)
             actor = future.result(timeout=CALL_TIMEOUT_S)
             self.generators.append(Generator(worker, actor, measure_offset(functools.partial(_remote_clock, actor))))
+        self.merger = GapMerger(len(self.generators), self.config.gap_threshold_s)
         self.timeline.record(EventKind.WORKLOAD_START, self.config.source, workload="oltp", mode="distributed",
                              users=self.config.users * len(workers), generators=len(workers),
                              offsets_s={g.worker: round(g.offset.offset_s, 4) for g in self.generators})
@@ -120,13 +125,24 @@ class DistributedOltp:
 
     def _poll(self) -> None:
         while not self._stop.wait(POLL_S):
-            for generator in self.generators:
-                try:
-                    buckets, last_commit = self._call(generator, "settled")
-                except LoadGeneratorLost:
-                    log.error("%s", self.lost)
-                    return
-                self.series.absorb(buckets, last_commit)
+            try:
+                self.catch_up()
+            except LoadGeneratorLost:
+                log.error("%s", self.lost)
+                return
+
+    def catch_up(self) -> None:
+        """Collect what every generator has settled: its completed seconds into the series, its closed gaps into
+        the merge, and each merged outage that is over onto the timeline."""
+        if self.lost is not None:
+            raise LoadGeneratorLost(self.lost)
+        with self._collecting:
+            for index, generator in enumerate(self.generators):
+                settled: Settled = self._call(generator, "settled")
+                self.series.absorb(settled.buckets, settled.last_commit_t)
+                self.merger.report(index, settled.gaps, settled.gaps_settled_upto)
+            for start, end in self.merger.final():
+                self._record_gap(start, end)
 
     # -- stop ----------------------------------------------------------------------------------
     def stop(self) -> DistributedStopReport:
@@ -154,17 +170,22 @@ class DistributedOltp:
                                      generators=len(self.generators), drift_s=drift)
 
     def _record_outages(self) -> None:
-        """The merged commit gaps: when no generator could commit (a gap still open ends at stop)."""
+        """The merged commit gaps not recorded while the load ran: when no generator could commit (a gap still
+        open ends at stop)."""
         handbacks = [g.handback for g in self.generators if g.handback is not None]
         if not handbacks:
             return
         now = self.timeline.now()
         per = [[(start, end if end is not None else now) for start, end in h.gaps] for h in handbacks]
         for start, end in common_gaps(per, self.config.gap_threshold_s):
+            if (start, end) in self.merger.handed_out:
+                continue
             still_open = all(any(s <= start and e is None for s, e in h.gaps) for h in handbacks) and end >= now
-            self.timeline.record(EventKind.COMMIT_GAP, self.config.source, t=start, start=start,
-                                 end=None if still_open else end, duration_s=None if still_open else end - start,
-                                 first_error=None, errors=0)
+            self._record_gap(start, None if still_open else end)
+
+    def _record_gap(self, start: float, end: float | None) -> None:
+        self.timeline.record(EventKind.COMMIT_GAP, self.config.source, t=start, start=start, end=end,
+                             duration_s=None if end is None else end - start, first_error=None, errors=0)
 
     def _close(self) -> None:
         """Close the client, and the local cluster if this run started one (a user's scheduler stays up)."""

@@ -2,9 +2,10 @@
 
 It runs the very driver the harness runs in-process, on a timeline whose origin is the
 harness's, shifted by the offset measured for this machine's clock, so its per-second buckets
-and its commit gaps are already on the harness clock. It hands back only plain data: completed
-seconds while it runs (the harness's live series and stop conditions need them every second),
-and at the end everything left, its commit gaps and its ledger books.
+and its commit gaps are already on the harness clock. It hands back only plain data: while it
+runs, the completed seconds (the harness's live series and stop conditions need them every
+second) and the commit gaps it closed with how far its gaps are settled (the harness merges
+an outage once it is over); at the end everything left, its open gap and its ledger books.
 """
 
 from __future__ import annotations
@@ -23,6 +24,16 @@ from workloads.oltp.driver import DriverConfig, OltpDriver
 from workloads.oltp.ledger import LedgerBook
 
 SETTLED_S = 2  # a second is complete once the clock is this far past it (a commit is counted when it returns)
+
+
+@dataclass
+class Settled:
+    """What a generator hands over every second: seconds completed, and gaps closed since the last call."""
+
+    buckets: dict[int, dict[str, Any]]
+    last_commit_t: float | None
+    gaps: list[tuple[float, float]]
+    gaps_settled_upto: float | None  # its last commit: every gap that ends by then is in `gaps` or was sent
 
 
 @dataclass
@@ -46,6 +57,7 @@ class LoadGenerator:
         self.series = TransactionSeries()
         self.timeline = Timeline()
         self.sent_upto: int | None = None
+        self.gaps_sent = 0
 
     def clock(self) -> float:
         return time.time()
@@ -56,13 +68,17 @@ class LoadGenerator:
         self.driver = OltpDriver(dialect, settings, self.timeline, self.series, config)
         self.driver.start()
 
-    def settled(self) -> tuple[dict[int, dict[str, Any]], float | None]:
-        """The seconds completed since the last call (each second is handed back once)."""
+    def settled(self) -> Settled:
+        """The seconds completed and the gaps closed since the last call (each handed back once)."""
         upto = math.floor(self.timeline.now()) - SETTLED_S
         since = 0 if self.sent_upto is None else self.sent_upto + 1
         buckets = {s: b for s, b in self.series.export(since).items() if s <= upto}
         self.sent_upto = max(upto, self.sent_upto if self.sent_upto is not None else upto)
-        return buckets, self.series.last_commit_t
+        settled_upto = self.driver.gaps.settled_upto() if self.driver is not None else None  # before the gaps
+        closed = self.timeline.events(EventKind.COMMIT_GAP)[self.gaps_sent:]
+        self.gaps_sent += len(closed)
+        return Settled(buckets, self.series.last_commit_t,
+                        [(float(e.attrs["start"]), float(e.attrs["end"])) for e in closed], settled_upto)
 
     def stop(self) -> Handback:
         if self.driver is None:

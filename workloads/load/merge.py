@@ -5,14 +5,16 @@ offset at start (the sample with the shortest round trip wins; its half round tr
 error) and checks it again at the end (the drift is reported), so every per-second bucket
 lands on the harness clock. A write outage is what *no* generator could commit through: the
 merged commit gaps are the intersection of every generator's gaps, kept where longer than the
-driver's threshold.
+driver's threshold. The merge runs while the generators run (`GapMerger`): a merged gap is
+final once every generator has committed past its end, so the experiment reads each outage
+when it is over, not when the workload stops (a repeated trial's phases need it then).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 Interval = tuple[float, float]
 
@@ -59,3 +61,38 @@ def _intersect(a: Sequence[Interval], b: Sequence[Interval]) -> list[Interval]:
         else:
             j += 1
     return out
+
+
+@dataclass
+class GapMerger:
+    """The merged commit gaps as the generators report them, each handed out once, when it is final.
+
+    A generator reports the gaps it has closed and how far its gaps are settled: its last commit
+    (a gap that starts before it has ended, and was reported). A merged gap is final when it ends
+    at or before every generator's settled point: no later report can change it."""
+
+    generators: int
+    threshold_s: float
+    closed: list[list[Interval]] = field(default_factory=list)
+    settled: list[float | None] = field(default_factory=list)
+    handed_out: list[Interval] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.closed = [[] for _ in range(self.generators)]
+        self.settled = [None] * self.generators
+
+    def report(self, generator: int, closed: Sequence[Interval], settled_upto: float | None) -> None:
+        self.closed[generator].extend(closed)
+        known = self.settled[generator]
+        if settled_upto is not None and (known is None or settled_upto > known):
+            self.settled[generator] = settled_upto
+
+    def final(self) -> list[Interval]:
+        """The merged gaps that became final since the last call."""
+        if not self.closed or any(s is None for s in self.settled):
+            return []
+        horizon = min(s for s in self.settled if s is not None)
+        new = [gap for gap in common_gaps(self.closed, self.threshold_s)
+               if gap[1] <= horizon and gap not in self.handed_out]
+        self.handed_out += new
+        return new

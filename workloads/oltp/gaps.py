@@ -42,6 +42,11 @@ class CommitGapDetector:
                 self._first_error = t
             self._errors += 1
 
+    def settled_upto(self) -> float | None:
+        """The last commit: every gap that ends by then is on the timeline already (None: no commit yet)."""
+        with self._lock:
+            return self._last_ok
+
     def close(self, t: float) -> None:
         """At stop: a gap still open is recorded with end=None (the outage had not ended)."""
         with self._lock:

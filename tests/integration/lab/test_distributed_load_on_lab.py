@@ -8,6 +8,7 @@ commit gaps is the single-process run's within its tolerance. Killing one worker
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -120,3 +121,38 @@ def test_a_load_machine_lost_mid_run_is_a_harness_error_the_fault_reverted_and_n
     assert "PASS" not in summary and "FAIL" not in summary and "1 error" in summary, summary
     assert not list((tmp_path / "s").glob("journal/*.json")), "the fault was reverted"
     lab.wait_healthy(90)
+
+
+def s4_unplanned(lab: Lab, out: Path, *load: str) -> tuple[int, str, dict[str, object]]:
+    """The ready-made S4 suite's unplanned case as a user runs it on this lab; its exit code, output and table row."""
+    tables = out / "tables"
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA",
+                          "harness_suites/test_s4_application_failover.py", "-k", "unplanned",
+                          "--topology", f"lab:{lab.layout.prefix}", "--keep-lab", "--quiet-progress",
+                          "--state-dir", str(out / "state"), "--tables-dir", str(tables), *load,
+                          "--baseline-s", "8", "--observe-s", "12", "--settle-s", "5"],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900,
+                         env={**os.environ, "HARNESS_LAB_DIR": str(lab.layout.state_dir)})
+    row = json.loads((tables / "s4-host-crash.json").read_text())["rows"][0]
+    return run.returncode, run.stdout, row
+
+
+PHASES = ("detect_s", "promote_s", "first_commit_s", "total_s", "client_reconnect_s")
+
+
+@pytest.mark.nightly
+@pytest.mark.reproducer("AF-2")
+def test_the_s4_suite_with_load_from_two_workers_measures_every_phase_as_one_process_does(
+        lab: Lab, tmp_path: Path) -> None:
+    code, out, spread = s4_unplanned(lab, tmp_path / "spread", "--load-workers", "2", "--users", str(USERS))
+    print("two workers:", {k: spread[k] for k in PHASES})
+    assert code == 0, out[-4000:]
+    assert all(isinstance(spread[k], int | float) for k in PHASES), spread
+    assert "**Verdict: PASS**" in (tmp_path / "spread" / "tables" / "s4-host-crash.md").read_text()
+    lab.wait_healthy(90)
+    code, out, single = s4_unplanned(lab, tmp_path / "single", "--users", str(2 * USERS))
+    print("one process:", {k: single[k] for k in PHASES})
+    assert code == 0, out[-4000:]
+    for key in ("total_s", "client_reconnect_s"):
+        merged, reference = float(spread[key]), float(single[key])  # type: ignore[arg-type]
+        assert abs(merged - reference) <= max(1.5, 0.3 * reference), (key, merged, reference)

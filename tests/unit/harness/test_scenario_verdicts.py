@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -10,7 +11,9 @@ from harness import scenario_report as module
 from harness.analysis.intervals import Interval
 from harness.analysis.slo import InconclusiveVerdict, SloCheck
 from harness.scenario_report import ScenarioReport
+from reports.published_tables import S4Row, s4_failover_table
 from reports.scenario_record import ScenarioRecord, scenario_record
+from reports.tables import CellVerdict
 
 UNSURE = SloCheck("TPS after / before", 0.82, ">=", 0.8, interval=Interval(0.82, 0.77, 0.87, 0.95, 60, 4, 14.0))
 
@@ -71,3 +74,40 @@ def test_a_figure_with_an_interval_of_its_own_keeps_it_whatever_the_nights(monke
     ratio, recover = attached[0].verdicts
     assert (ratio.low, ratio.high, ratio.interval_from_nights) == (0.86, 0.94, False)
     assert recover.low is None and recover.outcome == "PASS"  # no nights of its own yet: judged as measured
+
+
+@pytest.mark.reproducer("AF-3")
+def test_a_failed_tests_table_says_fail_above_cells_that_each_held(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    kept, _ = report(monkeypatch)
+    kept.tables_dir = tmp_path
+    table = s4_failover_table([S4Row("unplanned", 1.5, 4.2, None, None, None, lost_commits=0)],
+                              max_total_s=35, max_lost_commits=0)
+    kept.keep_until_judged(table, "s4-host-power-loss")
+    assert "Verdict" not in (tmp_path / "s4-host-power-loss.md").read_text(), "no verdict before the test gives one"
+    with pytest.raises(AssertionError, match=r"failover duration .* not measured"):
+        kept.judge([SloCheck("failover duration (in effect to first commit)", None, "<=", 35, " s"),
+                    SloCheck.lost_commits(0, 0)])
+    markdown, html = (tmp_path / "s4-host-power-loss.md").read_text(), (tmp_path / "s4-host-power-loss.html").read_text()
+    assert "**Verdict: FAIL**" in markdown and "PASS" not in markdown, markdown
+    assert "verdict-fail'>FAIL<" in html and "PASS" not in html
+
+
+def test_a_threshold_whose_value_was_not_measured_is_not_judged_never_passed() -> None:
+    table = s4_failover_table([S4Row("unplanned", 1.5, 4.2, None, None, None, lost_commits=0)],
+                              max_total_s=35, max_lost_commits=0)
+    assert table.row_verdict(table.rows[0]) is CellVerdict.NOT_JUDGED
+    assert table.verdict is CellVerdict.NOT_JUDGED and table.verdict_line == "NOT JUDGED"
+    measured = s4_failover_table([S4Row("unplanned", 1.5, 4.2, 0.4, 6.1, 5.0, lost_commits=0)],
+                                 max_total_s=35, max_lost_commits=0)
+    assert measured.verdict is CellVerdict.PASS
+
+
+def test_a_passing_tests_table_says_pass(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    kept, _ = report(monkeypatch)
+    kept.tables_dir = tmp_path
+    kept.keep_until_judged(s4_failover_table([S4Row("unplanned", 1.5, 4.2, 0.4, 6.1, 5.0, lost_commits=0)],
+                                             max_total_s=35, max_lost_commits=0), "s4")
+    kept.judge([SloCheck("failover duration (in effect to first commit)", 6.1, "<=", 35, " s"),
+                SloCheck.lost_commits(0, 0)])
+    assert "**Verdict: PASS**" in (tmp_path / "s4.md").read_text()

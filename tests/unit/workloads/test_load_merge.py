@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from harness_kernel.history.series import TransactionSeries
-from workloads.load.merge import common_gaps, measure_offset
+from workloads.load.generator import LoadGenerator
+from workloads.load.merge import GapMerger, common_gaps, measure_offset
+from workloads.oltp.gaps import CommitGapDetector
 
 
 def test_merged_buckets_are_what_one_series_would_have_recorded() -> None:
@@ -42,3 +46,33 @@ def test_an_outage_is_what_no_generator_could_commit_through() -> None:
     assert common_gaps([first, second], threshold_s=0.5) == [(11.0, 14.0)]
     assert common_gaps([first, [(12.0, 12.3)]], threshold_s=0.5) == [], "shorter than the threshold"
     assert common_gaps([], threshold_s=0.5) == []
+
+
+def test_a_merged_outage_is_handed_out_once_every_generator_has_committed_past_its_end() -> None:
+    merger = GapMerger(generators=2, threshold_s=0.5)
+    merger.report(0, [(10.0, 14.0)], settled_upto=16.0)
+    merger.report(1, [], settled_upto=11.0)  # in a gap since 11.0, or not yet heard of past it
+    assert merger.final() == [], "the second generator may still be in its gap"
+    merger.report(1, [(11.0, 15.0)], settled_upto=15.2)
+    assert merger.final() == [(11.0, 14.0)], "both have committed past 14.0"
+    assert merger.final() == [], "handed out once"
+
+
+def test_a_generator_that_never_committed_holds_every_merged_outage_back() -> None:
+    merger = GapMerger(generators=2, threshold_s=0.5)
+    merger.report(0, [(1.0, 3.0)], settled_upto=9.0)
+    assert merger.final() == []
+
+
+def test_a_generator_hands_over_each_closed_gap_once_with_how_far_its_gaps_are_settled() -> None:
+    generator = LoadGenerator()
+    detector = CommitGapDetector(generator.timeline, "g", threshold_s=0.5)
+    generator.driver = SimpleNamespace(gaps=detector)  # type: ignore[assignment]
+    for t in (1.0, 1.2, 3.0, 3.1):
+        detector.committed(t)
+    first = generator.settled()
+    assert first.gaps == [(1.2, 3.0)] and first.gaps_settled_upto == 3.1
+    detector.committed(5.0)
+    second = generator.settled()
+    assert second.gaps == [(3.1, 5.0)] and second.gaps_settled_upto == 5.0
+    assert generator.settled().gaps == []
