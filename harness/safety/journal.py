@@ -7,7 +7,11 @@ without the run: the fault spec, a secret-free snapshot of the topology, the own
 start time, boot), the deadline and the revert timeout. It holds no credentials.
 
 Exactly one reverter acts on an entry at a time: the run, the guardian and `recover` take the
-entry's lock (`flock` on `<id>.lock`, dropped by the kernel if the holder dies) first.
+entry's lock (`flock` on `<id>.lock`, dropped by the kernel if the holder dies) first. Every
+write goes through a temporary file of its own (two writers never share one, so neither can
+tear the other's), and a status change after the first write is made under the entry's lock
+and only while the entry is still there (`update`): an entry another reverter removed is never
+written back.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import logging
 import os
 import socket
 import stat
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -162,13 +167,17 @@ class Journal:
     def write(self, entry: JournalEntry) -> None:
         """Atomically (re)write an entry and make it durable before returning (mode 0600, never through a link)."""
         path = self._path(entry.id)
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, _OPEN_FLAGS | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            json.dump(entry.to_dict(), handle, indent=1)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{entry.id}.", suffix=".tmp", dir=self.directory)  # 0600, O_EXCL
+        try:
+            with os.fdopen(fd, "w") as handle:
+                json.dump(entry.to_dict(), handle, indent=1)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
         self._sync_dir()
 
     def rewrite(self, entry: JournalEntry) -> bool:
@@ -180,6 +189,18 @@ class Journal:
                         entry.id, entry.status, exc)
             return False
         return True
+
+    def update(self, entry: JournalEntry, *, role: str, wait_s: float = 0.0) -> bool:
+        """Best effort, under the entry's lock: write `entry`'s status and notes over the entry on disk, only while
+        it is still there. False: not written (removed by another reverter, held by one, or the disk refused)."""
+        try:
+            with self.entry_lock(entry.id, role=role, wait_s=wait_s):
+                if self.read(entry.id) is None:
+                    return False
+                return self.rewrite(entry)
+        except (EntryBusy, OSError) as exc:
+            log.warning("journal entry %s: status %r not recorded (%s)", entry.id, entry.status, exc)
+            return False
 
     def remove(self, entry: JournalEntry) -> None:
         self._path(entry.id).unlink(missing_ok=True)

@@ -162,28 +162,36 @@ def disarm(fault: Fault) -> None:
 
 
 Builder = Callable[[FaultSpec, Topology], Fault]
+Waiting = Callable[[str, float], None]  # (who holds the entry, seconds waited so far)
+ALREADY_REVERTED: Final = "already reverted by another reverter"
 
 
 def revert_entry(journal: Journal, entry: JournalEntry, *, role: str, build: Builder = build_fault,
-                 timeout_s: float | None = None, say: Say | None = None, poll_s: float = 0.2) -> str:
-    """Revert the fault of a journal entry as `role` (guardian, recover), holding the entry's lock.
+                 fault: Fault | None = None, timeout_s: float | None = None, say: Say | None = None,
+                 poll_s: float = 0.2, wait_s: float = 0.0, waiting: Waiting | None = None) -> str:
+    """Revert the fault of a journal entry as `role` (run, guardian, recover), holding the entry's lock: the one
+    revert routine of the harness.
 
-    Waits for a positive CLEARED as long as the run would have (the entry's revert timeout)
-    unless `timeout_s` says otherwise. Raises EntryBusy if another reverter holds the entry,
-    RevertFailedError if it does not clear (the entry stays). Returns what was done.
+    The run passes the `fault` it injected; the guardian and `recover` rebuild it from the entry. The entry is
+    read again under the lock: one another reverter removed is done (never written back). Waits for a positive
+    CLEARED as long as the run would have (the entry's revert timeout) unless `timeout_s` says otherwise, then
+    disarms the dead man's switch and removes the entry. Raises EntryBusy if another reverter holds the entry
+    past `wait_s`, RevertFailedError if it does not clear (the entry stays). Returns what was done.
     """
-    with journal.entry_lock(entry.id, role=role):
+    with journal.entry_lock(entry.id, role=role, wait_s=wait_s, waiting=waiting):
         current = journal.read(entry.id)
         if current is None:
-            return "already reverted by another reverter"
-        topology = topology_of(current)
-        registry.check_record(current.spec, topology, current.backend)
-        fault = build(current.spec, topology)
-        name_deadman(fault, current)
+            return ALREADY_REVERTED
+        if fault is None:
+            topology = topology_of(current)
+            registry.check_record(current.spec, topology, current.backend)
+            fault = build(current.spec, topology)
+            name_deadman(fault, current)
         before, _ = observe(fault)
-        confirm = CONFIRM_S if current.notes.get("inject_returned") else CONFIRM_AFTER_UNFINISHED_INJECT_S
+        returned = current.notes.get("inject_returned") or entry.notes.get("inject_returned")  # the run knows first
+        confirm = CONFIRM_S if returned else CONFIRM_AFTER_UNFINISHED_INJECT_S
         current.status = "reverting"
-        current.notes = {**current.notes, "reverted_by": role}
+        current.notes = {**current.notes, **({"inject_returned": True} if returned else {}), "reverted_by": role}
         journal.rewrite(current)
         timeout = timeout_s or current.revert_timeout_s or DEFAULT_REVERT_TIMEOUT_S
         revert_until_cleared(fault, timeout_s=timeout, poll_s=poll_s, say=say, confirm_s=confirm)
@@ -192,5 +200,8 @@ def revert_entry(journal: Journal, entry: JournalEntry, *, role: str, build: Bui
         except Exception as exc:
             raise RevertFailedError(f"{current.describe()}: cleared, but its dead man's switch could not be disarmed "
                                     f"({exc}); it could re-break the target later") from exc
-        journal.remove(current)
+        try:
+            journal.remove(current)
+        except OSError as exc:  # the fault is gone; a stale entry only makes the next reverter check again
+            log.warning("journal entry %s: cleared, but could not be removed (%s)", current.id, exc)
         return f"was {before.value}, now cleared"

@@ -7,9 +7,10 @@
 - Revert runs in `finally`: on test end, on failure, on a stop condition, on Ctrl-C, SIGTERM
   and SIGHUP (`signals.FaultSignals`); no signal escapes it, and the third one aborts it
   with the journal kept.
-- Revert is fail closed (`revert.revert_until_cleared`): only a positive CLEARED disarms the
-  dead man's switch and removes the journal entry. Status rewrites are best effort: a full
-  disk does not stop a revert.
+- Revert is fail closed, through the one routine the guardian and `recover` use too
+  (`revert.revert_entry`, under the entry's lock): only a positive CLEARED disarms the dead
+  man's switch and removes the journal entry. Status rewrites are best effort: a full disk
+  does not stop a revert.
 - A failed revert does not hide the test's own verdict (an AssertionError stays the error;
   the revert failure is added to it and reported to `on_revert_failed`).
 """
@@ -31,15 +32,7 @@ from faults.registry import permit, resolve
 from harness.safety.guards import Guard
 from harness.safety.identity import cluster_identity
 from harness.safety.journal import EntryBusy, Journal, JournalEntry
-from harness.safety.revert import (
-    CONFIRM_AFTER_UNFINISHED_INJECT_S,
-    CONFIRM_S,
-    DEFAULT_REVERT_TIMEOUT_S,
-    disarm,
-    observe,
-    revert_until_cleared,
-    snapshot,
-)
+from harness.safety.revert import ALREADY_REVERTED, DEFAULT_REVERT_TIMEOUT_S, observe, revert_entry, snapshot
 from harness.safety.signals import FaultSignals, tell_operator
 from harness_kernel import __version__
 from harness_kernel.errors import HarnessError, RevertFailedError, StopConditionTripped
@@ -160,7 +153,7 @@ class FaultRunner:
             fault.inject()
             entry.status = "in-effect"
             entry.notes["inject_returned"] = True
-            self.journal.rewrite(entry)
+            self.journal.update(entry, role="run", wait_s=1.0)
             self._await_effect(fault)
             active.in_effect_at = self.timeline.record(EventKind.IN_EFFECT, "runner", **attrs).t
             threading.Thread(target=self._watch, args=(active, guards, stop_watch, attrs),
@@ -211,21 +204,11 @@ class FaultRunner:
                 return
             fault, entry = active.fault, active.entry
             self.timeline.record(EventKind.REVERT, "runner", **attrs)
-            entry.status = "reverting"
-            self.journal.rewrite(entry)
             try:
-                with self.journal.entry_lock(entry.id, role="run", wait_s=self.settings.revert_timeout_s + 30,
-                                             waiting=self._waiting(entry)):
-                    revert_until_cleared(fault, timeout_s=self.settings.revert_timeout_s,
-                                         poll_s=self.settings.poll_interval_s, say=self.settings.say,
-                                         confirm_s=CONFIRM_S if entry.notes.get("inject_returned")
-                                         else CONFIRM_AFTER_UNFINISHED_INJECT_S)
-                    try:
-                        disarm(fault)
-                    except Exception as exc:
-                        raise RevertFailedError(f"cleared, but its dead man's switch could not be disarmed ({exc}); "
-                                                "it could re-break the target later") from exc
-                    self._forget(entry)
+                done = revert_entry(self.journal, entry, role="run", fault=fault,
+                                    timeout_s=self.settings.revert_timeout_s, say=self.settings.say,
+                                    poll_s=self.settings.poll_interval_s, wait_s=self.settings.revert_timeout_s + 30,
+                                    waiting=self._waiting(entry))
             except (HarnessError, OSError, EntryBusy) as exc:
                 self.timeline.record(EventKind.REVERT_FAILED, "runner", error=str(exc), **attrs)
                 failure = RevertFailedError(
@@ -234,15 +217,11 @@ class FaultRunner:
                 if self.on_revert_failed is not None:
                     self.on_revert_failed(failure)
                 raise failure from exc
+            if done == ALREADY_REVERTED:
+                log.info("%s: reverted by another reverter while this run was late", entry.describe())
             active.reverted = True
             entry.status = "reverted"
             self.timeline.record(EventKind.REVERTED, "runner", **attrs)
-
-    def _forget(self, entry: JournalEntry) -> None:
-        try:
-            self.journal.remove(entry)
-        except OSError as exc:  # the fault is gone; a stale entry only makes the next reverter check again
-            log.warning("journal entry %s: cleared, but could not be removed (%s)", entry.id, exc)
 
     def _waiting(self, entry: JournalEntry) -> Callable[[str, float], None]:
         told = [0.0]
