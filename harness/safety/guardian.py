@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from types import FrameType
 
@@ -37,6 +38,7 @@ from harness.safety.revert import Builder, build_fault, revert_entry, topology_o
 from harness_kernel.errors import MissingCredentialError
 from harness_kernel.paths import private_dir
 from harness_kernel.procs import ProcessIdentity
+from harness_kernel.redaction import Redactor, usernames_in
 from harness_kernel.topology.credentials import resolve_secret
 
 log = logging.getLogger("harness.guardian")
@@ -127,17 +129,25 @@ def ensure_guardian(state: Path, *, wait_s: float = 10.0) -> int | None:
 # -- the guardian itself -----------------------------------------------------------------------
 
 class _Masking(logging.Formatter):
-    """Masks every credential the guardian resolved, in messages and tracebacks alike."""
+    """Masks every credential the guardian resolved, in messages and tracebacks alike, by the kernel's rule
+    (`harness_kernel.redaction`: escaped, encoded and cut-short spellings too, as everything a run prints)."""
 
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(process)d %(levelname)s %(message)s")
-        self.secrets: set[str] = set()
+        self._secrets: set[str] = set()
+        self._usernames: set[str] = set()
+        self._redactor = Redactor()
+
+    def learn(self, secrets: Iterable[str], usernames: Iterable[str] = ()) -> None:
+        """Mask these from now on (and `user:secret` in base64, as HTTP Basic sends it)."""
+        secrets, usernames = set(secrets) - self._secrets, set(usernames) - self._usernames
+        if secrets or usernames:
+            self._secrets |= secrets
+            self._usernames |= usernames
+            self._redactor = Redactor(self._secrets, self._usernames)
 
     def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
-        for secret in sorted(self.secrets, key=len, reverse=True):
-            text = text.replace(secret, "***")
-        return text
+        return self._redactor.mask(super().format(record))
 
 
 class Guardian:
@@ -222,9 +232,11 @@ class Guardian:
             refs = sections.every_secret_ref(topology)
         except Exception:
             return
+        secrets = []
         for path, ref in refs:
             with contextlib.suppress(MissingCredentialError):
-                self.masking.secrets.add(resolve_secret(ref, path).reveal())
+                secrets.append(resolve_secret(ref, path).reveal())
+        self.masking.learn(secrets, usernames_in(topology))
 
     def _note(self, key: str, message: str) -> None:
         if key not in self._noted:

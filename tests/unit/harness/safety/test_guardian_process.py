@@ -15,8 +15,10 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.support.victim import Victim
-from tests.unit.harness.safety.safety_support import Child, eventually, journal_files, run_fault_script
+from tests.unit.harness.safety.safety_support import FREEZE, Child, eventually, journal_files, run_fault_script
 
 
 def guardian_pid(state: Path) -> int | None:
@@ -141,3 +143,32 @@ def test_the_guardian_resolves_credentials_as_the_run_does_and_writes_none(tmp_p
     for path in state.rglob("*"):
         if path.is_file():
             assert secret not in path.read_text(errors="replace"), path
+
+
+@pytest.mark.reproducer("X-7b")
+def test_the_guardians_log_masks_a_secret_in_every_spelling_the_kernels_rule_knows(
+        tmp_path, state, victim: Victim, monkeypatch: pytest.MonkeyPatch) -> None:
+    import base64
+    import logging
+    from urllib.parse import quote
+
+    from harness.safety.guardian import Guardian, _Masking
+    from harness.safety.journal import JournalEntry
+    from harness.safety.revert import snapshot
+    from harness_kernel.topology.loader import load_topology
+    from tests.support.victim import write_topology
+
+    secret = "p@ss w0rd/guardian"
+    monkeypatch.setenv("UNIT_JUMP_PW", secret)
+    topology = load_topology(write_topology(tmp_path, victim.pidfile, extra=(
+        "management:\n  ssh:\n    - {name: jump, address: 192.0.2.9, username: h, password: {env: UNIT_JUMP_PW}}\n")))
+    masking = _Masking()
+    Guardian(state, masking=masking)._mask_credentials(
+        JournalEntry(spec=FREEZE, topology_source="t.yaml", topology_name=topology.name, run_id="r",
+                     topology=snapshot(topology)))
+    spellings = [secret, quote(secret, safe=""), base64.b64encode(f"h:{secret}".encode()).decode(),
+                 secret[:8] + "..."]
+    for spelling in spellings:
+        record = logging.LogRecord("guardian", logging.ERROR, __file__, 1, "revert failed: %s", (spelling,), None)
+        shown = masking.format(record).partition("revert failed: ")[2]
+        assert shown.startswith("***") and spelling.strip("'.=") not in shown, (spelling, shown)
