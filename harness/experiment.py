@@ -205,7 +205,16 @@ class Experiment:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.finish()
+        """Finish whatever ended the block; an error while finishing goes with the block's own error (a verdict or
+        a revert failure), never in its place."""
+        if exc is None:
+            self.finish()
+            return
+        try:
+            self.finish()
+        except Exception as late:
+            log.error("while finishing the experiment after %s: %s", type(exc).__name__, late)
+            exc.add_note(f"and while finishing the experiment: {type(late).__name__}: {late}")
 
     def finish(self) -> None:
         """Stop the workload, prove the ledger, and put the HA manager's events on the timeline."""

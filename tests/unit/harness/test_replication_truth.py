@@ -18,7 +18,7 @@ from harness.progress import Progress
 from harness_kernel.errors import HarnessError
 from harness_kernel.history import EventKind
 from harness_kernel.history.timeline import Timeline
-from workloads.base import LedgerReport
+from workloads.base import LedgerReport, StopReport
 
 
 @dataclass
@@ -158,3 +158,31 @@ def test_an_experiment_started_with_a_node_down_on_purpose_reads_its_mode_as_dur
         pass
     assert [(r.when, r.mode) for r in run.replication] == [(DURING, "asynchronous")]
     assert run.found_replication is None and run.weaker_replication is None
+
+
+@dataclass
+class LedgerThatCannotBeRead:
+    """A workload whose ledger cannot be read back (the database is still down after the run)."""
+
+    name: str = "oltp"
+    keeps_ledger: bool = True
+
+    def start(self) -> None:
+        return None
+
+    def stop(self) -> StopReport:
+        return StopReport(self.name, stuck=[], crashed=[])
+
+    def verify(self) -> LedgerReport:
+        raise HarnessError("ledger: connection refused")
+
+
+@pytest.mark.reproducer("X-6")
+def test_an_error_while_finishing_goes_with_the_tests_own_error_never_in_its_place() -> None:
+    cluster = QuorumCluster()
+    cluster.wait_healthy = lambda timeout_s: None  # type: ignore[attr-defined]
+    run = run_on(cluster)
+    run.workloads, run.ledger = [LedgerThatCannotBeRead()], None
+    with pytest.raises(AssertionError, match="SLO violated: failover 41 s") as raised, run:
+        raise AssertionError("SLO violated: failover 41 s")
+    assert any("ledger: connection refused" in note for note in getattr(raised.value, "__notes__", []))
