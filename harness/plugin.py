@@ -44,6 +44,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="allow destructive faults on a topology that is not the embedded lab")
     group.addoption("--state-dir", default=None, help="where the journal and locks live (default $HARNESS_STATE_DIR)")
     group.addoption("--keep-lab", action="store_true", default=False, help="leave the embedded lab running at the end")
+    group.addoption("--no-guardian", action="store_true", default=False,
+                    help="inject without a guardian: a crash or kill -9 of the run leaves its fault until "
+                         "`python -m harness recover` (the run record says the run was unguarded)")
     group.addoption("--change-ticket", default=None, help="change ticket id to link from the report")
     group.addoption("--change-url", default=None, help="URL template of change tickets, with {ticket}")
     group.addoption("--baseline-s", type=float, default=15.0, help="steady-load baseline before each fault (s)")
@@ -154,7 +157,8 @@ def pytest_configure(config: pytest.Config) -> None:
     run = HarnessRun(topology=topology, topology_source=canonical(source),
                      state_dir=state_dir(config.getoption("--state-dir")),
                      allow_destructive=config.getoption("--allow-destructive"),
-                     runner_settings=runner_settings(state.options))
+                     runner_settings=runner_settings(state.options),
+                     start_guardian=not config.getoption("--no-guardian"))
     if not config.getoption("--dry-run"):
         missing = run.missing_credentials()
         if missing:
@@ -202,7 +206,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         products = plugin_state(session.config).products
         record = run_record(run_id=harness.run_id, topology_source=harness.topology_source,
                             command=list(session.config.invocation_params.args),
-                            change_ticket=session.config.getoption("--change-ticket")) if harness else {}
+                            change_ticket=session.config.getoption("--change-ticket"),
+                            guarded=harness.start_guardian) if harness else {}
         write_environment(Path(results_dir), environment_properties(topology, products, record))
         write_categories(Path(results_dir))
 

@@ -44,9 +44,15 @@ def operator() -> str:
     return f"{user}@{socket.gethostname()}"
 
 
-def run_record(*, run_id: str, topology_source: str, command: list[str], change_ticket: str | None) -> dict[str, str]:
+UNGUARDED = "none (--no-guardian): a crash of the run would have left its fault until `python -m harness recover`"
+
+
+def run_record(*, run_id: str, topology_source: str, command: list[str], change_ticket: str | None,
+               guarded: bool = True) -> dict[str, str]:
     record = {"run.id": run_id, "run.operator": operator(), "run.command": shlex.join(["pytest", *command]),
               "harness.commit": commit()}
+    if not guarded:
+        record["run.guardian"] = UNGUARDED
     if not is_lab(topology_source) and Path(topology_source).is_file():
         record["topology.file"] = Path(topology_source).name
         record["topology.sha256"] = hashlib.sha256(Path(topology_source).read_bytes()).hexdigest()

@@ -354,6 +354,8 @@ def _run_record(summary: SummaryInput) -> str:
             ("harness", harness), ("topology", topology),
             ("platform", env.get("product.platform", "as named in the topology (not simulated by the harness)")),
             ("change ticket", env.get("run.change_ticket", "none given (--change-ticket)"))]
+    if env.get("run.guardian"):
+        rows.append(("guardian", env["run.guardian"]))
     if summary.evidence is not None:
         name, digest = summary.evidence
         rows.append(("evidence archive", f"{name} SHA-256 {digest}"))

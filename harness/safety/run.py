@@ -3,8 +3,10 @@
 Shared by the pytest plugin and the CLI so both inject faults through the same lifecycle.
 Claiming the cluster (`acquire`) takes the cluster's lock, refuses while the journal still
 holds faults on that cluster (a crashed run's: `python -m harness recover` first), and makes
-sure the guardian of the state directory is up. After a failed revert the run injects
-nothing more: faults never compound.
+sure the guardian of the state directory is up: a claimed run injects nothing while no
+guardian is alive (a kill -9 would leave its fault in place), unless the user said so
+(`--no-guardian`, `start_guardian=False`; the run record then says the run was unguarded).
+After a failed revert the run injects nothing more: faults never compound.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ class HarnessRun:
     allow_destructive: bool = False
     run_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S-") + uuid.uuid4().hex[:6])
     runner_settings: RunnerSettings = field(default_factory=RunnerSettings)
-    start_guardian: bool = True
+    start_guardian: bool = True  # False: `--no-guardian`, a run without a guardian on purpose
 
     def __post_init__(self) -> None:
         self.cluster = cluster_identity(self.topology)
@@ -62,12 +64,12 @@ class HarnessRun:
         self._lock.acquire()
         try:
             self._refuse_leftovers()
+            self._claimed = True
+            guardian.register_owner(self.state_dir, self.run_id)
+            self._ensure_guardian()
         except BaseException:
-            self._lock.release()
+            self.release()
             raise
-        self._claimed = True
-        guardian.register_owner(self.state_dir, self.run_id)
-        self._ensure_guardian()
 
     def release(self) -> None:
         if self._claimed:
@@ -87,13 +89,18 @@ class HarnessRun:
                 "Run `python -m harness recover` (the guardian may be reverting them already) and start again")
 
     def _ensure_guardian(self) -> None:
+        """The state directory's guardian alive (started if need be), or HarnessError before anything is injected."""
         if not self.start_guardian:
             return
         try:
-            guardian.ensure_guardian(self.state_dir)
-        except Exception as exc:  # the journal and `recover` still work without it
-            log.warning("could not start the guardian of %s (%s); after a crash, run python -m harness recover",
-                        self.state_dir, exc)
+            pid = guardian.ensure_guardian(self.state_dir)
+            why = f"see {self.state_dir / guardian.LOG}"
+        except Exception as exc:
+            pid, why = None, f"{type(exc).__name__}: {exc}"
+        if pid is None:
+            raise HarnessError(f"no guardian is running for {self.state_dir} ({why}): without one, a crash or kill -9 "
+                               "of this run would leave its fault in place. Free the machine and start again, or run "
+                               "without a guardian on purpose (--no-guardian; after a crash, python -m harness recover)")
 
     def build(self, spec: FaultSpec) -> Fault:
         return registry.build(spec, self.topology)

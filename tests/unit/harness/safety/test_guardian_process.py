@@ -172,3 +172,21 @@ def test_the_guardians_log_masks_a_secret_in_every_spelling_the_kernels_rule_kno
         record = logging.LogRecord("guardian", logging.ERROR, __file__, 1, "revert failed: %s", (spelling,), None)
         shown = masking.format(record).partition("revert failed: ")[2]
         assert shown.startswith("***") and spelling.strip("'.=") not in shown, (spelling, shown)
+
+
+@pytest.mark.reproducer("X-5")
+def test_a_run_refuses_to_claim_its_cluster_while_no_guardian_can_come_up_unless_told_to_go_without(
+        topology_file: Path, state: Path) -> None:
+    from harness.safety.run import HarnessRun
+    from harness_kernel.errors import HarnessError
+    from harness_kernel.topology.loader import load_topology
+
+    (state / "guardian.log").symlink_to(state / "elsewhere.log")  # the guardian refuses to log through a link: it dies
+    topology = load_topology(topology_file)
+    guarded = HarnessRun(topology=topology, topology_source=str(topology_file), state_dir=state)
+    with pytest.raises(HarnessError, match=r"no guardian is running .*--no-guardian"):
+        guarded.acquire()
+    unguarded = HarnessRun(topology=topology, topology_source=str(topology_file), state_dir=state,
+                           start_guardian=False)
+    unguarded.acquire()  # the refused run let the cluster go; this one goes on without a guardian, as told
+    unguarded.release()
