@@ -190,6 +190,23 @@ def stopped_fraction(root: int) -> float | None:
     return sum(1 for s in alive if s in ("T", "t")) / len(alive)
 
 
+def continue_tree_command(root: int, ticks: int) -> str:
+    """A POSIX shell line that SIGCONTs `root` and every descendant it has *when the line runs*, but only while
+    `root` is the same process (its start ticks, stat(5) field 22): a dead man's switch fires minutes later, after
+    the tree forked children (a health check's backend, a client's reconnect) that were frozen with it, and a
+    pid reused meanwhile by another process must not be touched. Needs only sh and /proc."""
+    return (
+        f"r={int(root)}; t={int(ticks)}; "
+        's=$(cat /proc/$r/stat 2>/dev/null) && { s=${s##*) }; set -- $s; [ "${20}" = "$t" ]; } && { '
+        'all=$r; todo=$r; '
+        'while [ -n "$todo" ]; do next=; '
+        'for f in /proc/[0-9]*/stat; do s=$(cat $f 2>/dev/null) || continue; s=${s##*) }; set -- $s; '
+        'for q in $todo; do [ "$2" = "$q" ] && { p=${f#/proc/}; next="$next ${p%/stat}"; }; done; done; '
+        'all="$all $next"; todo=$next; done; '
+        'kill -CONT $all 2>/dev/null; }; true'
+    )
+
+
 PIDFILE_MAX_BYTES = 4096
 """A pid file holds a pid and perhaps a few lines more (pg_autoctl's does); more is not a pid file."""
 

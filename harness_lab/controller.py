@@ -306,6 +306,10 @@ class Lab:
     def node_pids(self, node: str) -> list[int]:
         return self.services.tree(node)
 
+    def node_root(self, node: str) -> int | None:
+        """The root of the node's process tree (its pg_autoctl), or None when it is not running."""
+        return self.services.pid(node)
+
     def node_alive(self, node: str) -> bool:
         return self.services.alive(node)
 

@@ -21,6 +21,7 @@ from faults.base import Fault, FaultPlan, FaultSpec, FaultState
 from faults.kinds import LatencyParams, Params, PartitionParams, StorageLossParams
 from faults.netrules import DropRule, deadman_arm_command, deadman_disarm_command
 from faults.transports.shell import LocalShell
+from harness_kernel import procs
 from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.topology.models import Topology
 from harness_kernel.topology.targets import Target, TargetKind
@@ -193,9 +194,11 @@ class HostHang(_LabFault):
         self.cut.revert()
 
     def arm_deadman(self, seconds: float) -> None:
-        """Armed before inject, so it thaws the processes of the tree as it is now, then heals the network."""
-        pids = " ".join(str(p) for p in self.lab.node_pids(self.node))
-        thaw = f"kill -CONT {pids} 2>/dev/null; " if pids else ""
+        """Armed before inject; when it fires it thaws the node's tree as it is *then* (children forked while it was
+        being frozen included), if its root is still the same process, and heals the network."""
+        root = self.lab.node_root(self.node)
+        ticks = procs.start_ticks(root) if root is not None else None
+        thaw = f"{procs.continue_tree_command(root, ticks)}; " if root is not None and ticks is not None else ""
         self.cut.shell.check(deadman_arm_command(self.cut.marker, seconds, thaw + self.cut.undo_line()))
 
     def disarm_deadman(self) -> None:
