@@ -63,6 +63,8 @@ INTENTS: dict[str, Intent] = {i.name: i for i in (
     _intent("vm-migrate", TargetKind.NODE, "the node's VM moves to another host, then back", "vm-migrate"),
     _intent("process-freeze", TargetKind.PROCESS, "a local process tree is frozen", "process-freeze"),
     _intent("storage-loss", TargetKind.NODE, "a replica's storage is lost and rebuilt", "storage-loss"),
+    _intent("replication-async", TargetKind.DATABASE, "the standby leaves the write quorum: commits are "
+            "acknowledged by the primary alone", "replication-async"),
     _intent("disk-iops-limit", TargetKind.NODE, "a virtual disk of the node's VM gets an IOPS limit, then loses it",
             "disk-iops-limit"),
     _intent("backup", TargetKind.DATABASE, "a full backup of the database runs under load", "backup"),

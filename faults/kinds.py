@@ -190,6 +190,8 @@ KINDS: dict[str, FaultKind] = {k.name: k for k in (
     FaultKind("role-switchover", TargetKind.DATABASE, NoParams, True, "planned move of the primary role"),
     FaultKind("role-move", TargetKind.DATABASE, RoleMoveParams, True, "planned move of the AG / FCI role"),
     FaultKind("storage-loss", TargetKind.NODE, StorageLossParams, False, "a replica's storage is lost and rebuilt"),
+    FaultKind("replication-async", TargetKind.DATABASE, NoParams, False,
+              "the standby leaves the write quorum: the primary acknowledges commits alone"),
     FaultKind("disk-failure", TargetKind.DISK, DiskFailureParams, False, "one vSAN device fails"),
     FaultKind("disk-group-failure", TargetKind.DISK_GROUP, NoParams, False, "a vSAN disk group's cache device fails"),
     FaultKind("host-maintenance", TargetKind.HOST, MaintenanceParams, True,

@@ -38,6 +38,7 @@ LAB = Platform("lab", (
     Backend("latency", f"{_LAB}:Latency", PATH_OF_THE_LAB),
     Backend("role-switchover", f"{_LAB}:RoleSwitchover", ON_THE_LAB),
     Backend("storage-loss", f"{_LAB}:StorageLoss", ON_THE_LAB),
+    Backend("replication-async", f"{_LAB}:ReplicationAsync", ON_THE_LAB),
     Backend("backup", "faults.backends.pgbackup:PgBaseBackup", ON_THE_LAB),
     Backend("restore", "faults.backends.pgrestore:PgRestore", ON_THE_LAB),
 ), summary="the embedded lab's own controls")

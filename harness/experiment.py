@@ -128,6 +128,7 @@ class Experiment:
     replication: list[ReplicationReading] = field(default_factory=list)
     found_replication: ReplicationState | None = None  # as the experiment found it: what each recovery puts back
     accept_weaker_replication: bool = False  # `--accept-weaker-replication`: judge lost commits all the same
+    put_back: list[str] = field(default_factory=list)  # replication settings a recovery had to put back, as said
 
     # -- workload lifetime -------------------------------------------------------------
     def __enter__(self) -> Experiment:
@@ -309,6 +310,7 @@ class Experiment:
             return
         restored = self.cluster.restore_replication(before) if before.mode != "unknown" else []
         if restored:
+            self.put_back += restored
             self.timeline.record(EventKind.REPLICATION, "experiment", when=AFTER, mode="restoring",
                                  read_from="; ".join(restored), restored=restored)
             # the HA manager applies a changed setting through a state of its own (pg_auto_failover's primary passes
@@ -319,6 +321,16 @@ class Experiment:
         if before.mode != "unknown" and after is not None and after.mode != before.mode:
             raise HarnessError(f"cluster not recovered: it replicates {after.describe()} after the run, "
                                f"{before.describe()} when the experiment started")
+
+    def _restore_replication_on_failure(self) -> None:
+        """The settings found put back on a trial that failed (its recovery or its fault block raised): said on the
+        timeline and in the log, never raised over the trial's own error."""
+        try:
+            self.restore_replication(self.found_replication)
+        except Exception as exc:
+            log.error("replication not as the experiment found it after a failed trial: %s", exc)
+            self.timeline.record(EventKind.REPLICATION, "experiment", when=AFTER, mode="unknown",
+                                 read_from=f"not put back after a failed trial: {exc}")
 
     def _replicates_as(self, before: ReplicationState) -> bool:
         assert isinstance(self.cluster, ReadsReplication)
@@ -438,15 +450,19 @@ class Experiment:
         since_wall = time.time() + offset - 1.0
         observe = observe_s if observe_s is not None else self.durations.observe_s
         try:
-            with self.fault(spec, guards=[self.throughput_guard(baseline_tps)], duration_s=observe) as active, \
-                    self.step("observe", f"{observe:.0f} s with the fault in effect"):
-                self.measure(f"observe {spec.kind}", observe)
-                self.read_replication(DURING)
-        except StopConditionTripped as exc:  # a guard reverted the fault early: the trial is measured all the same,
-            self.halted.append(f"{spec.kind} on {spec.target}: {exc}")  # and the scenario's verdict fails with it
-        revert = self.timeline.last(EventKind.REVERT)
-        revert_t = revert.t if revert is not None else self.timeline.now()
-        healthy_t = self.recover()
+            try:
+                with self.fault(spec, guards=[self.throughput_guard(baseline_tps)], duration_s=observe) as active, \
+                        self.step("observe", f"{observe:.0f} s with the fault in effect"):
+                    self.measure(f"observe {spec.kind}", observe)
+                    self.read_replication(DURING)
+            except StopConditionTripped as exc:  # a guard reverted the fault early: the trial is measured all the
+                self.halted.append(f"{spec.kind} on {spec.target}: {exc}")  # same, and the scenario fails with it
+            revert = self.timeline.last(EventKind.REVERT)
+            revert_t = revert.t if revert is not None else self.timeline.now()
+            healthy_t = self.recover()
+        except BaseException:
+            self._restore_replication_on_failure()  # the next experiment must not start from a weaker mode
+            raise
         self.restore_replication(self.found_replication)
         align(self.cluster.ha_events(since_wall, primary_before), offset, self.timeline)
         # A planned operation is in effect only once it completed; the outage starts at inject.

@@ -138,6 +138,8 @@ class ScenarioReport:
                                  table=table, title=title, tps_floor=tps_floor(experiment), ledger=books(experiment)))
         numbers = {**(numbers or {}), **reverts(experiment)}
         weaker = experiment.weaker_replication
+        if experiment.put_back:  # the report says when the run had to put replication back
+            findings = [*findings, f"replication put back after the fault: {', '.join(experiment.put_back)}"]
         self.pending.append(scenario_record(scenario, human_title(scenario, title, target), fault_kind=fault_kind,
                                             target=target, mechanism=mechanism(experiment, fault_kind, target),
                                             table=table, numbers=numbers, modelled=modelled,

@@ -39,6 +39,8 @@ MARKER = "lab.json"
 # The monitor declares a node unhealthy after ~4 s here (1 s health checks, 1 s timeout, one retry
 # after 0.5 s, node_considered_unhealthy_timeout 2 s): a longer I/O pause would become a failover.
 IO_PAUSE_MAX_S = 2.5
+FENCE_MARGIN_S = 10.0  # a cut-off primary's keeper demotes within this much after its partition timeout
+PG_AUTOCTL_PARTITION_DEFAULT_S = 20.0  # pg_autoctl's network_partition_timeout when its configuration cannot be read
 IO_LOAD_MAX_S = 3600.0
 IO_LOAD_MAX_MB_S = 500.0
 SITE_NODES = {"site-a": "node-a", "site-b": "node-b"}
@@ -339,10 +341,29 @@ class Lab:
         """The lab's network exists (a lab that is down has nothing left broken)."""
         return bool(self.network.present())
 
-    @property
-    def partition_fence_s(self) -> float:
-        """How long a thawed node that is still cut off needs to fence its PostgreSQL."""
-        return NETWORK_PARTITION_TIMEOUT_S + 2
+    def fence_timeout_s(self, node: str) -> float:
+        """How long a node cut off from the monitor and its standby may take to stop taking writes: its keeper's
+        own network_partition_timeout (read from its configuration), plus a margin for the demotion itself."""
+        try:
+            return float(self.pg.keeper_setting(node, "timeout.network_partition_timeout")) + FENCE_MARGIN_S
+        except (ControlPlaneError, ValueError):
+            return PG_AUTOCTL_PARTITION_DEFAULT_S + FENCE_MARGIN_S
+
+    def node_fenced(self, node: str) -> bool:
+        """The node takes no write: its PostgreSQL is not running, or runs in recovery (asked over its own Unix
+        socket, which a network cut does not reach). One running that does not answer is not proven fenced."""
+        if not any(_comm(pid) == "postgres" for pid in self.node_pids(node)):
+            return True
+        try:
+            return self.pg.local_sql(node, "select pg_is_in_recovery()", timeout=5) == [["t"]]
+        except ControlPlaneError:
+            return False
+
+    def keeper_configured(self, node: str) -> bool:
+        return self.pg.keeper_configured(node)
+
+    def configure_keeper(self, node: str) -> None:
+        self.pg.configure_keeper(node)
 
     def switchover(self, from_node: str) -> None:
         self.pg.switchover(from_node)

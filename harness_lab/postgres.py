@@ -53,6 +53,12 @@ MONITOR_CONF = {
     "pgautofailover.primary_demote_timeout": "3000",
 }
 NETWORK_PARTITION_TIMEOUT_S = 2
+KEEPER_CONF = {
+    # a primary cut off from the monitor and its standby this long stops taking writes (pg_autoctl's default: 20)
+    "timeout.network_partition_timeout": str(NETWORK_PARTITION_TIMEOUT_S),
+    # a re-clone after a storage loss is throttled only while the fault lasts (pg_autoctl's default)
+    "replication.maximum_backup_rate": "100M",
+}
 
 
 @dataclass(frozen=True)
@@ -154,8 +160,7 @@ class PgCluster:
 
     def configure_node(self, name: str) -> None:
         self._configure(name, COMMON_CONF | NODE_CONF)
-        self._autoctl(name, "config", "set", "--pgdata", str(self.pgdata(name)),
-                      "timeout.network_partition_timeout", str(NETWORK_PARTITION_TIMEOUT_S))
+        self.configure_keeper(name)
 
     def start(self, name: str) -> int:
         """`pg_autoctl run` for a created node or the monitor; its pid is the keeper's."""
@@ -172,6 +177,30 @@ class PgCluster:
             keeper = procs.read_pidfile(pidfile)
             if keeper is not None and not procs.running(keeper):
                 pidfile.unlink(missing_ok=True)
+
+    def local_sql(self, name: str, query: str, *, timeout: float = 10.0) -> list[list[str]]:
+        """One query over the node's own Unix socket, in its namespace: answers while a network cut isolates it."""
+        done = shell.run(["psql", "-X", "-q", "-At", "-F", "\x1f", "-p", str(PG_PORT), "-d", "postgres",
+                          "-v", "ON_ERROR_STOP=1", "-c", query], netns=self.member(name).netns, user=PG_USER,
+                         env={**self.env(name), "PGCONNECT_TIMEOUT": "3"}, timeout=timeout,
+                         socket_dir=self.socket_dir(name))
+        return [line.split("\x1f") for line in done.stdout.splitlines() if line]
+
+    def keeper_setting(self, name: str, key: str) -> str:
+        """A setting of the node's keeper (`pg_autoctl config get`), read from its configuration on disk."""
+        return self._autoctl(name, "config", "get", "--pgdata", str(self.pgdata(name)), key, timeout=30).stdout.strip()
+
+    def keeper_configured(self, name: str) -> bool:
+        """The node's keeper runs with the lab's settings (a rebuilt node starts from pg_autoctl's defaults)."""
+        try:
+            return all(self.keeper_setting(name, key) == value for key, value in KEEPER_CONF.items())
+        except ControlPlaneError:
+            return False
+
+    def configure_keeper(self, name: str) -> None:
+        """The lab's keeper settings, applied to a running keeper too (`config set` makes it reload)."""
+        for key, value in KEEPER_CONF.items():
+            self._autoctl(name, "config", "set", "--pgdata", str(self.pgdata(name)), key, value, timeout=30)
 
     def rebuild_node(self, name: str, max_rate: str) -> int:
         """Re-create a node whose data is gone: register again and copy the primary, throttled."""

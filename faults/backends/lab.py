@@ -186,11 +186,18 @@ class HostHang(_LabFault):
         return FaultState.UNKNOWN
 
     def _revert(self) -> None:
-        """Thaw first, still cut off: the keeper finds itself partitioned and fences its PostgreSQL
-        (network_partition_timeout) before clients can reach a stale primary again."""
+        """Thaw first, still cut off, and heal the network only once the thawed node takes no write (its keeper
+        fences a cut-off primary after its own network_partition_timeout): clients never reach a stale primary.
+        A node that does not fence in time stays cut off and the revert fails (it is asked again)."""
         self.lab.signal_node(self.node, signal.SIGCONT)
         if self.cut.check() is not FaultState.CLEARED:
-            time.sleep(self.lab.partition_fence_s)
+            timeout_s = self.lab.fence_timeout_s(self.node)
+            deadline = time.monotonic() + timeout_s
+            while not self.lab.node_fenced(self.node):
+                if time.monotonic() > deadline:
+                    raise ControlPlaneError(f"{self.spec.target}: {self.node} still takes writes {timeout_s:.0f} s "
+                                            "after its thaw; it stays cut off")
+                time.sleep(0.2)
         self.cut.revert()
 
     def arm_deadman(self, seconds: float) -> None:
@@ -399,6 +406,47 @@ class Latency(_LabFault):
 
 # -- database operations -------------------------------------------------------------
 @dataclass
+class ReplicationAsync(_LabFault):
+    """The database's standby dropped from the write quorum: the primary acknowledges commits alone.
+
+    A setting, journaled like any fault so that the run's revert, the guardian and `recover` all
+    put it back (pg_auto_failover's replication-quorum of every node true: the lab's own
+    setting). Cleared when the monitor holds every node in the quorum again; the primary names
+    its standby synchronous again through pg_auto_failover's apply_settings."""
+
+    spec: FaultSpec
+    lab: Lab
+
+    @classmethod
+    def from_spec(cls, spec: FaultSpec, params: Params, target: Target, topology: Topology) -> ReplicationAsync:
+        return cls(spec, _lab(topology))
+
+    def plan(self) -> FaultPlan:
+        return FaultPlan(self.spec, BACKEND,
+                         inject_steps=("pgautofailover.set_node_replication_quorum(<the standby>, false) on the monitor",),
+                         revert_steps=("pgautofailover.set_node_replication_quorum(<each node>, true) on the monitor",))
+
+    def inject(self) -> None:
+        standbys = [n.name for n in self.lab.nodes() if n.reportedstate == "secondary"]
+        if not standbys:
+            raise ControlPlaneError(f"{self.spec.target}: no secondary to drop from the write quorum")
+        for node in standbys:
+            self.lab.pg.set_replication_quorum(node, False)
+
+    def _check(self) -> FaultState:
+        try:
+            quorum = [n.replication_quorum for n in self.lab.nodes()]
+        except ControlPlaneError:
+            return FaultState.UNKNOWN
+        return FaultState.CLEARED if all(quorum) else FaultState.IN_EFFECT
+
+    def _revert(self) -> None:
+        for node in self.lab.nodes():
+            if not node.replication_quorum:
+                self.lab.pg.set_replication_quorum(node.name, True)
+
+
+@dataclass
 class RoleSwitchover(_LabFault):
     """Planned role move: `pg_autoctl perform switchover`.
 
@@ -474,10 +522,15 @@ class StorageLoss(_LabFault):
         self.lab.rebuild_storage(self.node, self.max_rate)
 
     def _check(self) -> FaultState:
-        return FaultState.CLEARED if _settled(self.lab, self.node) and self.lab.healthy() else FaultState.IN_EFFECT
+        """Cleared once the node is a settled secondary again with the lab's keeper settings (a rebuilt keeper
+        starts from pg_autoctl's defaults: a 20 s partition timeout and the fault's throttle)."""
+        rejoined = _settled(self.lab, self.node) and self.lab.healthy()
+        return FaultState.CLEARED if rejoined and self.lab.keeper_configured(self.node) else FaultState.IN_EFFECT
 
     def _revert(self) -> None:
         if self.lab.node_alive(self.node):
+            if _settled(self.lab, self.node) and not self.lab.keeper_configured(self.node):
+                self.lab.configure_keeper(self.node)  # the rebuild is done: the lab's settings back
             return
         if self.lab.has_data(self.node):
             self.lab.start_node(self.node)

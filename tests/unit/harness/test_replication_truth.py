@@ -4,6 +4,7 @@ flagged and its "0 lost" not judged a pass; a recovery puts back the settings th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -13,11 +14,14 @@ from harness import experiment as experiment_module
 from harness.analysis.replication import AFTER, BEFORE, DURING, START, ReplicationReading, weaker_than_policy
 from harness.analysis.slo import SloCheck
 from harness.clusters import ReplicationState
-from harness.experiment import Experiment
+from faults.base import FaultSpec
+from harness.experiment import Experiment, PhaseDurations
 from harness.progress import Progress
+from harness.safety.run import HarnessRun
 from harness_kernel.errors import HarnessError
 from harness_kernel.history import EventKind
 from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.models import Topology
 from workloads.base import LedgerReport, StopReport
 
 
@@ -27,9 +31,11 @@ class QuorumCluster:
 
     settings: dict[str, str] = field(default_factory=lambda: {"replication-quorum node-b": "true"})
     puts_back: bool = True  # False: a setting the harness may not change, or one that does not take
+    answers: bool = True  # False: its preflight fails (not healthy)
 
     def preflight(self) -> None:
-        return None
+        if not self.answers:
+            raise HarnessError("node-b not streaming")
 
     def resync(self) -> None:
         return None
@@ -186,3 +192,29 @@ def test_an_error_while_finishing_goes_with_the_tests_own_error_never_in_its_pla
     with pytest.raises(AssertionError, match="SLO violated: failover 41 s") as raised, run:
         raise AssertionError("SLO violated: failover 41 s")
     assert any("ledger: connection refused" in note for note in getattr(raised.value, "__notes__", []))
+
+
+@pytest.mark.reproducer("X-4")
+def test_a_trial_whose_recovery_fails_still_puts_back_the_replication_it_found(
+        topology: Topology, topology_file: Path, state: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fault is real (a process tree frozen); the cluster's replication quorum is changed while it holds, as a
+    failover can leave it; the recovery then fails: the trial's error stands and the setting is back all the same."""
+    monkeypatch.setattr(experiment_module, "REPLICATION_SETTLE_S", 0.5)
+    cluster = QuorumCluster()
+    cluster.primary_node = lambda: "node-a"  # type: ignore[attr-defined]
+    cluster.clock_offset = lambda: 0.0  # type: ignore[attr-defined]
+    run = Experiment(session=HarnessRun(topology=topology, topology_source=str(topology_file), state_dir=state,
+                                        allow_destructive=True),
+                     cluster=cluster, timeline=Timeline(),  # type: ignore[arg-type]
+                     progress=Progress(lambda _: None, quiet=True), workloads=[],
+                     durations=PhaseDurations(baseline_s=0.2, observe_s=0.3, recover_timeout_s=0.5))
+
+    def weaken(seen: object) -> FaultSpec:
+        cluster.settings["replication-quorum node-b"] = "false"
+        cluster.answers = False  # and it will not recover in time
+        return FaultSpec(kind="process-freeze", target="process:victim")
+
+    with run, pytest.raises(HarnessError, match="cluster not healthy"):
+        run._trial(weaken, None)
+    assert cluster.settings == {"replication-quorum node-b": "true"}
+    assert run.put_back == ["replication-quorum node-b: false -> true"]
