@@ -342,8 +342,8 @@ class Lab:
         return bool(self.network.present())
 
     def fence_timeout_s(self, node: str) -> float:
-        """How long a node cut off from the monitor and its standby may take to stop taking writes: its keeper's
-        own network_partition_timeout (read from its configuration), plus a margin for the demotion itself."""
+        """How long the lab waits for a thawed, still cut-off node to be known stale or primary: its keeper's own
+        network_partition_timeout (read from its configuration), plus a margin for the monitor's decision."""
         try:
             return float(self.pg.keeper_setting(node, "timeout.network_partition_timeout")) + FENCE_MARGIN_S
         except (ControlPlaneError, ValueError):
@@ -358,6 +358,31 @@ class Lab:
             return self.pg.local_sql(node, "select pg_is_in_recovery()", timeout=5) == [["t"]]
         except ControlPlaneError:
             return False
+
+    def fence_if_replaced(self, node: str) -> str:
+        """A node thawed while still cut off takes no write once this returns: if the monitor promoted another node
+        meanwhile, the node is fenced (its whole tree killed, as a platform powers off an isolated host: its keeper
+        would restart a PostgreSQL stopped alone), bounded by `fence_timeout_s`; a node still the primary (no
+        failover happened) is left as it is. pg_auto_failover 2.0 does not fence such a node itself: a primary that
+        loses its monitor and its standby at once never counts as partitioned (its last contact with a standby is
+        only recorded while one is connected), and takes writes until the monitor demotes it. What was done."""
+        timeout_s = self.fence_timeout_s(node)
+        deadline = time.monotonic() + timeout_s
+        while not self.node_fenced(node):
+            try:
+                primary: str | None = self.primary()
+            except ControlPlaneError:
+                primary = None  # the monitor has not decided yet
+            if primary == node:
+                return f"{node} is still the primary: nothing to fence"
+            if primary is not None:
+                self.kill_node(node)
+                return f"{node} fenced: {primary} was promoted while it hung (the lab's fence, modelled)"
+            if time.monotonic() > deadline:
+                raise ControlPlaneError(f"lab {self.layout.prefix}: the monitor named no primary {timeout_s:.0f} s "
+                                        f"after {node}'s thaw; it stays cut off")
+            time.sleep(0.2)
+        return f"{node} takes no write"
 
     def keeper_configured(self, node: str) -> bool:
         return self.pg.keeper_configured(node)

@@ -165,7 +165,11 @@ class HostHang(_LabFault):
     def plan(self) -> FaultPlan:
         cut = self.cut.plan()
         return FaultPlan(self.spec, BACKEND, inject_steps=(*cut.inject_steps, f"SIGSTOP the process tree of {self.node}"),
-                         revert_steps=(f"SIGCONT the process tree of {self.node}", *cut.revert_steps))
+                         revert_steps=(f"SIGCONT the process tree of {self.node}, still cut off",
+                                       f"if the monitor promoted another node meanwhile, kill {self.node}'s tree "
+                                       "(the lab's fence, modelled: pg_auto_failover does not fence a primary that "
+                                       "lost its monitor and standby at once)",
+                                       *cut.revert_steps, f"start {self.node} again if it was fenced"))
 
     def preflight(self) -> None:
         self.cut.preflight()
@@ -186,19 +190,15 @@ class HostHang(_LabFault):
         return FaultState.UNKNOWN
 
     def _revert(self) -> None:
-        """Thaw first, still cut off, and heal the network only once the thawed node takes no write (its keeper
-        fences a cut-off primary after its own network_partition_timeout): clients never reach a stale primary.
-        A node that does not fence in time stays cut off and the revert fails (it is asked again)."""
+        """Thaw first, still cut off, and heal the network only once the thawed node takes no write: a node the
+        HA manager replaced meanwhile is fenced by the lab first (`Lab.fence_if_replaced`), so clients never reach
+        a stale primary. A node that cannot be fenced in time stays cut off and the revert fails (asked again)."""
         self.lab.signal_node(self.node, signal.SIGCONT)
         if self.cut.check() is not FaultState.CLEARED:
-            timeout_s = self.lab.fence_timeout_s(self.node)
-            deadline = time.monotonic() + timeout_s
-            while not self.lab.node_fenced(self.node):
-                if time.monotonic() > deadline:
-                    raise ControlPlaneError(f"{self.spec.target}: {self.node} still takes writes {timeout_s:.0f} s "
-                                            "after its thaw; it stays cut off")
-                time.sleep(0.2)
+            log.info("%s: %s", self.spec.target, self.lab.fence_if_replaced(self.node))
         self.cut.revert()
+        if not self.lab.node_alive(self.node):  # fenced: it starts again and rejoins as the HA manager says
+            self.lab.start_node(self.node)
 
     def arm_deadman(self, seconds: float) -> None:
         """Armed before inject; when it fires it thaws the node's tree as it is *then* (children forked while it was
