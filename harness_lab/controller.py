@@ -28,7 +28,16 @@ from harness_lab import ioload, netns, shell
 from harness_lab.firewall import RouterFirewall
 from harness_lab.latency import NETEM, TOXIPROXY, InterSiteLatency, kernel_has_netem
 from harness_lab.layout import DATABASE, PG_PORT, LabLayout
-from harness_lab.postgres import MONITOR, NETWORK_PARTITION_TIMEOUT_S, NODES, PG_USER, HaEvent, NodeState, PgCluster
+from harness_lab.postgres import (
+    MONITOR,
+    MONITOR_CONF,
+    NODES,
+    PG_USER,
+    HaEvent,
+    NodeState,
+    PgCluster,
+    io_pause_cap_s,
+)
 from harness_lab.services import Services
 from harness_lab.sshd import RouterSshd
 from harness_lab.watchdog import QuorumWatchdog
@@ -38,7 +47,7 @@ PRIMARY_STATES = ("primary", "wait_primary", "single")
 MARKER = "lab.json"
 # The monitor declares a node unhealthy after ~4 s here (1 s health checks, 1 s timeout, one retry
 # after 0.5 s, node_considered_unhealthy_timeout 2 s): a longer I/O pause would become a failover.
-IO_PAUSE_MAX_S = 2.5
+IO_PAUSE_MAX_S = io_pause_cap_s(MONITOR_CONF)  # with the lab's own monitor settings: 1.5 s of a 2.5 s detection
 FENCE_MARGIN_S = 10.0  # a cut-off primary's keeper demotes within this much after its partition timeout
 PG_AUTOCTL_PARTITION_DEFAULT_S = 20.0  # pg_autoctl's network_partition_timeout when its configuration cannot be read
 IO_LOAD_MAX_S = 3600.0
@@ -430,16 +439,24 @@ class Lab:
             time.sleep(0.05)
         self.start_node(node)
 
+    def io_pause_cap_s(self) -> float:
+        """The I/O pause cap from the monitor's settings as it runs (the lab's own when it cannot say)."""
+        try:
+            return io_pause_cap_s({**MONITOR_CONF, **self.pg.monitor_settings()})
+        except (ControlPlaneError, ValueError):
+            return IO_PAUSE_MAX_S
+
     def io_pause(self, node: str, seconds: float) -> float:
-        """Stall the node's I/O for `seconds`, capped at IO_PAUSE_MAX_S; returns the pause applied.
+        """Stall the node's I/O for `seconds`, capped under the monitor's detection (`io_pause_cap_s`); returns the
+        pause applied.
 
         This kernel has no blkio controller, so the node's postgres processes are stopped
         (SIGSTOP) and continued; the keeper keeps running. The cap keeps the stall under the
-        monitor's detection time (~4 s), so the HA manager does not fail over: a vSAN disk-group
+        monitor's quickest detection with margin, so the HA manager does not fail over: a vSAN disk-group
         failure pauses I/O, it does not kill the guest. A detached `kill -CONT` a second after the
         pause ends resumes them even if this process dies mid-pause.
         """
-        pause = max(0.0, min(float(seconds), IO_PAUSE_MAX_S))
+        pause = max(0.0, min(float(seconds), self.io_pause_cap_s()))
         pids = [p for p in self.node_pids(node) if _comm(p) == "postgres"]
         if not pids:
             raise ControlPlaneError(f"lab {self.layout.prefix}: {node} has no running postgres to pause")

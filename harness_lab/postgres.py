@@ -53,6 +53,22 @@ MONITOR_CONF = {
     "pgautofailover.primary_demote_timeout": "3000",
 }
 NETWORK_PARTITION_TIMEOUT_S = 2
+IO_PAUSE_SHARE = 0.6  # of the monitor's quickest detection: a late SIGCONT stays clear of a failover nobody asked for
+
+
+def detection_floor_s(monitor: Mapping[str, str]) -> float:
+    """The quickest the monitor can call a node's PostgreSQL unreachable: a health check that times out, then each
+    retry after its delay timing out too (pg_auto_failover's health_check_timeout, _max_retries, _retry_delay, ms)."""
+    timeout = float(monitor["pgautofailover.health_check_timeout"])
+    retries = float(monitor["pgautofailover.health_check_max_retries"])
+    delay = float(monitor["pgautofailover.health_check_retry_delay"])
+    return (timeout * (retries + 1) + delay * retries) / 1000.0
+
+
+def io_pause_cap_s(monitor: Mapping[str, str]) -> float:
+    """The longest I/O pause the lab applies: a share of the monitor's quickest detection."""
+    return round(IO_PAUSE_SHARE * detection_floor_s(monitor), 2)
+
 KEEPER_CONF = {
     # a primary cut off from the monitor and its standby this long stops taking writes (pg_autoctl's default: 20)
     "timeout.network_partition_timeout": str(NETWORK_PARTITION_TIMEOUT_S),
@@ -239,6 +255,11 @@ class PgCluster:
                           "-d", database, "-v", "ON_ERROR_STOP=1", "-c", query],
                          env={"PGCONNECT_TIMEOUT": "3", "PGOPTIONS": "-c statement_timeout=8000"}, timeout=timeout)
         return [line.split("\x1f") for line in done.stdout.splitlines() if line]
+
+    def monitor_settings(self) -> dict[str, str]:
+        """The monitor's pg_auto_failover settings as it runs with them."""
+        rows = self.sql("select name, setting from pg_settings where name like 'pgautofailover.%'")
+        return {name: setting for name, setting in rows}
 
     def nodes(self) -> list[NodeState]:
         rows = self.sql("select nodename, reportedstate, goalstate, replicationquorum, health "

@@ -9,7 +9,8 @@ The simulator drives the lab through its hook, `python -m harness lab vm --prefi
 lab's public API: a host losing power kills the lab node whose VM it runs, HA restarts it, a
 disk-group failure pauses its I/O, a resync writes on its site's storage. What the lab models
 rather than does is in the simulator's `model` (HA delay, I/O pause, resync rate, migration
-time); `io_pause_s` is the lab's cap (`IO_PAUSE_MAX_S`), under the HA manager's detection time.
+time); `io_pause_s` is the lab's cap (`IO_PAUSE_MAX_S`): a share of the quickest detection of the HA
+manager as the lab configures it (`harness_lab.postgres.io_pause_cap_s`).
 
 Credentials are generated per lab and kept in its private directory (0600); they are printed
 as `export` lines for the user's shell and never written into the topology.

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import shlex
 import signal
-import time
 from dataclasses import dataclass
 
 from faults.backends.router import RouterLatency, RouterPartition, build_latency, build_partition
