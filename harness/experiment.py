@@ -3,14 +3,16 @@
 Chaos-Toolkit shaped: the workload runs for the whole experiment, every phase is a step
 on the timeline (and an Allure step through `phase`), faults go through the session's
 lifecycle (journal, guards, guaranteed revert), and the findings are computed afterwards
-from the timeline and the series alone.
+from the timeline and the series alone. What is observed beside the workload (resync,
+copies, metro states, platform observers, the replication mode) is one watcher each
+(`harness.watchers`), sampled by one scheduler: the experiment keeps the workloads, the
+phases and the findings.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -41,6 +43,7 @@ from harness.progress import Progress
 from harness.safety.guards import Guard, ThroughputFloor
 from harness.safety.run import HarnessRun
 from harness.safety.runner import ActiveFault
+from harness.watchers import CopiesWatch, ObserverWatch, ReplicationWatch, ResyncWatch, Watches
 from harness_kernel.errors import HarnessError, StopConditionTripped
 from harness_kernel.history import EventKind
 from harness_kernel.history.series import MetricSeries, TransactionSeries
@@ -104,11 +107,8 @@ class Experiment:
     durations: PhaseDurations = field(default_factory=PhaseDurations)
     step: PhaseStep = no_step
     series: TransactionSeries = field(default_factory=TransactionSeries)
-    resync_bytes: MetricSeries = field(default_factory=lambda: MetricSeries("resync bytes left", "bytes"))
-    resync_eta: list[float | None] = field(default_factory=list)  # the control plane's own ETA, per sample
     parts: Sequence[ClusterPart] = ()  # platforms from plug-ins: judged with the cluster before a fault
     observers: Mapping[str, Observer] = field(default_factory=dict)  # sampled every second beside the resync
-    observed: dict[str, MetricSeries] = field(default_factory=dict)  # "<observer>: <figure>" -> its series
     ledger: LedgerReport | None = None
     stop_report: StopReport | None = None
     degraded_on_purpose: bool = False  # N-1: started while a fault the test holds keeps the cluster degraded
@@ -116,19 +116,44 @@ class Experiment:
     halted: list[str] = field(default_factory=list)  # trials a guard stopped early, and why
     _running: bool = False
     _start_wall: float = 0.0
-    _sampling: threading.Event = field(default_factory=threading.Event)
-    _resync_lock: threading.Lock = field(default_factory=threading.Lock)
-    _sampler: threading.Thread | None = None
-    copies: list[CopiesPoint] = field(default_factory=list)  # the cluster's copies probe, about once a second
-    _copies_lock: threading.Lock = field(default_factory=threading.Lock)
-    _copies_sampler: threading.Thread | None = None
-    _metro: MetroWatch | None = None
-    _metro_sampler: threading.Thread | None = None
-    # the replication mode the cluster said it ran with, before, during and after each fault
-    replication: list[ReplicationReading] = field(default_factory=list)
+    watches: Watches = field(default_factory=Watches)
+    _resync: ResyncWatch = field(init=False)
+    _observed: ObserverWatch = field(init=False)
+    _copies: CopiesWatch | None = None  # from the first trial on, where the cluster counts its copies
+    _metro: MetroWatch | None = None  # where something reads a metro storage's states
+    _replication: ReplicationWatch = field(init=False)
     found_replication: ReplicationState | None = None  # as the experiment found it: what each recovery puts back
     accept_weaker_replication: bool = False  # `--accept-weaker-replication`: judge lost commits all the same
     put_back: list[str] = field(default_factory=list)  # replication settings a recovery had to put back, as said
+
+    def __post_init__(self) -> None:
+        self._resync = ResyncWatch(self.cluster, self.timeline)
+        self._observed = ObserverWatch(self.observers, self.timeline)
+        self._replication = ReplicationWatch(self.cluster, self.timeline)
+
+    # -- what is watched, as the findings and the report read it ------------------------
+    @property
+    def resync_bytes(self) -> MetricSeries:
+        return self._resync.bytes_left
+
+    @property
+    def resync_eta(self) -> list[float | None]:
+        return self._resync.eta
+
+    @property
+    def observed(self) -> dict[str, MetricSeries]:
+        """"<observer>: <figure>" -> its series."""
+        return self._observed.series
+
+    @property
+    def copies(self) -> list[CopiesPoint]:
+        """The cluster's copies probe, about once a second (empty: not probed)."""
+        return self._copies.readings() if self._copies is not None else []
+
+    @property
+    def replication(self) -> list[ReplicationReading]:
+        """The replication mode the cluster said it ran with, before, during and after each fault."""
+        return self._replication.readings
 
     # -- workload lifetime -------------------------------------------------------------
     def __enter__(self) -> Experiment:
@@ -142,35 +167,17 @@ class Experiment:
         for workload in self.workloads:
             workload.start()
         self._running = True
-        self._sampler = threading.Thread(target=self._sample_resync_forever, name="resync-sampler", daemon=True)
-        self._sampler.start()
+        self.watches.start(self._resync)
+        self.watches.start(self._observed)
         self._watch_metro({n: o for n, o in self.observers.items() if isinstance(o, ObservesMetro)})
         return self
 
     def _count_copies(self) -> None:
         """Start probing the cluster's in-sync copies (once, from the first trial's baseline on): only experiments
         that judge the time at risk pay for the probe's queries."""
-        if self._copies_sampler is None and isinstance(self.cluster, CountsCopies):
-            self._copies_sampler = threading.Thread(target=self._sample_copies_forever, name="copies-sampler",
-                                                    daemon=True)
-            self._copies_sampler.start()
-
-    def _sample_copies_forever(self) -> None:
-        """The cluster's in-sync copies about once a second, in a thread of its own: a probe that waits on a node
-        that is gone (its connect timeout) must not delay the resync samples."""
-        while not self._sampling.wait(1.0):
-            self.sample_copies()
-
-    def sample_copies(self) -> None:
-        if not isinstance(self.cluster, CountsCopies):
-            return
-        try:
-            sample = self.cluster.copies()
-        except HarnessError as exc:
-            log.debug("copies probe: no sample (%s)", exc)
-            return
-        with self._copies_lock:
-            self.copies.append(CopiesPoint(self.timeline.now(), sample.in_sync, sample.states, sample.modelled))
+        if self._copies is None and isinstance(self.cluster, CountsCopies):
+            self._copies = CopiesWatch(self.cluster, self.timeline)
+            self.watches.start(self._copies)
 
     def watch_metro(self) -> bool:
         """Read the cluster's own metro states too (the lab's HA manager, in the metro state set) from now on:
@@ -187,22 +194,7 @@ class Experiment:
             self._metro = MetroWatch({}, self.timeline)
         self._metro.sources.update(sources)
         self._metro.sample()
-        if self._metro_sampler is None:
-            self._metro_sampler = threading.Thread(target=self._sample_metro_forever, args=(self._metro,),
-                                                   name="metro-sampler", daemon=True)
-            self._metro_sampler.start()
-
-    def _sample_metro_forever(self, watch: MetroWatch) -> None:
-        """The metro states about once a second, in a thread of its own (a manager that does not answer waits
-        out its own timeout without delaying the other samples)."""
-        while not self._sampling.wait(1.0):
-            watch.sample()
-
-    def _sample_resync_forever(self) -> None:
-        """Resync progress every second for the whole experiment: rebuilds run through revert waits too."""
-        while not self._sampling.wait(1.0):
-            self.sample_resync()
-            self.sample_observers()
+        self.watches.start(self._metro)
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -221,10 +213,7 @@ class Experiment:
         """Stop the workload, prove the ledger, and put the HA manager's events on the timeline."""
         if not self._running:
             return
-        self._sampling.set()
-        for sampler in (self._sampler, self._copies_sampler, self._metro_sampler):
-            if sampler is not None:
-                sampler.join(timeout=15)
+        self.watches.stop()
         self._running = False
         reports = [workload.stop() for workload in self.workloads]
         self.stop_report = reports[0] if reports else None
@@ -270,18 +259,8 @@ class Experiment:
         return None
 
     def sample_observers(self) -> None:
-        """One sample of each observer into its series; one that cannot answer now leaves a gap, not an error."""
-        for name, observer in self.observers.items():
-            try:
-                figures = observer.sample()
-            except Exception as exc:  # a read-only sampler's failure must not stop the experiment
-                log.debug("observer %s: no sample (%s)", name, exc)
-                continue
-            now = self.timeline.now()
-            for figure, value in figures.items():
-                key = f"{name}: {figure}"
-                series = self.observed.setdefault(key, MetricSeries(key, ""))
-                series.add(now, float(value))
+        """One sample of each observer into its series, now (the scheduler takes one about every second)."""
+        self._observed.sample()
 
     def _preflight(self) -> None:
         self.cluster.preflight()
@@ -291,16 +270,7 @@ class Experiment:
     # -- replication: read, never assumed; put back when a run changed it ----------------
     def read_replication(self, when: str) -> ReplicationState | None:
         """The cluster's replication now, into `replication` and the history (None: the cluster cannot say)."""
-        if not isinstance(self.cluster, ReadsReplication):
-            return None
-        try:
-            state = self.cluster.replication()
-        except HarnessError as exc:
-            state = ReplicationState("unknown", f"the cluster, which did not answer ({exc})")
-        event = self.timeline.record(EventKind.REPLICATION, "cluster", when=when, mode=state.mode,
-                                     read_from=state.read_from)
-        self.replication.append(ReplicationReading(event.t, when, state.mode, state.read_from))
-        return state
+        return self._replication.read(when)
 
     def restore_replication(self, before: ReplicationState | None) -> None:
         """After recovery the cluster replicates as the experiment found it (`before`): settings changed since are
@@ -353,15 +323,6 @@ class Experiment:
         return SloCheck.lost_commits(lost, self.session.topology.slo.lost_commits_max,
                                      weaker=self.weaker_replication, accepted=self.accept_weaker_replication)
 
-    def sample_resync(self) -> None:
-        try:
-            sample = self.cluster.resync()
-        except HarnessError:
-            return
-        with self._resync_lock:
-            self.resync_bytes.add(self.timeline.now(), sample.bytes_left if sample else 0.0)
-            self.resync_eta.append(sample.eta_s if sample else None)
-
     def baseline(self) -> None:
         with self.step("baseline", f"{self.durations.baseline_s:.0f} s of steady load"):
             self.timeline.record(EventKind.BASELINE_START, "experiment")
@@ -402,7 +363,7 @@ class Experiment:
         with self.step("recover", "until healthy, then settle"):
             healthy = self.progress.until(
                 "cluster healthy and resynced", self._healthy, self.durations.recover_timeout_s,
-                interval_s=1.0, eta=self._resync_eta)
+                interval_s=1.0, eta=self._resync.eta_now)
             if not healthy:
                 raise HarnessError(f"cluster not healthy {self.durations.recover_timeout_s:.0f} s after revert")
             healthy_t = self.timeline.record(EventKind.HEALTHY, "experiment").t
@@ -418,10 +379,6 @@ class Experiment:
         except HarnessError:
             return False
         return True
-
-    def _resync_eta(self) -> float | None:
-        points = progress([(p.t, p.value) for p in self.resync_bytes.points()])
-        return points[-1].eta_s if points else None
 
     # -- one failure, start to end -------------------------------------------------------
     def run_failure(self, choose: Callable[[Cluster], FaultSpec], *, observe_s: float | None = None) -> Findings:
@@ -467,9 +424,7 @@ class Experiment:
         align(self.cluster.ha_events(since_wall, primary_before), offset, self.timeline)
         # A planned operation is in effect only once it completed; the outage starts at inject.
         in_effect = active.injected_at
-        with self._resync_lock:
-            samples = [(p.t, p.value) for p in self.resync_bytes.points()]
-            reported_eta = list(self.resync_eta)
+        samples, reported_eta = self._resync.readings()
         self.catch_up()
         phases = failover_phases(self.timeline, in_effect)
         if phases.first_commit is not None:
@@ -488,8 +443,7 @@ class Experiment:
 
     def _at_risk(self, since: float, until: float) -> list[RiskSpan] | None:
         """The trial's spans with fewer copies than the cluster held before the fault, each on the timeline."""
-        with self._copies_lock:
-            points = list(self.copies)
+        points = self.copies
         promised = promised_copies(points, since)
         if promised is None:
             return None

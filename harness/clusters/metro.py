@@ -114,6 +114,7 @@ class MetroWatch:
 
     sources: dict[str, ObservesMetro]
     timeline: Timeline
+    name: str = "metro"
     _last: dict[tuple[str, str], tuple[object, ...]] = field(default_factory=dict)
 
     def sample(self) -> None:
