@@ -64,7 +64,7 @@ def test_nothing_is_sampled_after_stop_and_a_watcher_is_started_once() -> None:
 
 @dataclass
 class FlakyResync:
-    answers: list[ResyncSample | None | HarnessError]
+    answers: list[ResyncSample | HarnessError | None]
 
     def resync(self) -> ResyncSample | None:
         answer = self.answers.pop(0)
