@@ -1,8 +1,9 @@
 """Load from two "load machines" of the lab (their own namespaces and addresses) through Dask, under S4's failover.
 
 The merged series agrees with the database's own commit counter, the merged ledger loses no
-acknowledged commit through an unplanned failover, and the client RTO measured on the merged
-commit gaps is the single-process run's within its tolerance. Killing one worker mid-run is
+acknowledged commit through an unplanned failover, and the merged commit gaps measure its
+client RTO. Nightly: the ready-made S4 suite through `--load-workers 2` measures every phase,
+and its total and client RTO are the single-process run's within max(1.5 s, 30 %). Killing one worker mid-run is
 *load generator lost*: a harness error naming it, the fault reverted, no failover verdict.
 """
 
@@ -29,7 +30,7 @@ from tests.integration.lab.lab_support import FaultBuilder
 from tests.support.dask_lab import LabDask, dask_on_lab
 from workloads.base import Workload
 from workloads.load.distributed import DistributedOltp, remote_cluster
-from workloads.oltp import DriverConfig, OltpDriver, prepare_schema
+from workloads.oltp import DriverConfig, prepare_schema
 from workloads.oltp.schema import Scale
 
 pytest.importorskip("distributed")
@@ -90,12 +91,9 @@ def test_two_load_machines_agree_with_the_database_and_lose_nothing_through_a_fa
     assert steady.verify().lost_count == 0
 
     spread_rto = crash_the_primary(lab, topology, runner, factory, distributed(lab, topology, runner, dask))
-    dialect, settings = LabCluster(lab, topology).connection()
-    single = OltpDriver(dialect, settings, runner.timeline, TransactionSeries(), DriverConfig(users=2 * USERS))
-    single_rto = crash_the_primary(lab, topology, runner, factory, single)
-    print(f"client RTO: two load machines {spread_rto} s, one process {single_rto} s")
-    assert spread_rto is not None and single_rto is not None
-    assert abs(spread_rto - single_rto) <= max(1.5, 0.3 * single_rto)
+    print(f"client RTO: two load machines {spread_rto} s")
+    assert spread_rto is not None, "the merged commit gaps give the outage"
+    # the merged figures against one process's on the same lab: the nightly S4 suite-path spec below
 
 
 def test_a_load_machine_lost_mid_run_is_a_harness_error_the_fault_reverted_and_no_verdict(

@@ -26,6 +26,7 @@ from tests.integration.reports.report_support import LoopbackBrowser
 ROOT = Path(__file__).parents[3]
 PREFIX = "hlabs"
 SCENARIOS = {"S1", "S2", "S3", "S4", "S5", "S6", "S7"}
+pytestmark = pytest.mark.timeout(1800)  # its module fixture runs the whole smoke demo
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ from reports.allure.results_read import read_tests
 from reports.regression import FIGURES_HISTORY, REGRESSION_EXIT_CODE
 from tests.support.seeded_nights import seed_like_last
 
+pytestmark = pytest.mark.timeout(1500)  # its module fixture runs whole nights of the suites
+
 ROOT = Path(__file__).parents[3]
 PREFIX = "hlabr"
 FAILOVER = "S4 · unplanned: the active node's host fails (median of 2 trials) · total (s)"
