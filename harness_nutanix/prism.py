@@ -97,7 +97,7 @@ class PrismClient:
                 unanswered.append(f"{exc} (after up to {self.attempts} attempts)")
                 continue
             self._at = index
-            return Read(self._decode(index, "GET", path, status, raw), headers.get("ETag"))
+            return Read(self._decode(index, "GET", path, status, raw), headers.get("etag"))
         raise ControlPlaneError("; ".join(unanswered))
 
     # -- changes -----------------------------------------------------------------------------------
@@ -167,6 +167,7 @@ class PrismClient:
 
     def _send(self, index: int, method: str, path: str, body: Any,
               headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        """Status, the reply's headers (names in lower case) and its body."""
         where, (field, origin) = self.where(index), self.section.origins[index]
         request = urllib.request.Request(
             origin + path, method=method, data=None if body is None else json.dumps(body).encode(),
@@ -177,7 +178,8 @@ class PrismClient:
             with urllib.request.urlopen(request, timeout=self.section.timeout_s,
                                         context=tls_context(origin, self.section.ca_file, self.section.verify_tls)) \
                     as reply:
-                return int(reply.status), dict(reply.headers.items()), bytes(reply.read())
+                # field names are case-insensitive (RFC 9110 §5.1): Envoy in front of Prism Central lower-cases them
+                return int(reply.status), {k.lower(): v for k, v in reply.headers.items()}, bytes(reply.read())
         except urllib.error.HTTPError as exc:
             said = _said(exc)
             if exc.code == STALE_ETAG_STATUS:

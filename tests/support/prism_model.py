@@ -32,6 +32,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from tests.support.json_http import JsonHandler, loopback_origins
 from tests.support.provenance import Fact, Facts
+from tests.support.variations import header_name
 
 SDK = "nutanix/ntnx-api-golang-clients@5532819 "
 ANS = "nutanix/nutanix.ansible@826678ba plugins/modules/"
@@ -351,10 +352,10 @@ def _handler(model: PrismModel, role: str) -> type[JsonHandler]:
                                              url.path)
             raw = json.dumps(reply).encode()
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
+            self.send_header(header_name("Content-Type"), "application/json")
+            self.send_header(header_name("Content-Length"), str(len(raw)))
             if etag:
-                self.send_header(str(_v("header.etag")), etag)
+                self.send_header(header_name(str(_v("header.etag"))), etag)
             self.end_headers()
             self.wfile.write(raw)
 

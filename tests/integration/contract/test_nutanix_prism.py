@@ -23,6 +23,7 @@ from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialReje
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
 from harness_nutanix.api import request_id
+from tests.support import variations
 from tests.support.prism_model import PrismModel
 
 pytestmark = pytest.mark.contract(source="documentation-derived, unconfirmed until a capture from a real Prism exists")
@@ -89,6 +90,18 @@ def test_power_off_then_on_send_if_match_and_the_derived_request_ids(model: Pris
     assert model.refused == [], "every change carried the ETag of the read just before it"
     fault.revert()
     assert len(sent(model, "power-on")) == 1, "a revert with nothing to undo sends nothing"
+
+
+@pytest.mark.reproducer("AA-N7")
+def test_an_etag_sent_under_a_lower_case_header_name_is_the_etag(model: PrismModel, topology: Topology,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTP field names are case-insensitive (RFC 9110 §5.1); Prism Central's Envoy front end lower-cases them."""
+    monkeypatch.setenv(variations.ENV, variations.LOWERCASE_HEADERS)
+    fault = build(topology, "vm-power-off", "node:db/sql01")
+    fault.inject()
+    fault.revert()
+    assert model.vm_power("sql01-vm") == "ON" and model.refused == []
+    assert sent(model, "power-off") and sent(model, "power-on")
 
 
 def test_guest_shutdown_asks_the_guest_tools_and_the_revert_powers_the_vm_on(model: PrismModel,
