@@ -15,9 +15,11 @@ every file `sys.master_files` lists for it is one of this fault's; a database of
 other files is never touched. DROP leaves the files of a database that is not online (a killed
 restore's), so they are removed over WinRM where the topology names the nodes' endpoints.
 
-Progress is `percent_complete` in sys.dm_exec_requests; the result is msdb's `restorehistory`
-row (restore_type 'D', its `restore_date` the completion) joined to `backupset` (`backup_size`,
-bytes), read as ages on the server's clock as the backup does; the copy must then be ONLINE.
+Progress is `percent_complete` in sys.dm_exec_requests; the end is when the statement returned.
+The result is msdb's `restorehistory` row (restore_type 'D') joined to `backupset` (`backup_size`,
+bytes): its `restore_date` is the restore's *start* (Microsoft Learn: "Date and time of the start
+of the restore operation. Can be NULL."), read as an age on the server's clock, and proves only
+that this restore happened (it started after the statement was sent); the copy must then be ONLINE.
 SQL Server's RESTORE has no rate limit of its own, so `max_rate` is refused.
 
 Sources (Microsoft Learn, quoted in docs/reference/sqlserver-restore-and-vsan-iops-limit.md):
@@ -240,8 +242,10 @@ class SqlServerRestore(OnThePrimary):
         if self.run.error is not None:
             return ended
         rows = session.rows(RESULT, (self.copy,), what=f"reading the result of the restore of {self.copy}")
-        finished = time.time() - int(rows[0][1]) / 1000 if rows else None
-        if finished is None or self.run.started_wall is None or finished < self.run.started_wall - 1.0:
+        # restore_date is the restore's *start* ("Date and time of the start of the restore operation. Can be NULL."):
+        # it proves this restore happened; its end is when the statement returned
+        recorded = time.time() - int(rows[0][1]) / 1000 if rows and rows[0][1] is not None else None
+        if recorded is None or self.run.started_wall is None or recorded < self.run.started_wall - 1.0:
             return OperationProgress(running=False, started_wall=self.run.started_wall,
                                      finished_wall=self.run.ended_wall,
                                      error=f"no record in msdb of this restore of {self.copy} (it failed, was "
@@ -249,7 +253,7 @@ class SqlServerRestore(OnThePrimary):
         state = self._state(session)
         size = float(rows[0][0])
         return OperationProgress(running=False, bytes_done=size, bytes_total=size, percent=100.0,
-                                 started_wall=self.run.started_wall, finished_wall=finished,
+                                 started_wall=self.run.started_wall, finished_wall=self.run.ended_wall,
                                  error=None if state == "ONLINE" else f"database {self.copy} is {state} after its "
                                                                        "restore, not ONLINE",
                                  output=self.copy)

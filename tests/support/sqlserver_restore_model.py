@@ -58,6 +58,8 @@ FACTS = Facts("sqlserver_restore", [
     Fact("history.restore_type.database", "D", "documented", HISTORY,
          "restore_type | char(1) | Type of restore operation: D = Database F = File G = Filegroup I = Differential "
          "L = Log V = Verifyonly Can be NULL."),
+    Fact("history.restore_date", "start", "documented", HISTORY,
+         "restore_date | datetime | Date and time of the start of the restore operation. Can be NULL."),
     Fact("drop.refused_in_use", "You cannot drop a database currently being used.", "documented", DROP,
          "You cannot drop a database currently being used."),
     Fact("killed.leaves", "RESTORING", "stricter",
@@ -90,7 +92,7 @@ class RestoreModel:
     master_files: dict[str, list[str]] = field(default_factory=lambda: {
         "bench": ["D:\\Data\\bench.mdf", "L:\\Log\\bench_log.ldf"]})
     runs: list[BackupRun] = field(default_factory=list)
-    history: list[tuple[str, str, float]] = field(default_factory=list)  # destination, restore_type, restore_date
+    history: list[tuple[str, str, float]] = field(default_factory=list)  # destination, restore_type, restore_date (start)
     statements: list[str] = field(default_factory=list)
     files: ServerFiles = field(default_factory=ServerFiles)
     local_files: dict[str, ServerFiles] = field(default_factory=dict)
@@ -178,7 +180,9 @@ class RestoreModel:
         self.disk(replica).paths.update(placed)
         run.wait_out(self.clock, timeout_s, error)
         self.states[database] = "ONLINE"
-        self.history.append((database, str(FACTS.value("history.restore_type.database")), run.finished))
+        assert run.finished is not None
+        when = run.started if FACTS.value("history.restore_date") == "start" else run.finished
+        self.history.append((database, str(FACTS.value("history.restore_type.database")), when))
         return []
 
     def _drop(self, replica: str, database: str, sql: str, error: Any) -> list[tuple[Any, ...]]:
