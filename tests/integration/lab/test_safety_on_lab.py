@@ -28,6 +28,7 @@ from harness_kernel.topology.models import Topology
 from harness_lab.controller import Lab
 from tests.integration.lab.conftest import TEST_PREFIX
 from tests.integration.lab.lab_support import FaultBuilder
+from tests.support.waiting import eventually
 
 ROOT = Path(__file__).resolve().parents[3]
 ASYNC = FaultSpec("replication-async", "database:bench")
@@ -100,15 +101,6 @@ def run_holding_async(lab: Lab, tmp_path: Path, *options: str) -> subprocess.Pop
 def kill_group(run: subprocess.Popen[str]) -> None:
     os.killpg(run.pid, signal.SIGKILL)
     run.wait(timeout=30)
-
-
-def eventually(probe: object, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if probe():  # type: ignore[operator]
-            return True
-        time.sleep(0.5)
-    return False
 
 
 @pytest.mark.reproducer("X-4")

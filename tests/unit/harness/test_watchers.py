@@ -4,13 +4,13 @@ itself, a failed reading leaves a gap, and nothing is sampled once the experimen
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass, field
 
 from harness.clusters import ResyncSample
 from harness.watchers import ResyncWatch, Watches
 from harness_kernel.errors import HarnessError
 from harness_kernel.history.timeline import Timeline
+from tests.support.waiting import eventually
 
 
 @dataclass
@@ -25,15 +25,6 @@ class Counting:
         if self.release is not None:
             self.release.wait(30)
         self.samples += 1
-
-
-def eventually(probe: object, timeout_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if probe():  # type: ignore[operator]
-            return True
-        time.sleep(0.01)
-    return False
 
 
 def test_a_watcher_stuck_on_its_probe_delays_no_other() -> None:

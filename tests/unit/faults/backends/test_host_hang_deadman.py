@@ -12,7 +12,6 @@ the lab is only where its node's tree is rooted and a network cut whose undo is 
 from __future__ import annotations
 
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from faults.backends.lab import HostHang
 from faults.base import FaultSpec
 from faults.transports.shell import LocalShell
 from harness_kernel import procs
+from tests.support.waiting import eventually
 
 SPAWNER = 'while :; do if [ -e "$1" ]; then rm -f "$1"; sleep 600 & fi; sleep 0.05; done'
 
@@ -66,15 +66,6 @@ def stopped(root: int) -> list[int]:
     return [pid for pid in procs.tree(root) if procs.state(pid) in ("T", "t")]
 
 
-def wait_for(predicate: object, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
-            return True
-        time.sleep(0.05)
-    return False
-
-
 @pytest.mark.reproducer("X-2")
 def test_the_switch_thaws_a_child_forked_into_the_tree_after_it_was_armed(
         node: tuple[subprocess.Popen[bytes], Path]) -> None:
@@ -84,9 +75,9 @@ def test_the_switch_thaws_a_child_forked_into_the_tree_after_it_was_armed(
     before = len(procs.tree(process.pid))
     hang.arm_deadman(1)
     spawn.touch()  # a health check's backend, forked between arming and the freeze
-    assert wait_for(lambda: len(procs.tree(process.pid)) > before, 5)
+    assert eventually(lambda: len(procs.tree(process.pid)) > before, 5)
     assert procs.freeze_tree(process.pid)
-    assert wait_for(lambda: not stopped(process.pid), 10), f"still stopped after the switch fired: {stopped(process.pid)}"
+    assert eventually(lambda: not stopped(process.pid), 10), f"still stopped after the switch fired: {stopped(process.pid)}"
 
 
 def test_the_switch_touches_nothing_once_the_root_is_another_process(

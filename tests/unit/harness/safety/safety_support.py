@@ -24,6 +24,7 @@ from faults.backends.process import ProcessFreeze
 from faults.base import FaultSpec, FaultState
 from harness_kernel import procs
 from harness_kernel.errors import ControlPlaneError
+from tests.support.waiting import eventually
 
 ROOT = Path(__file__).resolve().parents[4]
 SCRIPT = Path(__file__).with_name("fault_script.py")
@@ -113,15 +114,6 @@ def with_suppressed(action: Callable[[], object]) -> None:
 def run_fault_script(topology_file: Path, state: Path, *options: str) -> Child:
     """A harness run that freezes process:victim and then waits; see fault_script.py for the options."""
     return Child([sys.executable, str(SCRIPT), str(topology_file), str(state), *options])
-
-
-def eventually(probe: Callable[[], bool], timeout_s: float = 10.0, interval_s: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while not probe():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(interval_s)
-    return True
 
 
 # -- faults that misbehave like real control planes ---------------------------------------------
