@@ -9,12 +9,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from faults.base import FaultSpec
 from harness import doctor
 from harness import experiment as experiment_module
 from harness.analysis.replication import AFTER, BEFORE, DURING, START, ReplicationReading, weaker_than_policy
 from harness.analysis.slo import SloCheck
 from harness.clusters import ReplicationState
-from faults.base import FaultSpec
 from harness.experiment import Experiment, PhaseDurations
 from harness.progress import Progress
 from harness.safety.run import HarnessRun
