@@ -234,10 +234,12 @@ class Experiment:
         return any(w.keeps_ledger for w in self.workloads)
 
     # -- phases ------------------------------------------------------------------------
-    def measure(self, what: str, seconds: float) -> None:
-        """Keep the load running for `seconds` (the resync sampler runs meanwhile); a workload that can no
-        longer be trusted (a load generator lost) ends the experiment as a harness error, never as an outage."""
-        self.progress.wait(what, seconds, interval_s=1.0, abort=lambda: self.workload_problem() is not None)
+    def measure(self, what: str, seconds: float, *, until: Callable[[], bool] | None = None) -> None:
+        """Keep the load running for `seconds`, or until `until()` holds (the watchers sample meanwhile); a workload
+        that can no longer be trusted (a load generator lost) ends the experiment as a harness error, never as an
+        outage."""
+        self.progress.wait(what, seconds, interval_s=1.0,
+                           abort=lambda: self.workload_problem() is not None or (until is not None and until()))
         problem = self.workload_problem()
         if problem is not None:
             raise HarnessError(problem)
@@ -381,21 +383,24 @@ class Experiment:
         return True
 
     # -- one failure, start to end -------------------------------------------------------
-    def run_failure(self, choose: Callable[[Cluster], FaultSpec], *, observe_s: float | None = None) -> Findings:
-        """Baseline, inject the fault `choose` picks on the live cluster, observe, revert, recover."""
-        return self.run_failures(choose, observe_s=observe_s, repeats=1)[0]
+    def run_failure(self, choose: Callable[[Cluster], FaultSpec], *, observe_s: float | None = None,
+                    hold_until: Callable[[], bool] | None = None) -> Findings:
+        """Baseline, inject the fault `choose` picks on the live cluster, observe (at most `observe_s`, and only
+        until `hold_until()` holds when given: the cluster's own state, never a guessed time), revert, recover."""
+        return self.run_failures(choose, observe_s=observe_s, repeats=1, hold_until=hold_until)[0]
 
     def run_failures(self, choose: Callable[[Cluster], FaultSpec], *, observe_s: float | None = None,
-                     repeats: int | None = None) -> list[Findings]:
+                     repeats: int | None = None, hold_until: Callable[[], bool] | None = None) -> list[Findings]:
         """`repeats` trials (default: the run's `--repeat`), each a baseline and then the fault, so a slow drift
         of the cluster falls on both sides of every comparison. Each trial waits, bounded, for the cluster to be
         healthy and resynced (quiet) before the next one; the workload runs through all of them and its ledger
         proves them together."""
-        trials = [self._trial(choose, observe_s) for _ in range(repeats or self.repeats)]
+        trials = [self._trial(choose, observe_s, hold_until) for _ in range(repeats or self.repeats)]
         self.finish()
         return trials
 
-    def _trial(self, choose: Callable[[Cluster], FaultSpec], observe_s: float | None) -> Findings:
+    def _trial(self, choose: Callable[[Cluster], FaultSpec], observe_s: float | None,
+               hold_until: Callable[[], bool] | None = None) -> Findings:
         self._count_copies()
         self.baseline()
         baseline_tps = _mean_tps(self.series, self.timeline.now() - self.durations.baseline_s, self.timeline.now())
@@ -410,7 +415,7 @@ class Experiment:
             try:
                 with self.fault(spec, guards=[self.throughput_guard(baseline_tps)], duration_s=observe) as active, \
                         self.step("observe", f"{observe:.0f} s with the fault in effect"):
-                    self.measure(f"observe {spec.kind}", observe)
+                    self.measure(f"observe {spec.kind}", observe, until=hold_until)
                     self.read_replication(DURING)
             except StopConditionTripped as exc:  # a guard reverted the fault early: the trial is measured all the
                 self.halted.append(f"{spec.kind} on {spec.target}: {exc}")  # same, and the scenario fails with it

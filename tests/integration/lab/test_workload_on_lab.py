@@ -1,14 +1,23 @@
 """The OLTP driver and its ledger against real failovers in the lab, through the experiment the suites run.
 
 A host crash under load is a zero-TPS gap that starts at the crash; with replication synchronous
-no acknowledged commit is lost; made asynchronous, with the standby's WAL stream stopped before
-the crash, the ledger *finds* the loss, and its count equals the test's own: the acknowledged
-rows that only the old primary's data holds, read from a copy of it taken at the crash.
+no acknowledged commit is lost; made asynchronous (the journaled `replication-async` fault), with
+the standby's WAL stream stopped before the crash, the ledger *finds* the loss, and its count
+equals the test's own: the acknowledged rows that only the old primary's data holds, read from a
+copy of it taken at the crash.
+
+Deterministic by construction: only the standby's WAL receiver is stopped (its keeper and its
+server answer the monitor, so it stays a healthy `secondary`, the one state pg_auto_failover
+promotes from), the loss is made by a measured WAL lag (under the 16 MB that would block the
+promotion), not by a sleep, the standby is asserted `secondary/secondary` just before the crash,
+and the crash is held until the monitor shows the promotion, not for a fixed time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import shutil
 import signal
 import tempfile
@@ -25,6 +34,7 @@ from harness.clusters.lab import LabCluster
 from harness.experiment import Experiment, PhaseDurations
 from harness.progress import Progress
 from harness.safety.run import HarnessRun
+from harness_kernel.errors import ControlPlaneError
 from harness_kernel.history import EventKind
 from harness_kernel.history.series import TransactionSeries
 from harness_kernel.history.timeline import Timeline
@@ -63,24 +73,43 @@ def test_a_host_crash_loses_exactly_what_the_old_primary_alone_held_and_recovery
     old_data = scratch / "data"
     crash = OldPrimaryCopy(lab, timeline, old_data)
 
+    held = contextlib.ExitStack()
+    standby_of: dict[str, str] = {}
+
     def weaken_then_crash(seen: Cluster) -> FaultSpec:
         primary, standby = seen.primary_node(), seen.standby_node()
-        if replication == "asynchronous":
-            lab.pg.set_replication_quorum(standby, False)  # the primary acknowledges alone...
+        standby_of["node"] = standby
+        if replication == "asynchronous":  # the primary acknowledges alone...
+            held.enter_context(session.inject(timeline, FaultSpec("replication-async", f"database:{DATABASE}"),
+                                              duration_s=300))
             shell.wait_for(lambda: cluster.replication().mode == "asynchronous", 30, "asynchronous", interval_s=0.5)
-            lab.signal_node(standby, signal.SIGSTOP)  # ...while its standby receives no WAL
-            crash.resume_after_crash(standby)
-            time.sleep(3)
+            receiver = wal_receiver(lab, standby)
+            os.kill(receiver, signal.SIGSTOP)  # ...while its standby receives no WAL
+            crash.resume_after_crash(receiver)
+            waited, unsent = time.monotonic(), UnsentWal(lab, primary)
+            shell.wait_for(lambda: unsent.bytes() >= LAG_BYTES, 60, f"{LAG_BYTES} bytes of WAL unsent", interval_s=0.2)
+            print(f"{LAG_BYTES} bytes of WAL unsent after {time.monotonic() - waited:.1f} s")
+        states = {n.name: (n.reportedstate, n.goalstate) for n in lab.nodes()}
+        assert states[standby] == ("secondary", "secondary"), f"the standby can be promoted: {states}"
         crash.watch(primary)
         return FaultSpec("host-crash", f"host:{seen.host_of(primary)}")
 
+    def promoted() -> bool:
+        try:
+            return lab.primary() == standby_of.get("node")
+        except ControlPlaneError:
+            return False
+
     try:
-        with experiment:
-            # a standby whose keeper was stopped reports healthy again before pg_auto_failover promotes it: the
-            # crash is held long enough for that (18 s promoted the synchronous standby, 23 s once did not)
-            findings = experiment.run_failure(weaken_then_crash, observe_s=40 if replication == "asynchronous" else 18)
+        with experiment, held:
+            findings = experiment.run_failure(weaken_then_crash, observe_s=60, hold_until=promoted)
         assert crash.stop(), "the old primary's data was not copied at the crash"
         only_old_primary = ledger_ids_of_copy(old_data, scratch / "sock")
+    except BaseException:
+        print("monitor at the failure:", lab.nodes())
+        print("its events:", "\n".join(f"{e.node} {e.reportedstate}/{e.goalstate}: {e.description}"
+                                       for e in lab.pg.events(time.time() - 300)))
+        raise
     finally:
         crash.stop()
         session.release()
@@ -124,18 +153,56 @@ def test_a_host_crash_loses_exactly_what_the_old_primary_alone_held_and_recovery
     assert "before the fault (+" in page and f"): {replication}, read from node-" in page
 
 
+LAG_BYTES = 256 * 1024  # acknowledged by the primary alone at the crash; far under the 16 MB that blocks a promotion
+
+
+def wal_receiver(lab: Lab, standby: str) -> int:
+    """The standby's WAL receiver process (one of its node's tree, never another process)."""
+    rows = lab.pg.local_sql(standby, "select pid from pg_stat_wal_receiver")
+    assert rows and rows[0][0], f"{standby} receives no WAL"
+    pid = int(rows[0][0])
+    assert pid in lab.node_pids(standby)
+    return pid
+
+
+def lsn(text: str) -> int:
+    high, _, low = text.partition("/")
+    return (int(high, 16) << 32) + int(low, 16)
+
+
+class UnsentWal:
+    """WAL the primary wrote past the last it was seen sending: its standby cannot have it (what the network still
+    buffers reaches the standby once its receiver runs again). The sender gives up on a silent receiver after
+    wal_sender_timeout, so the last position it was seen sending is kept."""
+
+    def __init__(self, lab: Lab, primary: str) -> None:
+        self.lab, self.primary = lab, primary
+        self.sent: int | None = None
+
+    def bytes(self) -> int:
+        current, sent = self.lab.pg.sql("select pg_current_wal_lsn(), (select max(sent_lsn) from pg_stat_replication)",
+                                        node=self.primary, database="postgres")[0]
+        if sent:
+            self.sent = lsn(sent)
+        return lsn(current) - self.sent if self.sent is not None else 0
+
+
 class OldPrimaryCopy:
-    """At the crash: the standby let go again (the failover needs it) and the old primary's data copied before its
-    host comes back and pg_auto_failover rewinds it."""
+    """At the crash: the standby's WAL receiver let go again (the failover needs it) and the old primary's data
+    copied before its host comes back and pg_auto_failover rewinds it."""
 
     def __init__(self, lab: Lab, timeline: Timeline, into: Path) -> None:
         self.lab, self.timeline, self.into = lab, timeline, into
-        self.resume: str | None = None
+        self.resume: int | None = None
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def resume_after_crash(self, standby: str) -> None:
-        self.resume = standby
+    def resume_after_crash(self, receiver: int) -> None:
+        self.resume = receiver
+
+    def crashed(self) -> bool:
+        """The host crash is in effect (not another fault the test holds, such as replication-async)."""
+        return any(e.attrs.get("fault") == "host-crash" for e in self.timeline.events(EventKind.IN_EFFECT))
 
     def watch(self, primary: str) -> None:
         self._thread = threading.Thread(target=self._at_crash, args=(primary,), daemon=True)
@@ -143,10 +210,11 @@ class OldPrimaryCopy:
 
     def _at_crash(self, primary: str) -> None:
         deadline = time.monotonic() + 60
-        while not self.timeline.events(EventKind.IN_EFFECT) and time.monotonic() < deadline:
+        while not self.crashed() and time.monotonic() < deadline:
             time.sleep(0.05)
         if self.resume is not None:
-            self.lab.signal_node(self.resume, signal.SIGCONT)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.resume, signal.SIGCONT)
         shutil.copytree(self.lab.pg.pgdata(primary), self.into, symlinks=True)
         (self.into / "postmaster.pid").unlink(missing_ok=True)
         self._done.set()
@@ -156,7 +224,8 @@ class OldPrimaryCopy:
         if self._thread is not None:
             self._thread.join(timeout=60)
         if self.resume is not None:
-            self.lab.signal_node(self.resume, signal.SIGCONT)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.resume, signal.SIGCONT)
         return self._done.is_set()
 
 
@@ -196,3 +265,4 @@ def first_screen(experiment: Experiment) -> str:
                         message="", record=record)
     return render(SummaryInput(name="lab", generated_at="now", tests=[test], environment={}, judgements=[],
                                history=[], rule=RegressionRule(), report_ids={}, allure_html=None))
+
