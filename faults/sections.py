@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from faults.catalogue import Catalogue, installed
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.credentials import SecretRef
-from harness_kernel.topology.loader import dotted, format_validation_error
+from harness_kernel.topology.loader import dotted, format_validation_error, one_line
 from harness_kernel.topology.models import Topology
 
 Section = TypeVar("Section", bound=BaseModel)
@@ -31,15 +31,21 @@ def path_of(name: str) -> str:
     return dotted(_root(name))
 
 
+def where(topology: Topology) -> str:
+    """What a refusal starts with, as the core's do: the file the topology was read from (its name when code built
+    it, as the embedded lab's is)."""
+    return topology.origin or f"topology {topology.name!r}"
+
+
 def section(topology: Topology, name: str, model: type[Section]) -> Section:
-    """The platform's section of `topology`, validated by `model` (errors name the field path)."""
+    """The platform's section of `topology`, validated by `model` (errors name the file and the field path)."""
     raw = topology.management.platforms.get(name)
     if raw is None:
-        raise ConfigError(f"topology {topology.name!r}: {path_of(name)} is required by the {name} platform")
+        raise ConfigError(f"{where(topology)}: {path_of(name)} is required by the {name} platform")
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(f"topology {topology.name!r}: {format_validation_error(exc, root=_root(name))}") from None
+        raise ConfigError(one_line(f"{where(topology)}: {format_validation_error(exc, root=_root(name))}")) from None
 
 
 def check(topology: Topology, catalogue: Catalogue | None = None) -> dict[str, BaseModel]:
@@ -49,14 +55,14 @@ def check(topology: Topology, catalogue: Catalogue | None = None) -> dict[str, B
     host = catalogue.platform(topology.kind)
     if topology.kind not in BUILT_IN_KINDS and (host is None or not host.hosts_clusters):
         hosts = [*BUILT_IN_KINDS[:1], *(p.name for p in catalogue.platforms if p.hosts_clusters)]
-        raise ConfigError(f"topology {topology.name!r}: kind: {topology.kind!r} is no platform installed here "
+        raise ConfigError(f"{where(topology)}: kind: {topology.kind!r} is no platform installed here "
                           f"(known: {', '.join(hosts)}; is its plug-in installed?)")
     validated: dict[str, BaseModel] = {}
     for name in topology.management.platforms:
         platform = catalogue.platform(name)
         if platform is None or platform.section is None:
             readers = [p.name for p in catalogue.platforms if p.section is not None]
-            raise ConfigError(f"topology {topology.name!r}: {path_of(name)}: no installed platform reads it "
+            raise ConfigError(f"{where(topology)}: {path_of(name)}: no installed platform reads it "
                               f"(platforms with a section here: {', '.join(readers) or 'none'}; is its plug-in "
                               "installed?)")
         validated[name] = section(topology, name, platform.section)

@@ -16,7 +16,7 @@ import pytest
 from faults.base import Fault, FaultSpec
 from harness import secret_hooks
 from harness.plugin_state import STATE, PluginState, plugin_state
-from harness.run_options import RunOptions, read_options
+from harness.run_options import RunOptions, check_restore_destination, read_options
 from harness.run_record import run_record
 from harness.safety.guards import Guard
 from harness.safety.revert import DEFAULT_REVERT_TIMEOUT_S
@@ -152,6 +152,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     try:
         topology = load_source(source, widest_site_prefix=state.options.widest_site_subnet)
+        check_restore_destination(state.options.restore_destination, topology, source)  # now the engine is known
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     run = HarnessRun(topology=topology, topology_source=canonical(source),

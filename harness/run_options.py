@@ -8,17 +8,19 @@ a fault is planned. The dry-run prints the options as they will be used.
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import re
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from pathlib import PurePosixPath
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from faults.kinds import BackupParams, IopsLimitParams, RestoreParams
 from harness_kernel.errors import ConfigError
-from harness_kernel.text import one_line
-from harness_kernel.topology.models import FILE_PATH, WIDEST_SITE_PREFIX
+from harness_kernel.text import escaped, one_line
+from harness_kernel.topology.models import FILE_PATH, WIDEST_SITE_PREFIX, Topology, shown
 from workloads.fio import JOB_PATH, PROFILES
 
 RATE = re.compile(r"[1-9][0-9]{0,6}[kM]?")
@@ -70,9 +72,88 @@ def _destination(text: str) -> str:
     return text
 
 
+POSIX_SYSTEM_ROOTS = frozenset({"etc", "usr", "bin", "sbin", "lib*", "boot", "dev", "proc", "sys", "var", "root", "run"})
+"""Directories of the system itself (`lib*`: lib, lib32, lib64...): a restore's copy never goes straight in one."""
+KERNEL_TREES = ("proc", "sys", "dev")
+WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
+WHERE_A_RESTORE_GOES = ("a restore writes its copy into a directory of its own (PostgreSQL's on this machine, e.g. "
+                        "/srv/restore; SQL Server's on its server, e.g. D:\\Restore)")
+
+
+def posix_directory_problem(path: str) -> str | None:
+    """What is wrong with `path` as the directory a restore writes its copy into on a POSIX machine, or None."""
+    if not path.startswith("/"):
+        return "is not an absolute POSIX path"
+    if path.startswith("//"):
+        return "starts with '//', which POSIX leaves to the system (Windows reads a share): write one '/'"
+    parts = PurePosixPath(re.sub("/+", "/", path)).parts[1:]
+    if ".." in parts:
+        return "climbs with '..': write the directory itself"
+    if not parts:
+        return "is the root directory"
+    if parts[0] in KERNEL_TREES:
+        return f"is under /{parts[0]}: the kernel's, no disk's"
+    if len(parts) == 1 and any(fnmatch.fnmatchcase(parts[0], root) for root in POSIX_SYSTEM_ROOTS):
+        return f"is a system directory (/{parts[0]})"
+    return None
+
+
+def windows_directory_problem(path: str) -> str | None:
+    """What is wrong with `path` as the directory a restore moves its files into on a Windows server, or None.
+
+    Windows reads `/` as `\\`, drops a name's trailing dots and spaces (`C:\\Windows.` is `C:\\Windows`) and reads
+    what follows a `:` in a name as a stream of it (`C:\\Windows::$INDEX_ALLOCATION` is `C:\\Windows`)."""
+    text = path.replace("/", "\\")
+    if text.startswith(("\\\\.\\", "\\\\?\\")):
+        return "is a device path (\\\\.\\ or \\\\?\\), not a directory"
+    if text.startswith("\\\\"):
+        names = [n for n in text[2:].split("\\") if n]
+        if len(names) < 2:
+            return "is no share: \\\\SERVER\\SHARE\\DIRECTORY"
+        root, names = "a share's root", names[2:]
+    elif WINDOWS_DRIVE.match(text):
+        root, names = "a drive's root", [n for n in text[3:].split("\\") if n]
+    else:
+        return "is not an absolute Windows path (D:\\Restore, or \\\\SERVER\\SHARE\\DIRECTORY)"
+    names = [n.split(":")[0] for n in names]
+    if any(set(n) <= {".", " "} and n.count(".") > 1 for n in names):
+        return "climbs with '..': write the directory itself"
+    names = [n.rstrip(". ") for n in names if n.rstrip(". ")]
+    if not names:
+        return f"is {root}"
+    if root == "a drive's root" and names[0].casefold() == "windows":
+        return "is under the Windows directory"
+    return None
+
+
 def _restore_destination(text: str) -> str:
+    """Refused here when wrong for every engine; what is wrong for one engine only waits for the topology to say
+    which (`check_restore_destination`)."""
     RestoreParams(backup="/", destination=text)
+    posix, windows = posix_directory_problem(text), windows_directory_problem(text)
+    if posix and windows:
+        looks_windows = bool(re.match(r"[A-Za-z]:", text)) or "\\" in text or text.startswith("//")
+        said = windows if looks_windows else posix if text.startswith("/") else "is a relative path"
+        raise ValueError(f"{shown(text)} {said}: {WHERE_A_RESTORE_GOES}")
     return text
+
+
+ENGINES: Final = {"postgres": ("PostgreSQL", "on this machine, e.g. /srv/restore", posix_directory_problem),
+                  "sqlserver-ag": ("SQL Server", "on its Windows server, e.g. D:\\Restore", windows_directory_problem),
+                  "sqlserver-fci": ("SQL Server", "on its Windows server, e.g. D:\\Restore", windows_directory_problem)}
+
+
+def check_restore_destination(destination: str | None, topology: Topology, origin: str) -> None:
+    """`--restore-destination` for the engine of the database a restore copies (the topology's first, as the
+    suites pick it), once the topology says which: PostgreSQL restores on this machine, SQL Server on its server."""
+    if destination is None or not topology.databases:
+        return
+    kind = topology.databases[0].kind
+    engine, where, problem_of = ENGINES[kind]
+    problem = problem_of(destination)
+    if problem:
+        raise ConfigError(escaped(f"--restore-destination: {shown(destination)} {problem}: {engine} restores {where} "
+                                  f"({origin}: databases[0].kind is {kind})"))
 
 
 def _qos_disk(text: str) -> str:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from harness_kernel.topology.credentials import CredentialRef
+from harness_kernel.topology.models import ca_file, host_address
 
 NAME = "nutanix"
 FIELD = "management.platforms.nutanix"
@@ -72,6 +73,11 @@ class NutanixSection(BaseModel):
     def _an_origin(cls, endpoint: str) -> str:
         return origin(endpoint)
 
+    @field_validator("ca_file")
+    @classmethod
+    def _an_ordinary_file(cls, path: str | None) -> str | None:
+        return None if path is None else ca_file(path)
+
     @field_validator("vms", "hosts")
     @classmethod
     def _prism_names(cls, names: dict[str, str]) -> dict[str, str]:
@@ -100,6 +106,7 @@ def origin(endpoint: str) -> str:
     for refused, why in refusals:
         if refused:
             raise ValueError(why)
+    host_address(url.hostname or "")  # one host's, never link-local: Basic auth goes to it on every call
     _ = url.port  # out of range: ValueError, named by the field
     return endpoint.rstrip("/")
 

@@ -9,23 +9,32 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from harness_kernel.topology.credentials import CredentialRef
+from harness_kernel.topology.models import ca_file, host_address
 
 NAME = "vplex"
 FIELD = "management.platforms.vplex"
 OBJECT_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"  # a cluster's or a consistency group's name, as a URI segment
 
 
+def _an_origin(endpoint: str) -> str:
+    return _origin(endpoint)
+
+
+Origin = Annotated[str, AfterValidator(_an_origin)]
+"""Each fallback checked on its own, so that a refusal names its index (`fallback_endpoints[0]`)."""
+
+
 class VplexSection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     endpoint: str = Field(description="the management server, https://HOST[:PORT] (REST API v2 under /vplex/v2)")
-    fallback_endpoints: list[str] = Field(default_factory=list, max_length=1,
+    fallback_endpoints: list[Origin] = Field(default_factory=list, max_length=1,
                                           description="the other cluster's management server, read while `endpoint` "
                                                       "does not answer (after the loss of its site)")
     credential: CredentialRef
@@ -46,10 +55,10 @@ class VplexSection(BaseModel):
     def _an_origin(cls, endpoint: str) -> str:
         return _origin(endpoint)
 
-    @field_validator("fallback_endpoints")
+    @field_validator("ca_file")
     @classmethod
-    def _origins(cls, endpoints: list[str]) -> list[str]:
-        return [_origin(e) for e in endpoints]
+    def _an_ordinary_file(cls, path: str | None) -> str | None:
+        return None if path is None else ca_file(path)
 
     @field_validator("clusters")
     @classmethod
@@ -88,6 +97,7 @@ def _origin(endpoint: str) -> str:
         raise ValueError("give the server alone (https://HOST[:PORT]); the harness adds /vplex/v2")
     if parts.scheme == "http" and not _loopback(parts.hostname):
         raise ValueError("http is for a loopback address only: Basic auth would cross the network in clear")
+    host_address(parts.hostname)  # one host's, never link-local: Basic auth goes to it on every call
     _ = parts.port  # a port out of range raises ValueError here, named by the field
     return endpoint.rstrip("/")
 

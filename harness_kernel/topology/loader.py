@@ -92,11 +92,13 @@ def parse_yaml(text: str, origin: str) -> Any:
 
 
 def parse_topology(raw: Any, origin: str, *, widest_site_prefix: int = WIDEST_SITE_PREFIX) -> Topology:
-    """Validate a document (refusing what only code may build, such as `kind: lab`)."""
+    """Validate a document (refusing what only code may build, such as `kind: lab`); the topology keeps `origin`, so
+    that what is checked once it is loaded (a plug-in platform's section) names the file too."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{origin}: top level: expected a mapping of fields, got {type(raw).__name__}")
     try:
-        return Topology.model_validate(raw, context={**DOCUMENT, "widest_site_prefix": widest_site_prefix})
+        return Topology.model_validate(raw, context={**DOCUMENT, "widest_site_prefix": widest_site_prefix,
+                                                     "origin": origin})
     except ValidationError as exc:
         raise ConfigError(one_line(f"{origin}: {format_validation_error(exc)}")) from None
     except RecursionError:

@@ -17,7 +17,9 @@ context=DOCUMENT)` (see `harness_kernel.topology.loader.parse_topology`), which 
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 from types import MappingProxyType
@@ -25,10 +27,13 @@ from typing import Annotated, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, ValidationInfo, field_validator, model_validator
 
+from harness_kernel.text import one_line
 from harness_kernel.topology.credentials import CredentialRef, SecretRef
 
 DOCUMENT: Final = MappingProxyType({"document": True})
 """Validation context for input read from a document (a file): `kind: lab` and `lab:` are refused."""
+ORIGIN: Final = "_origin"
+"""Where a topology keeps the file it was read from (the validation context's `origin`): see `Topology.origin`."""
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
@@ -81,13 +86,33 @@ def _address(value: str) -> str:
     return str(ip)
 
 
+def host_address(value: str) -> str:
+    """`value` checked as an `Address` is (canonical, one host's, loopback kept): for a host read out of a URL, such as
+    a plug-in platform's REST endpoint, that a credential is sent to."""
+    return _address(value)
+
+
 def _reachable_class(value: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
     """An endpoint is one host: not every address, not a link-local (a cloud metadata service lives at
     169.254.169.254), not a group (multicast), not reserved or broadcast. Loopback stays: a tunnel."""
-    for what, yes in (("unspecified", ip.is_unspecified), ("link-local", ip.is_link_local),
-                      ("multicast", ip.is_multicast), ("reserved or broadcast", ip.is_reserved and not ip.is_loopback)):
+    for what, yes, why in (("unspecified", ip.is_unspecified, ""),
+                           ("link-local", ip.is_link_local, " (169.254.0.0/16, fe80::/10: a cloud's metadata service "
+                                                            "answers at 169.254.169.254)"),
+                           ("multicast", ip.is_multicast, ""),
+                           ("reserved or broadcast", ip.is_reserved and not ip.is_loopback, "")):
         if yes:
-            raise ValueError(f"{shown(value)} is a {what} address, not one host's")
+            raise ValueError(f"{shown(value)} is a {what} address, not one host's{why}")
+
+
+def _this_machine(address: str) -> bool:
+    """A loopback address, or a name every resolver gives one (`localhost`, `*.localhost`: RFC 6761)."""
+    name = address.casefold()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
 
 
 def _ipv4(value: str) -> str:
@@ -136,6 +161,41 @@ def _file_path(value: str) -> str:
     return value
 
 
+KERNEL_TREES = ("proc", "sys", "dev")
+"""The kernel's file systems: what reads there never ends (/dev/zero), waits (/dev/stdin) or is a secret
+(/proc/self/environ); no file a topology names for the harness to read lives there."""
+NOT_REGULAR = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISFIFO, "a pipe"), (stat.S_ISSOCK, "a socket"))
+
+
+def _kernel_tree(path: str) -> str | None:
+    parts = PurePosixPath(path).parts
+    return parts[1] if parts[:1] in (("/",), ("//",)) and parts[1:2] and parts[1] in KERNEL_TREES else None
+
+
+def ca_file(value: str) -> str:
+    """A CA bundle is an ordinary file: never under /proc, /sys or /dev (written so, or through a link) and, where
+    it exists, a regular file. One that is not there (yet) is accepted: a plan is made on a laptop, and the
+    transport says at connect time that it cannot load it. Examined with stat, never opened (a pipe would wait)."""
+    one_line(value)
+    for path in (os.path.normpath(value), os.path.realpath(value)):
+        tree = _kernel_tree(path)
+        if tree is not None:
+            through = "" if path == os.path.normpath(value) else " (through a link)"
+            raise ValueError(f"{shown(value)} is under /{tree}{through}: a CA bundle is an ordinary file, never the "
+                             "kernel's (/proc, /sys, /dev)")
+    try:
+        mode = os.stat(value).st_mode
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return value  # not there, or not ours to read: the preflight says so
+    except OSError as exc:
+        raise ValueError(f"{shown(value)} cannot be examined ({exc.strerror or type(exc).__name__})") from None
+    if not stat.S_ISREG(mode):
+        kind = next((what for test, what in NOT_REGULAR if test(mode)), "a special file")
+        raise ValueError(f"{shown(value)} is {kind}, not a regular file: a CA bundle is a PEM file")
+    return value
+
+
 Name = Annotated[str, AfterValidator(_matching(NAME, "a name: 1-63 letters, digits, '.', '_' or '-', "
                                                     "starting with a letter or digit"))]
 Device = Annotated[str, AfterValidator(_matching(DEVICE, "a device name: letters, digits, '.', '_', ':' or '-'"))]
@@ -148,6 +208,7 @@ Address = Annotated[str, AfterValidator(_address)]
 IPv4 = Annotated[str, AfterValidator(_ipv4)]
 Subnet = Annotated[str, AfterValidator(_subnet)]
 FilePath = Annotated[str, AfterValidator(_file_path)]
+CaFile = Annotated[str, AfterValidator(_file_path), AfterValidator(ca_file)]
 Port = Annotated[int, Field(strict=True, ge=1, le=65535)]
 Seconds = Annotated[float, Field(strict=True, gt=0)]
 
@@ -184,6 +245,15 @@ class Witness(_Model):
     address: IPv4
     site: Name | None = Field(default=None, description="the third site the witness lives in (default: its name)")
 
+    @field_validator("address")
+    @classmethod
+    def _another_machine(cls, address: str) -> str:
+        """The router drops the witness's address to isolate it: at loopback that drops the router's own traffic."""
+        if _this_machine(address):
+            raise ValueError(f"{shown(address)} is a loopback address: the witness is a machine of a third site, "
+                             "never this one (isolating it would cut a router off from itself)")
+        return address
+
     @property
     def site_name(self) -> str:
         return self.site or self.name
@@ -205,6 +275,9 @@ class Router(_Model):
     ssh: Name = Field(description="name of an ssh endpoint in management")
     links: list[Link] = []
 
+
+SYSTEM_DATABASES = frozenset({"master", "model", "msdb", "tempdb"})
+"""SQL Server's own databases: a restore named like one would write over it (names compare case-insensitively)."""
 
 SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}(?:\\[A-Za-z0-9_$-]{1,16})?")
 ServerName = Annotated[str, AfterValidator(_matching(SERVER_NAME, "a SQL Server name: HOST or HOST\\INSTANCE"))]
@@ -274,10 +347,25 @@ class Database(_Model):
             raise ValueError(f"{shown(endpoint)}: one host for SQL Server (only postgres lists several)")
         return ",".join(hosts)
 
+    @field_validator("restore_as")
+    @classmethod
+    def _a_scratch_name(cls, restore_as: str | None, info: ValidationInfo) -> str | None:
+        """RESTORE writes the copy under this name: never a system database's, never the database's own."""
+        if restore_as is None:
+            return None
+        if restore_as.casefold() in SYSTEM_DATABASES:
+            raise ValueError(f"{shown(restore_as)} is a SQL Server system database ({', '.join(sorted(SYSTEM_DATABASES))}"
+                             "): a restore would write over it; name a scratch database such as bench_restore_test")
+        own = info.data.get("database")
+        if isinstance(own, str) and restore_as.casefold() == own.casefold():
+            raise ValueError(f"{shown(restore_as)} is this database itself (database: {shown(own)}; case makes no "
+                             "difference to SQL Server): the copy is restored beside it, never over it")
+        return restore_as
+
 
 class TlsPolicy(_Model):
     verify: bool = Field(default=True, strict=True)
-    ca_file: FilePath | None = None
+    ca_file: CaFile | None = None
 
 
 class VCenter(_Model):
@@ -555,7 +643,7 @@ class Topology(_Model):
     def _coherent(self, info: ValidationInfo) -> Topology:
         problems: list[str] = []
         for check in (_names_are_unique, _references_resolve, _networks_spare_management, _secrets_are_plain,
-                      _witness_stands_apart, _one_bmc_per_host):
+                      _witness_stands_apart, _one_bmc_per_host, _hosts_are_other_machines):
             check(self, problems)
         _site_subnets_within(self, _widest_site_prefix(info), problems)
         targets = self.targets()
@@ -569,6 +657,21 @@ class Topology(_Model):
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    @model_validator(mode="after")
+    def _remember_its_file(self, info: ValidationInfo) -> Topology:
+        """Where a document was read from (`loader.parse_topology` says), for the errors found once it is loaded (a
+        plug-in platform's section): kept beside the fields, never one (equality, hashing and dumps ignore it)."""
+        origin = info.context.get("origin") if isinstance(info.context, Mapping) else None
+        if isinstance(origin, str):
+            self.__dict__[ORIGIN] = origin
+        return self
+
+    @property
+    def origin(self) -> str | None:
+        """The file this topology was read from; None when code built it (the embedded lab)."""
+        origin = self.__dict__.get(ORIGIN)
+        return origin if isinstance(origin, str) else None
 
     def hosts(self) -> list[Host]:
         return [h for s in self.sites for h in s.hosts]
@@ -778,6 +881,20 @@ def _witness_stands_apart(topology: Topology, problems: list[str]) -> None:
         for hi, host in enumerate(site.hosts):
             if host.address == str(ip):
                 problems.append(f"witness.address: {ip} is also sites[{si}].hosts[{hi}].address ({host.name})")
+
+
+def _hosts_are_other_machines(topology: Topology, problems: list[str]) -> None:
+    """A site's host is another machine: at loopback, a fault or a partition meant for it would act on this one.
+
+    Only a topology bound to the embedded lab (`lab:`, which `lab up --vsphere` writes) has its simulated hosts
+    here; the lab's own topology is built by code and its hosts have addresses of their own."""
+    if topology.lab is not None:
+        return
+    for si, site in enumerate(topology.sites):
+        for hi, host in enumerate(site.hosts):
+            if _this_machine(host.address):
+                problems.append(f"sites[{si}].hosts[{hi}].address: {shown(host.address)} names this machine "
+                                "(loopback): a site's host is another machine, never this one")
 
 
 def _one_bmc_per_host(topology: Topology, problems: list[str]) -> None:

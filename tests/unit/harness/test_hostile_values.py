@@ -18,11 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from faults import registry
 from faults.backends.sqlserver_backup import remove_script
 from faults.backends.wsfc.faults import move_script
 from faults.base import FaultPlan, FaultSpec
+from harness.run_options import RunOptions, read_options
+from harness.topology_source import load_source
 from harness_kernel.errors import ConfigError, TargetNotAllowedError
 from harness_kernel.topology.loader import parse_topology
 from tests.unit.harness_kernel.topology.topology_docs import example, set_at
@@ -470,3 +473,188 @@ def test_a_rejected_credential_exits_4_bad_input(tmp_path: Path) -> None:
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 4, done.stdout + done.stderr
     assert re.search(r"1 error", done.stdout)
+
+
+# -- X-7. Hostile values on the newest surfaces: refused at load, naming the file and the field ------------
+
+METRO, NUTANIX = "examples/stretched-metro-vplex.yaml", "examples/nutanix-ahv-esrp.yaml"
+PLATFORM_EXAMPLES = {"vplex": METRO, "nutanix": NUTANIX}
+
+
+def platform_file(tmp_path: Path, platform: str, field: str, value: Any) -> Path:
+    """The platform's shipped example with one field of its section changed, written where `load_source` reads it."""
+    doc = yaml.safe_load((ROOT / PLATFORM_EXAMPLES[platform]).read_text())
+    doc["management"]["platforms"][platform][field] = value
+    path = tmp_path / "hostile.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def load_refusal(path: Path) -> str:
+    with pytest.raises(ConfigError) as caught:
+        load_source(path)
+    message = str(caught.value)
+    assert len(message.splitlines()) == 1, message
+    return message
+
+
+@pytest.mark.reproducer("X-7")
+@pytest.mark.parametrize("platform", ["vplex", "nutanix"])
+@pytest.mark.parametrize(("field", "where"), [("endpoint", "endpoint"), ("fallback_endpoints", "fallback_endpoints[0]")])
+@pytest.mark.parametrize("url", ["https://169.254.169.254", "https://169.254.0.1:9440", "https://[fe80::1]",
+                                 "https://[fe80::a:b]:9440", "https://[::ffff:169.254.169.254]", "https://0xa9fea9fe"])
+def test_x7_a_rest_endpoint_at_a_link_local_address_is_refused_at_load_naming_the_file_and_the_field(
+        tmp_path: Path, platform: str, field: str, where: str, url: str) -> None:
+    """Basic credentials go to every call: the cloud's metadata service (169.254.169.254) must never be one."""
+    path = platform_file(tmp_path, platform, field, [url] if field == "fallback_endpoints" else url)
+    message = load_refusal(path)
+    assert message.startswith(f"{path}: management.platforms.{platform}.{where}: "), message
+
+
+@pytest.mark.parametrize("platform", ["vplex", "nutanix"])
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8443", "https://127.0.0.1", "http://[::1]:9440", "http://localhost:9"])
+def test_x7_a_rest_endpoint_on_this_machine_stays_allowed_for_the_contract_stand_ins(
+        tmp_path: Path, platform: str, url: str) -> None:
+    load_source(platform_file(tmp_path, platform, "endpoint", url))
+
+
+@pytest.mark.reproducer("X-7")
+@pytest.mark.parametrize("platform", ["vplex", "nutanix"])
+def test_x7_every_refusal_of_a_platform_section_names_the_topology_file(tmp_path: Path, platform: str) -> None:
+    """As the core sections' do: the reader goes to the file, not to a topology's name."""
+    path = platform_file(tmp_path, platform, "endpoint", "ftp://192.0.2.150")
+    assert load_refusal(path).startswith(f"{path}: management.platforms.{platform}.endpoint: ")
+
+
+@pytest.mark.reproducer("X-7")
+@pytest.mark.parametrize("name", ["master", "model", "msdb", "tempdb", "MASTER", "TempDB", "MsDb", "bench", "BENCH"])
+def test_x7_restore_as_names_a_scratch_database_never_a_system_one_or_the_database_itself(name: str) -> None:
+    doc = example()
+    assert doc["databases"][0]["database"] == "bench"
+    doc["databases"][0]["restore_as"] = name
+    message = refusal(doc)
+    assert message.startswith("t.yaml: databases[0].restore_as: "), message
+
+
+def test_x7_restore_as_may_be_any_other_name() -> None:
+    doc = example()
+    doc["databases"][0]["restore_as"] = "bench_restore_test"
+    assert parse_topology(doc, "t.yaml").databases[0].restore_as == "bench_restore_test"
+
+
+def read_restore_destination(pytestconfig: pytest.Config, value: str) -> RunOptions:
+    return read_options(lambda name: value if name == "--restore-destination" else pytestconfig.getoption(name))
+
+
+@pytest.mark.reproducer("X-7")
+@pytest.mark.parametrize("destination", [
+    "/", "//", "/etc", "/etc/", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/dev", "/proc", "/sys", "/var",
+    "/root", "/run", "/proc/self", "/dev/shm/copy", "/sys/fs", "/srv/../etc", "/./etc",
+    "restore", "./restore", "srv/restore", "C:", "C:restore", "\\Restore",
+    "C:\\", "c:\\", "D:/", "C:\\Windows", "C:\\WINDOWS\\Temp", "c:/windows/system32", "\\\\.\\PhysicalDrive0",
+    "\\\\?\\C:\\Restore", "R:\\Restore\\..\\..\\Windows",
+])
+def test_x7_a_restore_destination_wrong_for_every_engine_is_refused_when_the_options_are_read(
+        pytestconfig: pytest.Config, destination: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        read_restore_destination(pytestconfig, destination)
+    assert str(caught.value).startswith("--restore-destination: "), caught.value
+
+
+@pytest.mark.parametrize("destination", ["/srv/restore", "/var/lib/postgresql/restore", "/usr/local/pgsql/copy",
+                                         "D:\\Restore", "R:\\SQL\\Restore", "\\\\fileserver\\restore\\sql"])
+def test_x7_a_restore_destination_right_for_some_engine_is_left_to_where_the_engine_is_known(
+        pytestconfig: pytest.Config, destination: str) -> None:
+    assert read_restore_destination(pytestconfig, destination).restore_destination == destination
+
+
+@pytest.mark.reproducer("X-7")
+@pytest.mark.parametrize(("topology", "destination", "said"), [
+    (FCI, "/srv/restore", "SQL Server"),  # a POSIX path on the Windows server
+    ("examples/stretched-2plus2.yaml", "/", "--restore-destination: '/'"),
+    ("lab", "D:\\Restore", "PostgreSQL"),  # a Windows path on this (Linux) machine
+])
+def test_x7_a_restore_destination_wrong_for_the_topologys_engine_stops_the_dry_run(
+        topology: str, destination: str, said: str) -> None:
+    result = dry_run("--topology", topology, "--restore-destination", destination,
+                     suite="harness_suites/test_s7_backup_under_load.py")
+    assert result.returncode == 4, result.stdout + result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("ERROR: --restore-destination: ") and said in last, result.stderr
+
+
+SPECIAL_FILES = ["/proc/self/environ", "/proc/1/stat", "/dev/zero", "/dev/stdin", "/sys/kernel/uevent_seqnum",
+                 "/proc/nonexistent-but-still-proc"]
+
+
+def special_files(tmp_path: Path) -> list[str]:
+    """Paths of the kernel's, and things on disk that exist but are no regular file (read, they never end or say
+    nothing a CA would)."""
+    (tmp_path / "to-environ").symlink_to("/proc/self/environ")
+    (tmp_path / "to-zero").symlink_to("/dev/zero")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "dir").mkdir()
+    return [*SPECIAL_FILES, *(str(tmp_path / n) for n in ("to-environ", "to-zero", "fifo", "dir"))]
+
+
+@pytest.mark.reproducer("X-7")
+def test_x7_a_vcenter_ca_file_is_an_ordinary_file(tmp_path: Path) -> None:
+    for path in special_files(tmp_path):
+        doc = example()
+        doc["management"]["vcenter"]["tls"] = {"ca_file": path}
+        message = refusal(doc)
+        assert message.startswith("t.yaml: management.vcenter.tls.ca_file: "), (path, message)
+
+
+def test_x7_a_vcenter_ca_file_not_there_yet_is_still_accepted_at_load() -> None:
+    """As before: a plan is made on a laptop; the transport says at connect time that the file cannot be loaded."""
+    doc = example()
+    doc["management"]["vcenter"]["tls"] = {"ca_file": "/nonexistent/ca.pem"}
+    vcenter = parse_topology(doc, "t.yaml").management.vcenter
+    assert vcenter is not None and vcenter.tls.ca_file == "/nonexistent/ca.pem"
+
+
+@pytest.mark.reproducer("X-7")
+@pytest.mark.parametrize("platform", ["vplex", "nutanix"])
+def test_x7_a_platforms_ca_file_is_an_ordinary_file(tmp_path: Path, platform: str) -> None:
+    (tmp_path / "made").mkdir()
+    for special in special_files(tmp_path / "made"):
+        message = load_refusal(platform_file(tmp_path, platform, "ca_file", special))
+        assert message.startswith(f"{tmp_path / 'hostile.yaml'}: management.platforms.{platform}.ca_file: "), message
+
+
+@pytest.mark.parametrize("platform", ["vplex", "nutanix"])
+def test_x7_a_platforms_ca_file_not_there_is_left_to_the_preflight(tmp_path: Path, platform: str) -> None:
+    """A plan must still be made on a laptop that has none of the cluster's files."""
+    load_source(platform_file(tmp_path, platform, "ca_file", "/etc/harness/not-here-ca.pem"))
+    (tmp_path / "ca.pem").write_text("-----BEGIN CERTIFICATE-----\n")
+    load_source(platform_file(tmp_path, platform, "ca_file", str(tmp_path / "ca.pem")))
+
+
+@pytest.mark.reproducer("X-7")
+@pytest.mark.parametrize("address", ["127.0.0.1", "127.0.0.53", "127.255.255.254"])
+def test_x7_the_witness_is_never_this_machine(address: str) -> None:
+    """The router drops the witness's address to isolate it: at loopback that would cut the router off itself."""
+    doc = example()
+    doc["witness"]["address"] = address
+    message = refusal(doc)
+    assert message.startswith("t.yaml: witness.address: ") and "loopback" in message, message
+
+
+@pytest.mark.reproducer("X-7")
+@pytest.mark.parametrize("address", ["127.0.0.1", "127.1.2.3", "::1", "localhost", "db.localhost"])
+def test_x7_a_site_host_is_never_this_machine(address: str) -> None:
+    doc = example()
+    doc["sites"][1]["hosts"][0]["address"] = address
+    message = refusal(doc)
+    assert message.startswith("t.yaml: sites[1].hosts[0].address: ") and "loopback" in message, message
+
+
+def test_x7_a_topology_bound_to_the_embedded_lab_keeps_its_simulated_hosts_on_this_machine() -> None:
+    """`lab up --vsphere` writes one: its simulated ESXi hosts listen here (a file may name the lab's prefix only)."""
+    doc = example()
+    doc["lab"] = {"prefix": "hlab"}
+    for site in doc["sites"]:
+        for host in site["hosts"]:
+            host["address"] = "127.0.0.1"
+    assert {h.address for h in parse_topology(doc, "t.yaml").hosts()} == {"127.0.0.1"}

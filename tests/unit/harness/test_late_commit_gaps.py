@@ -128,5 +128,6 @@ def test_every_trial_measures_its_first_commit_from_gaps_a_workload_hands_over_l
         phases = trial.phases
         assert phases.last_commit is not None and phases.first_commit is not None, phases
         assert phases.total_s is not None and 1.3 < phases.total_s < 1.5 + 1.0, phases
-        assert phases.client_rto_s is not None and phases.client_rto_s >= phases.total_s, phases
+        # the last commit lands within a few ms of the freeze taking effect, on either side of it
+        assert phases.client_rto_s is not None and abs(phases.client_rto_s - phases.total_s) < 0.3, phases
         assert experiment.timeline.first(EventKind.FIRST_COMMIT, after=trial.in_effect_t) is not None

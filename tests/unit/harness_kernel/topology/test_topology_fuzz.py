@@ -33,6 +33,8 @@ SPECIAL = [ipaddress.ip_network(n) for n in ("0.0.0.0/8", "127.0.0.0/8", "169.25
 _STEP = r"(?:\.[A-Za-z_]\w*|\[\d+\]|\['(?:[^'\\]|\\.)*'\]|\[\"(?:[^\"\\]|\\.)*\"\])"
 FIELD_PATH = re.compile(rf"top level|(?:[A-Za-z_]\w*|\[\d+\]|\['(?:[^'\\]|\\.)*'\]|\[\"(?:[^\"\\]|\\.)*\"\]){_STEP}*")
 YAML_PLACE = re.compile(r":\d+:\d+")
+SYSTEM_DATABASES = {"master", "model", "msdb", "tempdb"}
+KERNEL_TREES = ("proc", "sys", "dev")
 
 
 def refusal_path(message: str, origin: str) -> str:
@@ -70,6 +72,14 @@ def is_address(value: str) -> bool:
             and not (ip.is_reserved and not ip.is_loopback))
 
 
+def is_this_machine(address: str) -> bool:
+    name = address.casefold()
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return name == "localhost" or name.endswith(".localhost")
+
+
 def assert_safe(topology: Topology) -> None:
     """What an accepted topology promises the backends."""
     for value in strings(topology.model_dump()):
@@ -85,6 +95,7 @@ def assert_safe(topology: Topology) -> None:
         assert NAME.fullmatch(name), f"unsafe name accepted: {name!r}"
     for host in topology.hosts():
         assert is_address(host.address), host.address
+        assert topology.lab is not None or not is_this_machine(host.address), f"a host at loopback: {host.address}"
         for group in host.disk_groups:
             assert all(DEVICE.fullmatch(d) for d in [*group.capacity, *([group.cache] if group.cache else [])])
     for site in topology.sites:
@@ -98,6 +109,7 @@ def assert_safe(topology: Topology) -> None:
         witness_ip = ipaddress.IPv4Address(topology.witness.address)
         assert all(witness_ip not in ipaddress.IPv4Network(n) for s in topology.sites for n in s.subnets)
         assert all(h.address != topology.witness.address for h in topology.hosts())
+        assert not witness_ip.is_loopback, topology.witness.address
     for process in topology.processes:
         assert process.pidfile.split("/")[1] not in ("proc", "sys", "dev"), process.pidfile
     for line in topology.management.vsan.disk_faults.model_dump().values():
@@ -113,6 +125,11 @@ def assert_safe(topology: Topology) -> None:
         assert is_address(endpoint.address) and 0 < endpoint.port < 65536, endpoint
     for db in topology.databases:
         assert all(is_address(h) for h in db.endpoint.split(",")), db.endpoint
+        if db.restore_as is not None:
+            assert db.restore_as.casefold() not in SYSTEM_DATABASES | {db.database.casefold()}, db.restore_as
+    for endpoint in (*mgmt.redfish, *mgmt.winrm, *([mgmt.vcenter] if mgmt.vcenter else [])):
+        if endpoint.tls.ca_file is not None:
+            assert Path(endpoint.tls.ca_file).parts[1] not in KERNEL_TREES, endpoint.tls.ca_file
 
 
 def check(case: Case, tally: Tally) -> None:

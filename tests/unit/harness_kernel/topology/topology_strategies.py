@@ -47,6 +47,9 @@ HOSTILE_STRINGS = [
     "env LD_PRELOAD=/x.so python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -p -d @DEVICE@",
     # sizes
     "x" * 4000, "a" * 10_000,
+    # this machine, SQL Server's own databases, the kernel's files, link-local REST endpoints, restore places
+    "127.0.0.1", "127.1.2.3", "::1", "localhost", "db.localhost", "master", "TempDB", "MSDB", "bench", "/dev/stdin",
+    "/proc/self/fd/0", "https://169.254.169.254", "https://[fe80::1]:9440", "C:\\", "C:\\Windows\\Temp",
 ]
 WRONG_TYPES = st.one_of(
     st.none(), st.booleans(), st.builds(list), st.builds(dict), st.builds(lambda: ["a"]), st.builds(lambda: {"a": 1}),
@@ -112,6 +115,8 @@ def documents(draw: st.DrawFn) -> dict[str, Any]:
         management["vcenter"] = {"address": draw(st.sampled_from(["vcsa01.example.net", "192.168.103.1"])),
                                  "cluster": draw(st.sampled_from(["stretched-01", "Cluster 1"])),
                                  "credential": _credential(draw)}
+        if draw(st.booleans()):  # not there on this machine: a plan is made on a laptop
+            management["vcenter"]["tls"] = {"verify": True, "ca_file": "/etc/harness/not-here/vcenter-ca.pem"}
     sites, targets = [], [f"site:{n}" for n in site_names]
     free_bmcs = [r["name"] for r in redfish]  # one BMC per host
     for si, site in enumerate(site_names):
@@ -154,6 +159,8 @@ def documents(draw: st.DrawFn) -> dict[str, Any]:
                  "port": draw(st.sampled_from([1433, 5432])), "credential": _credential(draw)}
         if winrm and kind != "postgres":
             entry["winrm"] = winrm[0]["name"]
+        if kind != "postgres" and draw(st.booleans()):
+            entry["restore_as"] = draw(st.sampled_from(["bench_restore_test", "bench_copy", "Bench2"]))
         databases.append(entry)
         targets += [f"database:{name}", *(f"node:{name}/{n['name']}" for n in nodes)]
     doc["databases"] = databases
