@@ -130,6 +130,12 @@ FACTS = Facts("prism", [
     Fact("v2.tolerable", "number_of_failures_tolerable", "captured", CAPTURE, '"number_of_failures_tolerable": 1,'),
     Fact("v2.under_replicated", "cluster_under_replicated_data_bytes", "captured", CAPTURE,
          '"cluster_under_replicated_data_bytes": 0,'),
+    Fact("v2.details.when_tolerable", 0, "captured",
+         f"{CAPTURE}: both components tolerating 0 failures carry details {{message, attributes}}; the healthy ones "
+         "carry null ('# Healthy components report details as null.' in the capture's file)",
+         '"number_of_failures_tolerable": 0,'),
+    Fact("v2.details.static_configuration", "Not enough nodes (hosts) in the cluster", "captured", CAPTURE,
+         '"message": "Not enough nodes (hosts) in the cluster"'),
     Fact("v4.ft_current", "currentMaxFaultTolerance", "documented",
          f"{SDK}clustermgmt-go-client/models/clustermgmt/v4/config/config_model.go (FaultToleranceState)",
          'CurrentMaxFaultTolerance *int `json:"currentMaxFaultTolerance,omitempty"`'),
@@ -228,8 +234,16 @@ class PrismModel:
     def fault_tolerance(self) -> list[dict[str, Any]]:
         self._drain()
 
+        def details(name: str, tolerable: int) -> dict[str, Any] | None:
+            """Prism's reason for a component that tolerates no failure, as captured; null for a healthy one. Only
+            STATIC_CONFIGURATION's words at 0 were captured: another component's are the stand-in's (shape only)."""
+            if tolerable != _v("v2.details.when_tolerable"):
+                return None
+            said = _v("v2.details.static_configuration") if name == _v("v2.static") else f"(stand-in) {name} at 0"
+            return {"message": said, "attributes": {}}
+
         def component(name: str, tolerable: int) -> dict[str, Any]:
-            return {"component_type": name, _v("v2.tolerable"): tolerable, "details": None,
+            return {"component_type": name, _v("v2.tolerable"): tolerable, "details": details(name, tolerable),
                     "under_computation": False, "last_updated_time_in_usecs": 1786890305000000}
 
         return [{"domain_type": _v(domain), "component_fault_tolerance_status": {

@@ -90,6 +90,15 @@ FACTS = Facts("vplex", [
          "cluster-departure - Not all the visible clusters are in communication."),
     Fact("cg.detail.resume_at_loser", "requires-resume-at-loser", "documented", MC,
          "requires-resume-at-loser - Displayed on the losing side when the inter-cluster link heals after an outage."),
+    Fact("cg.resume_at_loser.shown", "when the inter-cluster link heals", "documented", MC,
+         "requires-resume-at-loser - Displayed on the losing side when the inter-cluster link heals after an outage."),
+    Fact("cg.outage.loser_detail", "cluster-departure", "documented",
+         f"{MA}: page-74, the loser during the inter-cluster link outage",
+         "(cluster-2,{ summary:: suspended, details:: [cluster-departure]"),
+    Fact("cg.healed.winner", "ok", "documented",
+         f"{MA}: page-74, after the link is back, before resume-at-loser (the loser then says "
+         "[requires-resume-at-loser], as `cluster.2` quotes)",
+         "operational-status [(cluster-1,{ summary:: ok, details:: [] }),"),
     Fact("cg.detach.type", "winner", "documented", f"{AV}modules/dellemc_vplex_distributed_consistency_group.py L656",
          "detach['type'] = 'winner'"),
     Fact("cg.detach.cluster", "/vplex/v2/clusters/", "documented",
@@ -97,8 +106,14 @@ FACTS = Facts("vplex", [
          "detach['cluster'] = '/vplex/v2/clusters/' + detach_rule"),
     Fact("cg.detach.delay", 5, "documented", f"{AV}modules/dellemc_vplex_distributed_consistency_group.py L658",
          "detach['delay'] = 5"),
+    Fact("cg.detach.key", "type", "documented",
+         f"{AV}modules/dellemc_vplex_distributed_consistency_group.py L633 (the served rule is an object: the module "
+         "reads its type)", "if detach_rule == d_cg_details['detach_rule']['type']:"),
     Fact("cg.detach.none", "no_automatic_winner", "documented",
-         f"{AV}modules/dellemc_vplex_distributed_consistency_group.py L625", "detach = ['no_automatic_winner']"),
+         f"{AV}modules/dellemc_vplex_distributed_consistency_group.py L639-640 (the rule it PATCHes for it is "
+         "{'type': 'no_automatic_winner'}; L625 lists the valid choices, not the wire shape; the SDK's PATCH doc "
+         f"string agrees: {PV}api/consistency_group_api.py L461)",
+         "if detach_rule == 'no_automatic_winner':\n                    detach['type'] = detach_rule"),
     Fact("cg.status.cluster_is_name", True, "assumed",
          "A-vplex-references: a group's operational_status names its cluster by name (the SDK says 'str'); flipped, "
          "it names it by URI, which the observer reads alike: no test may depend on it"),
@@ -131,7 +146,7 @@ class VplexModel:
     wan_details: list[str] = field(default_factory=list)
     connected: dict[str, bool] = field(default_factory=dict)
     summaries: dict[str, dict[str, tuple[str, list[str]]]] = field(default_factory=dict)  # group -> cluster -> state
-    detach: dict[str, Any] | list[str] = field(default_factory=dict)
+    detach: dict[str, Any] = field(default_factory=dict)
     auto_resume_at_loser: bool = False
     witness_admin: str = ""
     witness_states: dict[str, str] = field(default_factory=dict)
@@ -154,25 +169,45 @@ class VplexModel:
         self.connected = {one: True, two: True}
         ok = (str(_value("cg.ok")), [])
         self.summaries = {g: {one: ok, two: ok} for g in self.groups}
-        self.detach = {"type": _value("cg.detach.type"), "cluster": f"{_value('cg.detach.cluster')}{winner or one}",
-                       "delay": _value("cg.detach.delay")}
+        self.detach = {str(_value("cg.detach.key")): _value("cg.detach.type"),
+                       "cluster": f"{_value('cg.detach.cluster')}{winner or one}", "delay": _value("cg.detach.delay")}
         self.witness_admin = str(_value("witness.enabled"))
         self.witness_states = {one: str(_value("witness.in_contact")), two: str(_value("witness.in_contact"))}
         self.rebuilding = {}
 
     def partition(self, loser: str) -> None:
-        """WAN-COM down; the loser suspends its I/O as the detach rule says (and waits to be resumed), the winner
-        goes on; both say a cluster departed. Management stays connected (its path is not the WAN-COM one)."""
+        """WAN-COM down; the loser suspends its I/O as the detach rule says, the winner goes on; both say a cluster
+        departed (the loser nothing more: requires-resume-at-loser is shown only once the link heals, `heal`).
+        Management stays connected (its path is not the WAN-COM one)."""
         self.wan = str(_value("wan.none"))
-        departed = str(_value("cg.detail.departure"))
+        loser_details = [str(_value("cg.outage.loser_detail"))]
+        if not FACTS.as_documented("cg.resume_at_loser.shown"):
+            loser_details.append(str(_value("cg.detail.resume_at_loser")))
         for group in self.groups:
             for cluster in self.clusters:
                 self.summaries[group][cluster] = (
-                    (str(_value("cg.suspended")), [departed, str(_value("cg.detail.resume_at_loser"))])
-                    if cluster == loser else (str(_value("cg.ok")), [departed]))
+                    (str(_value("cg.suspended")), loser_details) if cluster == loser
+                    else (str(_value("cg.ok")), [str(_value("cg.detail.departure"))]))
+
+    def heal(self, loser: str) -> None:
+        """WAN-COM back after a partition: the winner says ok with no details, the loser stays suspended and says
+        requires-resume-at-loser until it is resumed (`resume_at_loser`), with auto_resume_at_loser false (the
+        model's default: it does not model the automatic resume)."""
+        self.wan = str(_value("wan.full"))
+        for group in self.groups:
+            for cluster in self.clusters:
+                self.summaries[group][cluster] = (
+                    (str(_value("cg.suspended")), [str(_value("cg.detail.resume_at_loser"))]) if cluster == loser
+                    else (str(_value("cg.healed.winner")), []))
+
+    def resume_at_loser(self) -> None:
+        """`consistency-group resume-at-loser`: every cluster ok, no details (Admin Guide page-74)."""
+        for group in self.groups:
+            self.summaries[group] = {c: (str(_value("cg.ok")), []) for c in self.clusters}
 
     def no_winner(self) -> None:
-        self.detach = [str(_value("cg.detach.none"))]
+        """The rule as Dell's Ansible reads and PATCHes it: an object whose type is no_automatic_winner."""
+        self.detach = {str(_value("cg.detach.key")): str(_value("cg.detach.none"))}
 
     def witness_lost(self) -> None:
         self.witness_states = {c: str(_value("witness.lost")) for c in self.clusters}

@@ -26,13 +26,17 @@ Objects carry the properties Microsoft documents, enums as their names:
 - the AG resource's LeaseTimeout 20000, HealthCheckTimeout 30000, FailureConditionLevel 3
   (Get-ClusterParameter): "Lease, cluster, and health check timeouts for Always On availability
   groups", https://learn.microsoft.com/en-us/sql/database-engine/availability-groups/windows/availability-group-lease-healthcheck-timeout
-- FailoverClustering events 1135, 1177, 1069 and 1205 and their insertion strings are "from the
-  Windows Server System log ... event source FailoverClustering" (MicrosoftDocs/SupportArticles-docs,
+- FailoverClustering events 1135, 1177, 1069 and 1205 and their insertion strings: "Failover Clustering
+  events from the Windows Server System log (viewable in Event Viewer). These events all share the
+  event source of **FailoverClustering**" (MicrosoftDocs/SupportArticles-docs,
   support/windows-server/high-availability/failover-clustering-system-log-events.md): served from
-  `System` (provider Microsoft-Windows-FailoverClustering). 1641 (role moving) and 1201 (role
-  online) are informational: "Any informational cluster events are registered in this log, such as
-  groups moving, going online, or going offline" (the Microsoft-Windows-FailoverClustering/Operational
-  channel). Their insertion-string layout has no Microsoft document (an assumption of the backend's).
+  `System`, by the provider Microsoft-Windows-FailoverClustering (the name its message table is
+  listed under). 1641 (role moving) and 1201 (role online) are informational: "Any informational
+  cluster events are registered in this log, such as groups moving, going online, or going offline"
+  (the Microsoft-Windows-FailoverClustering/Operational channel). Their message templates come from
+  a dump of the provider's message table: 1201 "... brought the clustered role '%1' online.", and
+  1641 in two forms, "... is moving to cluster node '%2'." and "... is moving from cluster node '%2'
+  to cluster node '%3'." (`role_moving_template` picks which the model writes).
 """
 
 from __future__ import annotations
@@ -50,6 +54,9 @@ from tests.support.wsman import clixml_error
 
 _PROPS = re.compile(r'(\w+)=(?:\$_\.(\w+)|"\$\(\$_\.(\w+)\)")')
 _PARAM = re.compile(r"(?<!\S)-(\w+)\s+('(?:[^']|'')*'|[^\s|]+)")
+_PLACEHOLDER = re.compile(r"%(\d+)")
+_MEANING = (("clustered role '", "role"), ("from cluster node '", "from"), ("to cluster node '", "to"))
+"""What a template's insertion string stands for, read from the words just before its %N."""
 
 
 def _unquote(value: str) -> str:
@@ -60,15 +67,32 @@ def params_of(command: str) -> dict[str, str]:
     return {name: _unquote(value) for name, value in _PARAM.findall(command)}
 
 
+def template_strings(template: str) -> tuple[str, ...]:
+    """What each insertion string of a message template stands for (role, from, to), in %N order."""
+    found = {int(m.group(1)): next(name for tail, name in _MEANING if template[:m.start()].casefold().endswith(tail))
+             for m in _PLACEHOLDER.finditer(template)}
+    return tuple(found[n] for n in sorted(found))
+
+
+def rendered(template: str, values: dict[str, str]) -> tuple[str, list[str]]:
+    """The event's message and its insertion strings, as Windows fills the template's %N with the Nth string."""
+    strings = [values[name] for name in template_strings(template)]
+    return _PLACEHOLDER.sub(lambda m: strings[int(m.group(1)) - 1], template), strings
+
+
 SYSTEM_LOG_ARTICLE = ("MicrosoftDocs/SupportArticles-docs support/windows-server/high-availability/"
                       "failover-clustering-system-log-events.md")
+SYSTEM_LOG_QUOTE = ("Failover Clustering events from the Windows Server System log (viewable in Event Viewer). These "
+                    "events all share the event source of **FailoverClustering**")
 QUORUM_TYPES = ("PowerShell/xFailOverCluster (Microsoft's DSC resource) DSCResources/MSFT_xClusterQuorum/"
                 "MSFT_xClusterQuorum.schema.mof")
 QUORUM_TYPES_QUOTE = ('Quorum type to use. Can be set to either NodeMajority, NodeAndDiskMajority, '
                       'NodeAndFileShareMajority or DiskOnly.')
+PROVIDER_DUMP = "scheatkode/brain@30e36577 knowledgebase/systems/windows/event-logs/Microsoft-Windows-FailoverClustering.md"
+MESSAGE_TABLE = (f"{PROVIDER_DUMP} (a dump of the provider's message table; its HTML writes ' as &#39;): a template's "
+                 "%N is the event's Nth insertion string")
 FACTS = Facts("wsfc_model", [
-    *(Fact(f"event.{event}.log", "System", "documented", SYSTEM_LOG_ARTICLE,
-           "events from the Windows Server System log ... event source FailoverClustering")
+    *(Fact(f"event.{event}.log", "System", "documented", SYSTEM_LOG_ARTICLE, SYSTEM_LOG_QUOTE)
       for event in (1135, 1177, 1069, 1205)),
     Fact("event.1641.log", "Operational", "documented", "https://sqldba.blog/?p=803",
          "Cluster role movements are recorded in the FailoverClustering Operational log. Event ID 1641 indicates a "
@@ -83,13 +107,20 @@ FACTS = Facts("wsfc_model", [
          "operable program."),
     *(Fact(f"quorum.type.{name}", name, "documented", QUORUM_TYPES, QUORUM_TYPES_QUOTE)
       for name in ("NodeMajority", "NodeAndFileShareMajority")),
-    Fact("event.1201.strings", "role", "assumed", "A-wsfc-role-event-strings (no Microsoft document gives the layout)"),
-    Fact("event.1641.strings", "role,from,to", "assumed",
-         "A-wsfc-role-event-strings (no Microsoft document gives the layout)"),
+    Fact("event.1201.message", "The Cluster service successfully brought the clustered role '%1' online.",
+         "documented", MESSAGE_TABLE, "The Cluster service successfully brought the clustered role '%1' online."),
+    Fact("event.1641.message.to", "Clustered role '%1' is moving to cluster node '%2'.", "documented", MESSAGE_TABLE,
+         "Clustered role '%1' is moving to cluster node '%2'."),
+    Fact("event.1641.message.from_to", "Clustered role '%1' is moving from cluster node '%2' to cluster node '%3'.",
+         "documented", MESSAGE_TABLE, "Clustered role '%1' is moving from cluster node '%2' to cluster node '%3'."),
     Fact("channel.Operational", "Microsoft-Windows-FailoverClustering/Operational", "documented",
          "Microsoft Clustering blog, List of Failover Cluster Events in Windows 2016/2019",
          "Between the System Event and the Microsoft-Windows-FailoverClustering/Operational channel"),
-    Fact("event.provider", "FailoverClustering", "documented", SYSTEM_LOG_ARTICLE, "event source FailoverClustering"),
+    Fact("event.provider", "FailoverClustering", "documented", SYSTEM_LOG_ARTICLE, SYSTEM_LOG_QUOTE),
+    Fact("event.provider.prefix", "Microsoft-Windows-", "documented",
+         f"{PROVIDER_DUMP} (the provider's name, in each row of its message table; the article above "
+         "names the event source as Event Viewer shows it)",
+         "<tr><td>Microsoft-Windows-FailoverClustering</td><td>1641</td>"),
     Fact("move.without_wait", "waits for completion", "documented",
          "MicrosoftDocs/windows-powershell-docs failoverclusters/Move-ClusterGroup.md",
          "If the Wait parameter is not specified, then the cmdlet waits for completion."),
@@ -106,7 +137,7 @@ OPERATIONAL = str(FACTS.value("channel.Operational"))
 EVENT_LOG_OF = {event: SYSTEM if FACTS.value(f"event.{event}.log") == "System" else OPERATIONAL
                 for event in (1135, 1177, 1069, 1205, 1641, 1201)}
 """Which log each event is written to, from the facts above."""
-PROVIDER = "Microsoft-Windows-" + str(FACTS.value("event.provider"))
+PROVIDER = str(FACTS.value("event.provider.prefix")) + str(FACTS.value("event.provider"))
 
 
 @dataclass
@@ -145,12 +176,13 @@ class WsfcModel:
                                                                 "FailureConditionLevel": 3})
     moves: list[dict[str, str]] = field(default_factory=list)
     role_online_layout: tuple[str, ...] = field(  # event 1201's insertion strings: role, node, role-upper
-        default_factory=lambda: tuple(str(FACTS.value("event.1201.strings")).split(",")))
+        default_factory=lambda: template_strings(str(FACTS.value("event.1201.message"))))
+    role_moving_template: str = "from_to"  # which of event 1641's two templates the cluster writes: to, from_to
 
     def role_online(self, wall: float, node: str, role: str) -> ModelEvent:
         values = {"role": role, "node": node, "role-upper": role.upper()}
-        return ModelEvent(wall, 1201, node, f"The Cluster service successfully brought the clustered role '{role}' "
-                                            "online.", [values[name] for name in self.role_online_layout])
+        message, _ = rendered(str(FACTS.value("event.1201.message")), values)
+        return ModelEvent(wall, 1201, node, message, [values[name] for name in self.role_online_layout])
 
     # -- objects ------------------------------------------------------------------------
     def groups(self) -> list[dict[str, Any]]:
@@ -249,10 +281,9 @@ class WsfcModel:
             else not waits
         self.state = "Pending" if returns_at_once else self.settle_state
         wall = self.now()
-        strings = {"role": name, "from": before, "to": node}
-        self.events.append(ModelEvent(wall, 1641, before, f"Clustered role '{name}' is moving from cluster node "
-                                                          f"'{before}' to cluster node '{node}'.",
-                                      [strings[k] for k in str(FACTS.value("event.1641.strings")).split(",")]))
+        message, strings = rendered(str(FACTS.value(f"event.1641.message.{self.role_moving_template}")),
+                                    {"role": name, "from": before, "to": node})
+        self.events.append(ModelEvent(wall, 1641, before, message, strings))
         if self.state == "Online":
             self.events.append(self.role_online(wall + 0.5, node, name))
         props = re.search(r"@\{(.*)\} \} \| ConvertTo-Json", body)

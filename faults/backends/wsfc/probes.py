@@ -34,6 +34,8 @@ EVENT_PROVIDER = "Microsoft-Windows-FailoverClustering"
 EVENT_IDS = (1135, 1069, 1177, 1641, 1201, 1205)
 PROBE_WINDOW_S = 30 * 86400.0  # how far back a probe looks for events it can judge
 ROLE_BY_POSITION = (1069, 1205)  # documented templates: "Cluster resource '%1' ... in clustered role '%2'", role '%1'
+# 1641's two templates in the provider's message table: "Clustered role '%1' is moving to cluster node '%2'." and
+# "Clustered role '%1' is moving from cluster node '%2' to cluster node '%3'.": the target is the last string.
 JSON = "ConvertTo-Json -Compress -Depth 4"
 
 
@@ -100,7 +102,8 @@ class ClusterEvent:
 
     def about_role(self, role: str) -> bool:
         """Whether the event names `role`: by its position where Microsoft documents the template (1069, 1205),
-        else among any of its insertion strings (1641, 1201: assumption A-wsfc-role-event-strings)."""
+        else among any of its insertion strings (1641, 1201: the message table puts it in '%1', read anywhere
+        all the same: assumption A-wsfc-role-event-strings)."""
         if self.event_id in ROLE_BY_POSITION:
             return self.role is not None and self.role.casefold() == role.casefold()
         return any(value.casefold() == role.casefold() for value in self.strings)
@@ -173,7 +176,7 @@ def _event(row: dict[str, Any]) -> ClusterEvent:
     machine = str(row.get("Machine") or "").split(".")[0] or None
     first = props[0] if props else None
     role = {1069: props[1] if len(props) > 1 else None, 1641: first, 1201: first, 1205: first}.get(event_id)
-    node = {1135: first, 1641: props[2] if len(props) > 2 else None}.get(event_id, machine)
+    node = {1135: first, 1641: props[-1] if len(props) > 1 else None}.get(event_id, machine)
     return ClusterEvent(_wall(str(row["TimeUtc"])), event_id, str(row.get("Message") or ""), role, node, tuple(props))
 
 

@@ -231,6 +231,22 @@ def test_preflight_refuses_while_the_resiliency_is_not_ok(model: PrismModel, top
         part.preflight()
 
 
+@pytest.mark.reproducer("AA-C2")
+def test_a_node_loss_is_reported_in_prism_s_own_words_for_the_component_that_tolerates_nothing(
+        model: PrismModel, topology: Topology) -> None:
+    """A component tolerating no failure carries Prism's reason in `details.message` (the AOS 6.8.1 capture: "Not
+    enough nodes (hosts) in the cluster"); a healthy one carries null. The preflight and the probe name it."""
+    part = cluster_parts(topology)["nutanix"]
+    assert probe(topology)["nutanix probe harness_nutanix.view:probe"].endswith(
+        "weakest: DISK/EXTENT_GROUPS; NODE/STATIC_CONFIGURATION"), "healthy: no words"
+    model.node_lost(under_replicated=10_000, drain_per_read=0)
+    with pytest.raises(HarnessError, match=r"failures tolerable 0, .*weakest: DISK/EXTENT_GROUPS\b.*; "
+                                           r"NODE/STATIC_CONFIGURATION: Not enough nodes \(hosts\) in the cluster\)"):
+        part.preflight()
+    assert "NODE/STATIC_CONFIGURATION: Not enough nodes (hosts) in the cluster" in probe(topology)[
+        "nutanix probe harness_nutanix.view:probe"]
+
+
 def test_preflight_refuses_a_topology_prism_disagrees_with(model: PrismModel, origins: tuple[str, str]) -> None:
     model.move(model.vm_id("sql02-vm"), model.host_id("ahv-b2"))
     topology = prism_topology(*origins, hosts={"ahv-a2": "NTNX-renamed"})

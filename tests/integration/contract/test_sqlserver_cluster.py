@@ -149,8 +149,9 @@ def test_an_fci_is_owned_by_the_wsfc_role_and_its_failover_is_read_from_the_clus
 
 def test_the_role_online_event_is_read_by_the_roles_name_wherever_its_insertion_strings_put_it(
         wsfc: WsfcWorld) -> None:
-    """No Microsoft document gives event 1201's insertion strings (assumption A-wsfc-role-event-strings): the
-    backend finds the role by its name among them, in any case, not by position."""
+    """The provider's message table puts the role in event 1201's '%1' (assumption A-wsfc-role-event-strings, from
+    a public dump, not a Microsoft document): the backend finds the role by its name among the strings all the same,
+    in any case, not by position, so a layout other than the table's is still read."""
     wsfc.model.role_online_layout = ("node", "role-upper")
     cluster = FailoverInstanceCluster.from_topology(wsfc.topology())
     since = cluster.cluster.server_now() - 1

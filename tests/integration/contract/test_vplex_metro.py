@@ -68,23 +68,53 @@ def test_a_healthy_system_is_in_sync_both_sites_serve_and_reach_the_witness(topo
     cluster_parts(topology)["vplex"].preflight()
 
 
+@pytest.mark.reproducer("AA-S14")
 def test_a_partition_cuts_the_link_suspends_the_loser_and_the_winner_serves(model: VplexModel,
                                                                             topology: Topology) -> None:
+    """During the outage the loser says only cluster-departure (Admin Guide page-74); requires-resume-at-loser is
+    "Displayed on the losing side when the inter-cluster link heals" (CLI Guide page-165)."""
     model.partition(loser="cluster-2")
     [group] = observer(topology).metro()
     assert (group.replica, group.link, group.serving_sites) == (ReplicaSync.FRACTURED, PeerLink.DOWN, ("site-a",))
     assert [s.serving for s in group.sites] == [Serving.SERVING, Serving.SUSPENDED]
     assert group.preferred == "site-a", "the detach rule's winner, named by its cluster URI"
-    assert group.words["cluster-2 cg summary"] == "suspended [cluster-departure, requires-resume-at-loser]"
+    assert group.words["cluster-1 cg summary"] == "ok [cluster-departure]"
+    assert group.words["cluster-2 cg summary"] == "suspended [cluster-departure]"
     assert group.words["detach rule"] == "winner /vplex/v2/clusters/cluster-1 5"
     with pytest.raises(HarnessError, match=r"cg-sql: replica fractured, link down; .* not in sync"):
         cluster_parts(topology)["vplex"].preflight()
 
 
-def test_a_group_without_an_automatic_winner_names_no_preferred_site(model: VplexModel, topology: Topology) -> None:
-    model.no_winner()
+@pytest.mark.reproducer("AA-S14")
+def test_after_the_link_heals_the_loser_waits_suspended_for_resume_at_loser_and_is_never_read_in_sync(
+        model: VplexModel, topology: Topology) -> None:
+    """Link back, the loser still suspended saying requires-resume-at-loser, the winner ok with no details: the
+    link reads up and only the winner serves, and the copies are not claimed in sync (no document says what they
+    are until the loser resumes: unknown). After resume-at-loser both say ok and the group is in sync again."""
+    model.partition(loser="cluster-2")
+    model.heal(loser="cluster-2")
     [group] = observer(topology).metro()
-    assert group.preferred is None and group.words["detach rule"] == "['no_automatic_winner']"
+    assert (group.replica, group.link, group.serving_sites) == (ReplicaSync.UNKNOWN, PeerLink.UP, ("site-a",))
+    assert [s.serving for s in group.sites] == [Serving.SERVING, Serving.SUSPENDED]
+    assert group.words["cluster-1 cg summary"] == "ok"
+    assert group.words["cluster-2 cg summary"] == "suspended [requires-resume-at-loser]"
+    assert group.words["wan_com"] == "full"
+    with pytest.raises(HarnessError, match=r"cg-sql: replica unknown, link up; .* not in sync"):
+        cluster_parts(topology)["vplex"].preflight()
+    model.resume_at_loser()
+    [group] = observer(topology).metro()
+    assert (group.replica, group.serving_sites) == (ReplicaSync.IN_SYNC, ("site-a", "site-b"))
+
+
+@pytest.mark.reproducer("AA-S13")
+def test_a_group_without_an_automatic_winner_names_no_preferred_site(model: VplexModel, topology: Topology) -> None:
+    """The rule on the wire is an object with a type (Dell's Ansible reads `detach_rule['type']` and PATCHes
+    `{'type': 'no_automatic_winner'}`), not the list of valid choices the module builds: the observer reads its type."""
+    model.no_winner()
+    served = model.group_row("cg-sql")
+    assert served is not None and served["detach_rule"] == {"type": "no_automatic_winner"}
+    [group] = observer(topology).metro()
+    assert group.preferred is None and group.words["detach rule"] == "no_automatic_winner"
 
 
 def test_a_lost_witness_is_not_reachable_and_its_word_is_kept(model: VplexModel, topology: Topology) -> None:

@@ -112,6 +112,25 @@ def test_events_are_read_from_every_node_that_answers_with_who_and_what_they_con
     assert events[0].wall == pytest.approx(now, abs=0.001)
 
 
+@pytest.mark.reproducer("AA-P2b")
+@pytest.mark.parametrize(("template", "strings"), [("to", [ROLE, "FCI02"]), ("from_to", [ROLE, "FCI01", "FCI02"])])
+def test_the_role_moving_event_names_its_target_node_in_either_template(wsfc: WsfcWorld, template: str,
+                                                                          strings: list[str]) -> None:
+    """Event 1641 has two templates in the provider's message table: "Clustered role '%1' is moving to cluster node
+    '%2'." and "... is moving from cluster node '%2' to cluster node '%3'.": the target is the last string."""
+    before = time.time() - 1
+    wsfc.model.role_moving_template = template
+    role_move(wsfc).inject()
+    events = cluster_of(wsfc).events(before)
+    [moving] = [e for e in events if e.event_id == 1641]
+    assert (moving.role, moving.node, list(moving.strings)) == (ROLE, "FCI02", strings)
+    assert moving.message.startswith(f"Clustered role '{ROLE}' is moving ") and moving.message.endswith(
+        " to cluster node 'FCI02'.")
+    [online] = [e for e in events if e.event_id == 1201]
+    assert (online.role, online.node, online.message) == (
+        ROLE, "FCI02", f"The Cluster service successfully brought the clustered role '{ROLE}' online.")
+
+
 def test_the_next_nodes_endpoint_answers_when_the_first_is_down(wsfc: WsfcWorld) -> None:
     cluster = cluster_of(wsfc, first_port=closed_port())
     assert cluster.owner_of(ROLE) == "FCI01"
