@@ -643,7 +643,7 @@ class Topology(_Model):
     def _coherent(self, info: ValidationInfo) -> Topology:
         problems: list[str] = []
         for check in (_names_are_unique, _references_resolve, _networks_spare_management, _secrets_are_plain,
-                      _witness_stands_apart, _one_bmc_per_host, _hosts_are_other_machines):
+                      _witness_stands_apart, _one_bmc_per_host):
             check(self, problems)
         _site_subnets_within(self, _widest_site_prefix(info), problems)
         targets = self.targets()
@@ -881,20 +881,6 @@ def _witness_stands_apart(topology: Topology, problems: list[str]) -> None:
         for hi, host in enumerate(site.hosts):
             if host.address == str(ip):
                 problems.append(f"witness.address: {ip} is also sites[{si}].hosts[{hi}].address ({host.name})")
-
-
-def _hosts_are_other_machines(topology: Topology, problems: list[str]) -> None:
-    """A site's host is another machine: at loopback, a fault or a partition meant for it would act on this one.
-
-    Only a topology bound to the embedded lab (`lab:`, which `lab up --vsphere` writes) has its simulated hosts
-    here; the lab's own topology is built by code and its hosts have addresses of their own."""
-    if topology.lab is not None:
-        return
-    for si, site in enumerate(topology.sites):
-        for hi, host in enumerate(site.hosts):
-            if _this_machine(host.address):
-                problems.append(f"sites[{si}].hosts[{hi}].address: {shown(host.address)} names this machine "
-                                "(loopback): a site's host is another machine, never this one")
 
 
 def _one_bmc_per_host(topology: Topology, problems: list[str]) -> None:

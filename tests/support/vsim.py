@@ -42,7 +42,7 @@ DATACENTER, CLUSTER, WITNESS = lab.DATACENTER, lab.CLUSTER, lab.WITNESS
 SITES = {site: list(hosts) for site, hosts in lab.SITES.items()}
 VMS = {vm: (host, node) for node, (vm, host) in lab.VMS.items()}  # VM -> (first host, lab node)
 READY_TIMEOUT_S = 60.0
-WITNESS_ADDRESS = "127.0.0.9"  # its management address in the simulator and in the tests' topology
+WITNESS_ADDRESS = "192.0.2.9"  # its management address in the simulator and the tests' topology (RFC 5737: never contacted)
 STOP_TIMEOUT_S = 10.0
 
 HOOK_SCRIPT = (

@@ -23,7 +23,7 @@ from harness.safety.runner import FaultRunner, RunnerSettings
 from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.history.timeline import Timeline
 from harness_kernel.topology.models import TlsPolicy
-from tests.support.vsim import MODEL, PASSWORD_ENV, SITES, VMS, Simulator, running, wait_until
+from tests.support.vsim import MODEL, PASSWORD_ENV, SITES, VMS, WITNESS_ADDRESS, Simulator, running, wait_until
 
 
 def host_state(sim: Simulator, name: str) -> dict[str, str]:
@@ -55,7 +55,7 @@ def test_a_topology_that_does_not_match_is_refused_listing_every_mismatch(sim: S
     databases = [good.databases[0].model_dump(exclude_none=True)]
     databases[0]["nodes"][1]["vm"] = "pg-node-x"
     bad = sim.topology(sites=raw_sites, databases=databases,
-                       witness={"name": "witness-02", "address": "127.0.0.9", "site": "witness"})
+                       witness={"name": "witness-02", "address": WITNESS_ADDRESS, "site": "witness"})
     with pytest.raises(ConfigError) as caught:
         verify(bad)
     text = str(caught.value)
