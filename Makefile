@@ -9,7 +9,7 @@ TOXIPROXY_VERSION := v2.12.0
 ALLURE_VERSION := 3.18.0
 OUT ?= $(CURDIR)/out
 
-.PHONY: setup demo test test-nightly lint mutations clean-lab
+.PHONY: setup demo test test-go test-lint test-nightly lint mutations clean-lab
 setup: $(STAMPS)/apt $(STAMPS)/venv $(TOOLS)/bin/toxiproxy-server $(STAMPS)/allure-$(ALLURE_VERSION) \
 	$(TOOLS)/bin/harness-vsim $(TOOLS)/bin/govc
 
@@ -54,19 +54,27 @@ $(TOOLS)/bin/govc: $(VSIM_SOURCES) scripts/install-go.sh | $(STAMPS)/apt
 demo: setup
 	$(PY) -m harness demo --out $(OUT) $(if $(FULL),--full)
 
+TIERS := PATH=$(CURDIR)/$(VENV)/bin:$$PATH HARNESS_TOOLS=$(TOOLS) scripts/test-tiers
+
+# the simulator's Go tests beside lint (one core each), then the unit tier (both cores), then integration
 test: setup
+	$(MAKE) --no-print-directory -j2 test-go test-lint
+	$(TIERS) unit integration
+
+test-go: setup
 	$(VSIM_GO) test -count=1 ./...
-	$(VENV)/bin/tox -q -e tests
+
+test-lint: setup
+	$(TIERS) lint
 
 # the long and measured specs, left out of `make test` (README, "Tiers")
 test-nightly: setup
-	$(VENV)/bin/tox -q -e nightly
+	$(TIERS) nightly
 
 mutations: setup $(TOOLS)/bin/harness-vsim
 	HARNESS_TOOLS=$(TOOLS) $(PY) -m tests.support.mutations
 
-lint: setup
-	$(VENV)/bin/tox -q -e lint
+lint: test-lint
 
 clean-lab:
 	$(PY) -m harness lab down --all

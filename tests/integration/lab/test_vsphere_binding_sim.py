@@ -77,7 +77,8 @@ def bound() -> Iterator[Bound]:
     state = make_state_dir(PREFIX)
     lab = Lab(LabLayout.from_settings(LabSettings(prefix=PREFIX, state_dir=str(state))))
     try:
-        done = _harness("up", "--vsphere", "--prefix", PREFIX, "--state-dir", str(state))
+        # small components: the module's specs wait for resyncs to end; resync timing is the simulator specs' subject
+        done = _harness("up", "--vsphere", "--prefix", PREFIX, "--state-dir", str(state), "--model", "component_mb=128")
         assert done.returncode == 0, done.stdout + done.stderr
         found = re.search(r"^topology: (\S+)$", done.stdout, re.M)
         assert found, done.stdout
