@@ -10,6 +10,8 @@ import math
 import time
 from dataclasses import replace
 
+import pytest
+
 from harness_kernel.history.series import TransactionSeries
 from harness_kernel.history.timeline import Timeline
 from tests.support import pgbench
@@ -35,6 +37,7 @@ def per_timeline_second(progress: list[pgbench.ProgressLine], timeline: Timeline
     return out
 
 
+@pytest.mark.nightly  # a measured agreement over a 14 s pgbench run
 def test_the_counters_tps_agrees_with_pgbenchs_own_per_second_progress_within_5_percent(pg: LocalBench) -> None:
     pg.server.create_database("pgb")
     pgbench.initialise(pg.server, "pgb")
