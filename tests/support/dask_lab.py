@@ -58,13 +58,14 @@ def dask_on_lab(lab: Lab, timeout_s: float = 60.0) -> Iterator[LabDask]:
         _wait_for_workers(cluster, len(lab.layout.load_machines), timeout_s)
         yield cluster
     finally:
-        for process in processes:
+        # the workers first: a worker whose scheduler went first keeps trying to reach it before it exits
+        for process in reversed(processes):
             process.terminate()
-        for process in processes:
             try:
                 process.wait(10)
             except subprocess.TimeoutExpired:
                 process.kill()
+                process.wait(5)
 
 
 def _wait_for_workers(cluster: LabDask, count: int, timeout_s: float) -> None:
