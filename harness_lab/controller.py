@@ -29,6 +29,7 @@ from harness_lab.firewall import RouterFirewall
 from harness_lab.latency import NETEM, TOXIPROXY, InterSiteLatency, kernel_has_netem
 from harness_lab.layout import DATABASE, PG_PORT, LabLayout
 from harness_lab.postgres import (
+    KEEPER_CONF,
     MONITOR,
     MONITOR_CONF,
     NODES,
@@ -42,6 +43,8 @@ from harness_lab.services import Services
 from harness_lab.sshd import RouterSshd
 from harness_lab.watchdog import QuorumWatchdog
 
+# pg_stat_replication.sync_state of a standby that commits wait for ("quorum" under `ANY 1 (...)`, pg_auto_failover's)
+SYNCHRONOUS_STATES = ("sync", "quorum")
 TOOLS = ("ip", "nft", "tc", "ss", "setpriv", "pg_autoctl", "psql", "ssh-keygen", "sshd", "pg_basebackup")
 PRIMARY_STATES = ("primary", "wait_primary", "single")
 MARKER = "lab.json"
@@ -274,6 +277,20 @@ class Lab:
             return any(state == "streaming" for _, state, _ in self.replication(primary))
         except ControlPlaneError:
             return False
+
+    def drift(self) -> list[str]:
+        """What differs, on a healthy lab, from the lab `up` made: a spec that starts here asserts none. Apart from
+        `healthy()` because it asks every keeper (a child process each), too slow for a wait's every poll."""
+        try:
+            primary = self.primary()
+            modes = {name: sync_state for name, _, sync_state in self.replication(primary)}
+        except ControlPlaneError as exc:
+            return [f"replication unreadable: {exc}"]
+        found = [] if modes and all(m in SYNCHRONOUS_STATES for m in modes.values()) else [
+            f"replication is not synchronous ({primary}'s pg_stat_replication: {modes or 'no standby'})"]
+        found += [f"{node}'s keeper runs without the lab's settings ({', '.join(KEEPER_CONF)})"
+                  for node in NODES if not self.keeper_configured(node)]
+        return found
 
     def wait_healthy(self, timeout_s: float = 60.0) -> None:
         shell.wait_for(self.healthy, timeout_s, f"lab {self.layout.prefix}: one primary + one synchronous secondary",

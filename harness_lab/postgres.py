@@ -213,10 +213,14 @@ class PgCluster:
         except ControlPlaneError:
             return False
 
+    def set_keeper_setting(self, name: str, key: str, value: str) -> None:
+        """A setting of the node's keeper, applied to a running keeper too (`config set` makes it reload)."""
+        self._autoctl(name, "config", "set", "--pgdata", str(self.pgdata(name)), key, value, timeout=30)
+
     def configure_keeper(self, name: str) -> None:
-        """The lab's keeper settings, applied to a running keeper too (`config set` makes it reload)."""
+        """The lab's keeper settings."""
         for key, value in KEEPER_CONF.items():
-            self._autoctl(name, "config", "set", "--pgdata", str(self.pgdata(name)), key, value, timeout=30)
+            self.set_keeper_setting(name, key, value)
 
     def rebuild_node(self, name: str, max_rate: str) -> int:
         """Re-create a node whose data is gone: register again and copy the primary, throttled."""

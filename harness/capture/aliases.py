@@ -24,6 +24,8 @@ SERIAL = re.compile(r"(<serialNumber>|\"SerialNumber\": \"|<name>hardware\.syste
                     r"([^<\"]+)")
 IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
 CIDR = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}/\d{1,2}(?![\d.])")
+# candidates only: what `ipaddress` parses as IPv6 (a time or a MAC address does not)
+IPV6 = re.compile(r"(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?:/\d{1,3})?(?![0-9A-Fa-f:])")
 # Words the harness and vSAN use themselves: never aliased, even where a topology uses one as a name.
 KEPT = frozenset({"witness", "preferred", "primary", "secondary", "root", "lab", "site", "host", "disk", "link",
                   "node", "database", "vsan", "router", "cluster"})
@@ -62,9 +64,12 @@ class Aliases:
             address = ipaddress.ip_address(value)
         except ValueError:
             return
-        if address.is_loopback or address.is_unspecified or value in self.map or address.version != 4:
+        if address.is_loopback or address.is_unspecified or address.is_link_local or value in self.map:
             return
-        self._add(value, self._ipv4(int(address)))
+        if address.version == 4:
+            self._add(value, self._ipv4(int(address)))
+        else:
+            self._add_spellings(address.compressed, address.exploded, str(self._ipv6(int(address))))
 
     def network(self, value: str) -> None:
         """A subnet: its aliased prefix, host bits cleared (the hosts in it alias into it: prefix-preserving)."""
@@ -72,10 +77,14 @@ class Aliases:
             net = ipaddress.ip_network(value, strict=False)
         except ValueError:
             return
-        if net.version != 4 or net.is_loopback or value in self.map:
+        if net.is_loopback or net.is_link_local or value in self.map:
             return
-        mapped = ipaddress.ip_network(f"{self._ipv4(int(net.network_address))}/{net.prefixlen}", strict=False)
-        self._add(value, str(mapped))
+        if net.version == 4:
+            mapped = ipaddress.ip_network(f"{self._ipv4(int(net.network_address))}/{net.prefixlen}", strict=False)
+            self._add(value, str(mapped))
+        else:
+            mapped = ipaddress.ip_network(f"{self._ipv6(int(net.network_address))}/{net.prefixlen}", strict=False)
+            self._add_spellings(net.compressed, net.exploded, str(mapped))
 
     def found_in(self, texts: Iterable[str]) -> None:
         """Register the UUIDs, device ids and serial numbers these payloads hold."""
@@ -128,6 +137,8 @@ class Aliases:
             self.network(match.group(0))
         for match in IPV4.finditer(text):
             self.address(match.group(0))
+        for match in IPV6.finditer(text):
+            (self.network if "/" in match.group(0) else self.address)(match.group(0))
         self.found_in([text])
 
     # -- applying --------------------------------------------------------------------------------
@@ -142,6 +153,12 @@ class Aliases:
     def _add(self, value: str, alias: str) -> None:
         self.map.setdefault(value, alias)
         self._pattern = None
+
+    def _add_spellings(self, compressed: str, exploded: str, alias: str) -> None:
+        """An IPv6 address as payloads may write it: compressed or in full, in lower or upper case."""
+        for spelling in {compressed, exploded}:
+            self._add(spelling, alias)
+            self._add(spelling.upper(), alias)
 
     def _digest(self, data: str) -> bytes:
         return hmac.new(self._key, data.encode(), hashlib.sha256).digest()
@@ -185,7 +202,21 @@ class Aliases:
             out = (out << 1) | (((bits >> (31 - i)) & 1) ^ flip)
         return str(ipaddress.IPv4Address(out))
 
+    def _ipv6(self, bits: int) -> ipaddress.IPv6Address:
+        """Prefix-preserving as `_ipv4`: a documentation (2001:db8::/32) or unique local (fc00::/7) address stays in
+        its range, a global one in 2000::/3; any other is left as it is (no endpoint has one)."""
+        address = ipaddress.IPv6Address(bits)
+        kept = next((net for net in _RANGES_V6 if address in net), None)
+        if kept is None:
+            return address
+        out = bits >> (128 - kept.prefixlen)
+        for i in range(kept.prefixlen, 128):
+            flip = self._digest(f"v6/{i}/{bits >> (128 - i)}")[0] & 1
+            out = (out << 1) | (((bits >> (127 - i)) & 1) ^ flip)
+        return ipaddress.IPv6Address(out)
 
+
+_RANGES_V6 = [ipaddress.IPv6Network(n) for n in ("2001:db8::/32", "fc00::/7", "2000::/3")]
 _RANGES = [ipaddress.IPv4Network(n) for n in ("198.18.0.0/15", "192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24",
                                               "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10")]
 _UNICAST = [o for o in range(1, 224) if o not in (127, 169)]  # loopback and link-local stay what they are

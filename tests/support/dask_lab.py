@@ -9,9 +9,11 @@ the end of the block, however it ends.
 from __future__ import annotations
 
 import contextlib
-import socket
+import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -33,21 +35,18 @@ class LabDask:
         self.workers[address].kill()
 
 
-def _free_port(address: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((address, 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def dask_on_lab(lab: Lab, timeout_s: float = 60.0) -> Iterator[LabDask]:
     host = lab.layout.client.address
-    port = _free_port(host)
     processes: list[subprocess.Popen[bytes]] = []
+    scratch = Path(tempfile.mkdtemp(prefix="lab-dask-"))
     try:
-        processes.append(subprocess.Popen([DASK, "scheduler", "--host", host, "--port", str(port), "--no-dashboard"],
+        # port 0: the scheduler binds a port of its own and writes which in its file (no port freed, then taken)
+        scheduler_file = scratch / "scheduler.json"
+        processes.append(subprocess.Popen([DASK, "scheduler", "--host", host, "--port", "0", "--no-dashboard",
+                                           "--scheduler-file", str(scheduler_file)],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        cluster = LabDask(f"tcp://{host}:{port}")
+        cluster = LabDask(_scheduler_address(scheduler_file, processes[0], timeout_s))
         for index, machine in enumerate(lab.layout.load_machines, 1):
             assert machine.netns is not None
             worker = subprocess.Popen(["ip", "netns", "exec", machine.netns, DASK, "worker", cluster.scheduler,
@@ -66,6 +65,18 @@ def dask_on_lab(lab: Lab, timeout_s: float = 60.0) -> Iterator[LabDask]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(5)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _scheduler_address(scheduler_file: Path, scheduler: subprocess.Popen[bytes], timeout_s: float) -> str:
+    """The address the scheduler wrote once it listened (`tcp://HOST:PORT`)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with contextlib.suppress(FileNotFoundError, json.JSONDecodeError, KeyError):
+            return str(json.loads(scheduler_file.read_text())["address"])
+        if scheduler.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"the Dask scheduler wrote no address in {timeout_s:g} s (exit {scheduler.poll()})")
+        time.sleep(0.1)
 
 
 def _wait_for_workers(cluster: LabDask, count: int, timeout_s: float) -> None:

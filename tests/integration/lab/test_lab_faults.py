@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import time
+from collections.abc import Callable
 
 import paramiko
 import pytest
@@ -12,7 +13,7 @@ from faults.base import FaultSpec, FaultState
 from harness.clusters import CopiesSample
 from harness.clusters.lab import LabCluster
 from harness.safety.runner import FaultRunner
-from harness_kernel.errors import ConfigError
+from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.topology.models import Topology
 from harness_lab import haevents, latency, shell
 from harness_lab.controller import Lab
@@ -38,16 +39,28 @@ def site_of(node: str, topology: Topology) -> str:
 
 
 def run_fault(runner: FaultRunner, factory: FaultBuilder, topology: Topology, spec: FaultSpec,
-              load: WriteLoad, hold_s: float) -> tuple[float, float]:
-    """Inject, hold, revert; returns (in-effect, reverted) monotonic times."""
+              load: WriteLoad, hold_s: float, until: Callable[[], bool] | None = None) -> tuple[float, float]:
+    """Inject, hold (until `until` holds, at most `hold_s`, when given), revert; returns (in-effect, reverted)
+    monotonic times."""
     fault = factory.build(spec, topology)
     assert fault.plan().inject_steps
     with runner.inject(fault, duration_s=hold_s + 60) as active:
         in_effect = time.monotonic()
         assert fault.check() is FaultState.IN_EFFECT
-        active.sleep(hold_s)
+        while time.monotonic() - in_effect < hold_s and not (until and until()):
+            active.sleep(0.25)
     assert fault.check() is FaultState.CLEARED
     return in_effect, time.monotonic()
+
+
+def promoted_to(lab: Lab, node: str) -> Callable[[], bool]:
+    """The monitor shows `node` as the primary (False while the monitor cannot be asked)."""
+    def probe() -> bool:
+        try:
+            return lab.primary() == node
+        except ControlPlaneError:
+            return False
+    return probe
 
 
 def test_lab_is_up_and_observable(lab: Lab) -> None:
@@ -109,7 +122,8 @@ def test_primary_loss_fails_over(kind: str, lab: Lab, runner: FaultRunner, facto
     with WriteLoad(lab.odbc_connection_string()) as load:
         assert load.wait_commits(20, time.monotonic(), 20)
         since_wall = time.time()
-        in_effect, _ = run_fault(runner, factory, topology, FaultSpec(kind, target), load, hold_s=12)
+        in_effect, _ = run_fault(runner, factory, topology, FaultSpec(kind, target), load, hold_s=30,
+                                 until=promoted_to(lab, other(before, topology)))
         assert lab.primary() == other(before, topology), "the surviving node took over"
         load.wait_commits(20, time.monotonic(), 30)
         outage = load.outage(in_effect - 0.5, time.monotonic())

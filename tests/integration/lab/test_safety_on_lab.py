@@ -125,3 +125,23 @@ def test_a_run_without_a_guardian_killed_while_replication_is_asynchronous_leave
     assert done.returncode == 0, done.stdout + done.stderr
     assert all(quorum(lab).values()), quorum(lab)
     lab.wait_healthy(60)
+
+
+def test_a_lab_left_asynchronous_with_a_keepers_settings_changed_names_both_as_drift_until_put_back(
+        lab: Lab, topology: Topology) -> None:
+    """What the lab fixture asserts before every spec: `healthy()` alone passes both (one primary, one streaming
+    secondary), so an earlier spec's leftover would decide a later spec's figures."""
+    assert lab.drift() == []
+    standby = next(n.name for n in lab.nodes() if n.reportedstate == "secondary")
+    lab.pg.set_replication_quorum(standby, False)
+    lab.pg.set_keeper_setting(standby, "timeout.network_partition_timeout", "20")  # pg_autoctl's default
+    try:
+        assert eventually(lambda: len(lab.drift()) == 2, 20, 0.5), lab.drift()
+        found = lab.drift()
+        assert found[0].startswith("replication is not synchronous") and "async" in found[0], found
+        assert found[1].startswith(f"{standby}'s keeper runs without the lab's settings"), found
+        assert lab.healthy(), "healthy() alone sees neither"
+    finally:
+        lab.restore_quorum()
+        lab.configure_keeper(standby)
+    assert eventually(lambda: lab.drift() == [], 30, 0.5), lab.drift()

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import ipaddress
 
+import pytest
+
 from harness.capture.aliases import Aliases, _swapped
+from harness_kernel.topology.models import Management, Topology
 
 
 def aliases() -> Aliases:
@@ -63,3 +66,23 @@ def test_two_captures_alias_differently_so_an_alias_reveals_nothing_across_them(
     for a in (one, two):
         a.address("192.0.2.40")
     assert one.apply("192.0.2.40") != two.apply("192.0.2.40")
+
+
+@pytest.mark.reproducer("AA-ipv6-capture")
+def test_an_ipv6_address_of_the_topology_is_aliased_in_every_spelling_and_keeps_its_prefix() -> None:
+    """Topologies accept IPv6 endpoints: a capture must not carry one, however a payload writes it."""
+    a = aliases()
+    text = "vcenter: {address: '2001:db8:10:20::5'}\nwinrm: [{address: 2001:db8:10:20::6}]\nsubnet: 2001:db8:10:20::/64\n"
+    a.topology(Topology.model_construct(name="t", sites=[], databases=[], routers=[], witness=None,
+                                        management=Management()), text)
+    spellings = ["2001:db8:10:20::5", "2001:0db8:0010:0020:0000:0000:0000:0005", "2001:DB8:10:20::5",
+                 "https://[2001:db8:10:20::5]:443/sdk", "2001:db8:10:20::6"]
+    aliased = [a.apply(s) for s in spellings]
+    for original, alias in zip(spellings, aliased, strict=True):
+        assert "2001:db8:10:20:" not in alias.lower() and "2001:0db8:0010:0020" not in alias.lower(), (original, alias)
+    five, six = (ipaddress.IPv6Address(a.apply(s)) for s in ("2001:db8:10:20::5", "2001:db8:10:20::6"))
+    assert a.apply("2001:0db8:0010:0020:0000:0000:0000:0005") == a.apply("2001:DB8:10:20::5") == str(five)
+    subnet = ipaddress.IPv6Network(a.apply("2001:db8:10:20::/64"))
+    assert subnet.prefixlen == 64 and five in subnet and six in subnet, "prefix-preserving, as for IPv4"
+    assert subnet.subnet_of(ipaddress.IPv6Network("2001:db8::/32")), "a documentation address stays one"
+    assert a.apply("::1 fe80::1") == "::1 fe80::1", "loopback and link-local stay what they are"
