@@ -34,7 +34,7 @@ from faults.transports import wire
 from faults.transports.odbc import Connector
 from faults.transports.vcenter import VCenterSession, pinned_context, presented_certificate
 from harness.discover_windows import SqlTarget, WinRmTarget, databases, read, winrm_section
-from harness_kernel.errors import ConfigError
+from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import VCenter
 
@@ -69,7 +69,7 @@ def draft(request: Request) -> str:
             session.vcenter = vcenter
             seen = discover_cluster(session, vcenter)
             addresses = _management_addresses(session)
-            unhealthy = _unhealthy_devices(session, seen)
+            unhealthy, unread = _unhealthy_devices(session, seen)
             session.close()
             windows = read(request.winrm, request.sql, connector=request.connector)
         if sent.writes() or sent.left_open():
@@ -79,6 +79,8 @@ def draft(request: Request) -> str:
     entries, said = databases(windows, request.sql, request.winrm, seen)
     document = _document(vcenter, seen, addresses, request, entries)
     parse_topology(document, "the draft")  # it must load as it is
+    said = [f"# host {name}: its vSAN disks could not be read ({why}): its disk groups, if any, are not in this draft"
+            for name, why in sorted(unread.items())] + said
     return _render(document, vcenter, seen, request, unhealthy, said)
 
 
@@ -129,21 +131,29 @@ def _management_addresses(session: VCenterSession) -> dict[str, str]:
     return found
 
 
-def _unhealthy_devices(session: VCenterSession, seen: Discovery) -> dict[str, int]:
+def _unhealthy_devices(session: VCenterSession, seen: Discovery) -> tuple[dict[str, int], dict[str, str]]:
     """Each device vSAN reports with non-zero health flags (`QueryPhysicalVsanDisks` on every connected host of
-    the cluster): a draft made while a disk group is failed says so, rather than describing it as healthy."""
+    the cluster): a draft made while a disk group is failed says so, rather than describing it as healthy. A host
+    that cannot be asked (a compute-only host has no vSAN service) is a comment in the draft, never the end: the
+    second mapping, host -> why."""
     found: dict[str, int] = {}
+    unread: dict[str, str] = {}
     for name, host in sorted(seen.hosts.items()):
         if host.connection != "connected":
             continue
-        system = session.read(session.find("HostSystem", name), ["configManager.vsanInternalSystem"],
-                              f"reading host {name}")["configManager.vsanInternalSystem"]
-        text = session.call(f"QueryPhysicalVsanDisks on {name}", functools.partial(
-            system.QueryPhysicalVsanDisks, props=list(DISK_PROPS)))
-        for disk in physical_disks(load_json(text, f"QueryPhysicalVsanDisks on {name}")).values():
+        try:
+            system = session.read(session.find("HostSystem", name), ["configManager.vsanInternalSystem"],
+                                  f"reading host {name}")["configManager.vsanInternalSystem"]
+            text = session.call(f"QueryPhysicalVsanDisks on {name}", functools.partial(
+                system.QueryPhysicalVsanDisks, props=list(DISK_PROPS)))
+            disks = physical_disks(load_json(text, f"QueryPhysicalVsanDisks on {name}"))
+        except ControlPlaneError as exc:
+            unread[name] = str(exc).removeprefix(f"{session.where}: ")
+            continue
+        for disk in disks.values():
             if disk.owner == host.node_uuid and disk.health_flags:
                 found[disk.device] = disk.health_flags
-    return found
+    return found, unread
 
 
 def _ipv4(text: str) -> bool:

@@ -7,17 +7,30 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 import ssl
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from harness_kernel.topology.loader import parse_topology
 from harness_lab.ca import LabCa
 from harness_lab.controller import CODE_ROOT
-from tests.support.vsim import CLUSTER, DATACENTER, PASSWORD_ENV, SITES, WITNESS, WITNESS_ADDRESS, Simulator, disk_group
+from tests.support.vsim import (
+    CLUSTER,
+    DATACENTER,
+    MODEL,
+    PASSWORD_ENV,
+    SITES,
+    WITNESS,
+    WITNESS_ADDRESS,
+    Simulator,
+    disk_group,
+    running,
+)
 
 
 def discover(sim: Simulator, *args: str, password: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -81,3 +94,22 @@ def test_the_draft_follows_the_inventory_as_it_changes(sim: Simulator) -> None:
 def test_a_wrong_password_is_refused_naming_the_variable_not_the_password(sim: Simulator) -> None:
     done = discover(sim, "--ca", str(sim.ca_file), password="not-the-password-9")
     assert done.returncode == 4 and "login refused" in done.stderr and "not-the-password-9" not in done.stderr
+
+
+@pytest.mark.reproducer("AA-compute-only-host")
+def test_a_host_added_without_a_vsan_service_is_named_in_the_draft_with_why_and_the_draft_still_comes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compute-only host is real: added to the cluster with govc, the simulator gives it no vSAN service, and
+    `QueryPhysicalVsanDisks` on it fails. One host that cannot be read is a comment in the draft, never the end."""
+    password = secrets.token_urlsafe(16)
+    monkeypatch.setenv(PASSWORD_ENV, password)
+    with running(tmp_path / "vsim", MODEL, password=password, username="harness") as own:
+        own.govc("cluster.add", "-cluster", f"/{DATACENTER}/host/{CLUSTER}", "-hostname", "esx-c1",
+                 "-username", "root", "-password", secrets.token_urlsafe(8), "-noverify")
+        done = discover(own, "--ca", str(own.ca_file))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "# host esx-c1: its vSAN disks could not be read (QueryPhysicalVsanDisks on esx-c1 failed: " \
+           "ManagedObjectNotFound" in done.stdout
+    topology = parse_topology(yaml.safe_load(done.stdout), "draft")
+    assert "esx-c1" in {h.name for h in topology.hosts()}
+    assert {h.name: h.disk_groups for h in topology.hosts()}["esx-a1"], "the other hosts' disk groups are read"
