@@ -111,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m harness",
                                      description="Resilience harness: inject infrastructure faults under load and measure.")
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {installed_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("recover", help="revert every fault a crashed run left in the journal")
     rec.add_argument("--state-dir", default=None)
@@ -161,6 +162,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_parser(sub)
     add_demo_parser(sub)
     return parser
+
+
+def installed_version() -> str:
+    """The installed distribution's version (a checkout used without installing says so)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("resilience-harness")
+    except PackageNotFoundError:
+        return "(not installed: a checkout)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

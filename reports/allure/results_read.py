@@ -48,6 +48,12 @@ def _attachment(results: Path, data: Mapping[str, Any], name: str) -> str | None
     return path.read_text() if path is not None else None
 
 
+def _labels(labels: list[Mapping[str, Any]]) -> dict[str, str]:
+    """Name -> value; Allure's model lets either be absent (allure-pytest writes `package` without a value when
+    pytest's rootdir is not the suites' folder): a value absent is empty, a label without a name is no label."""
+    return {str(label["name"]): str(label.get("value") or "") for label in labels if label.get("name")}
+
+
 def read_tests(results: Path) -> list[RecordedTest]:
     """Every test result, in the order they started; the last retry of a test only."""
     latest: dict[str, RecordedTest] = {}
@@ -58,7 +64,7 @@ def read_tests(results: Path) -> list[RecordedTest]:
         run = RecordedTest(uuid=str(data.get("uuid", path.stem)), title=str(data.get("name", "")),
                       full_name=str(data.get("fullName", "")), status=str(data.get("status", "unknown")),
                       start=data.get("start"),
-                      labels={str(label["name"]): str(label["value"]) for label in data.get("labels", [])},
+                      labels=_labels(data.get("labels") or []),
                       message=str(details.get("message", "")),
                       record=ScenarioRecord.from_json(record_text) if record_text else None, stop=data.get("stop"),
                       plot=plot.read_bytes() if (plot := _attachment_path(results, data, PLOT_NAME)) else None)
