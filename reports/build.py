@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from reports.allure.generate import ReportOutput, generate_report
+from reports.allure.generate import ReportOutput, generate_report, history_file_of
 from reports.allure.results_read import RecordedTest, read_environment, read_tests, report_ids
 from reports.evidence_archive import ARCHIVE_NAME, sha256_of, write_archive
-from reports.outcome import Verdict
+from reports.outcome import MEANING, Verdict
 from reports.regression import (
     FIGURES_HISTORY,
     Judgement,
@@ -25,7 +25,7 @@ from reports.regression import (
     night_of,
     read_history,
 )
-from reports.summary_page import SummaryInput, overall, render
+from reports.summary_page import SummaryInput, overall, regressed_keys, render, verdict_of
 
 SUMMARY_FILE_NAME = "resilience-report.html"
 PDF_FILE_NAME = "resilience-report.pdf"
@@ -54,10 +54,9 @@ class Report:
 def build_report(results: Path, out: Path, *, name: str = "Resilience report", history_file: Path | None = None,
                  rule: RegressionRule | None = None, pdf: bool = False) -> Report:
     rule = rule or RegressionRule()
-    allure = generate_report(results, out, history_file=history_file, name=name)
     tests = read_tests(results)
     figures = [f for t in tests if t.record is not None and t.status != "broken" for f in t.record.figures]
-    history_path = allure.history_file.parent / FIGURES_HISTORY
+    history_path = history_file_of(out, history_file).parent / FIGURES_HISTORY
     history = read_history(history_path)
     verdicts = [(t.record.case, v) for t in tests if t.record is not None and t.status != "broken"
                 for v in t.record.verdicts]
@@ -65,7 +64,10 @@ def build_report(results: Path, out: Path, *, name: str = "Resilience report", h
     earlier = [n for n in history if n.run != tonight.run]
     judgements = judge(tonight.figures, tonight.better, earlier, rule, tonight.spread, tonight.scales)
     if tonight.figures and (not history or history[-1].run != tonight.run):
+        history_path.parent.mkdir(parents=True, exist_ok=True)
         append_night(history_path, tonight)
+    allure = generate_report(results, out, history_file=history_file, name=name,
+                             shown=shown_in_allure(tests, judgements))
     evidence = out.resolve() / ARCHIVE_NAME
     digest = write_archive(results, evidence)
     summary = out.resolve() / SUMMARY_FILE_NAME
@@ -82,6 +84,18 @@ def build_report(results: Path, out: Path, *, name: str = "Resilience report", h
         pdf_file = print_pdf(summary, out.resolve() / PDF_FILE_NAME)
         pdf_file.with_name(pdf_file.name + ".sha256").write_text(f"{sha256_of(pdf_file)}  {pdf_file.name}\n")
     return Report(summary, allure, pdf_file, tests, judgements, history_path, evidence, digest)
+
+
+def shown_in_allure(tests: list[RecordedTest], judgements: list[Judgement]) -> dict[str, tuple[str, str]]:
+    """Each test pytest passed whose verdict is not a plain PASS, as Allure should show it: `unknown`, the verdict
+    and what it means first in its message (the categories `VERDICT_CATEGORIES` match on it)."""
+    regressed = regressed_keys(judgements)
+    shown = {}
+    for test in tests:
+        verdict = verdict_of(test, regressed)
+        if verdict in ("INCONCLUSIVE", "PASS with findings"):
+            shown[test.uuid] = ("unknown", f"{verdict}: {MEANING[verdict]} (the summary page says why)")
+    return shown
 
 
 def _run_name(tests: list[RecordedTest]) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 from harness_kernel.errors import HarnessError
 from harness_kernel.paths import tools_dir
-from reports.allure.results_dir import categories
+from reports.allure.results_dir import VERDICT_CATEGORIES, categories
 from reports.allure.staging import stage
 
 SINGLE_FILE_NAME = "allure-report.html"
@@ -97,9 +97,17 @@ def strip_analytics_in(root: Path) -> list[Path]:
 
 
 def _results_categories(results_dir: Path) -> list[dict[str, Any]]:
-    """The categories the run wrote (the plugin's `categories.json`), else the defaults."""
+    """The categories the run wrote (the plugin's `categories.json`), else the defaults; with the verdicts' the
+    staging shows (a run written before them had none)."""
     path = results_dir / "categories.json"
-    return list(json.loads(path.read_text())) if path.exists() else categories()
+    found = list(json.loads(path.read_text())) if path.exists() else categories()
+    names = {str(c.get("name")) for c in found}
+    return found + [dict(c) for c in VERDICT_CATEGORIES if c["name"] not in names]
+
+
+def history_file_of(out_dir: Path, history_file: Path | None = None) -> Path:
+    """Where Allure's trend lives: `history_file`, else `out_dir/history.jsonl` (it survives regeneration)."""
+    return (history_file or out_dir.resolve() / HISTORY_FILE_NAME).resolve()
 
 
 def _clean(out_dir: Path) -> None:
@@ -116,7 +124,8 @@ def _count_lines(path: Path) -> int:
 
 
 def generate_report(results_dir: Path, out_dir: Path, *, history_file: Path | None = None,
-                    name: str = "Resilience report", tools: Path | None = None, timeout_s: float = 300.0) -> ReportOutput:
+                    name: str = "Resilience report", tools: Path | None = None, timeout_s: float = 300.0,
+                    shown: Mapping[str, tuple[str, str]] | None = None) -> ReportOutput:
     """Generate `out_dir/site/` and `out_dir/allure-report.html`; append this run to the history file.
 
     The history file defaults to `out_dir/history.jsonl`: it survives regeneration (only what
@@ -125,7 +134,7 @@ def generate_report(results_dir: Path, out_dir: Path, *, history_file: Path | No
     if not results_dir.is_dir():
         raise AllureCliError(f"no Allure results directory at {results_dir}")
     out_dir = out_dir.resolve()
-    history = (history_file or out_dir / HISTORY_FILE_NAME).resolve()
+    history = history_file_of(out_dir, history_file)
     out_dir.mkdir(parents=True, exist_ok=True)
     history.parent.mkdir(parents=True, exist_ok=True)
     _clean(out_dir)
@@ -134,7 +143,7 @@ def generate_report(results_dir: Path, out_dir: Path, *, history_file: Path | No
     with tempfile.TemporaryDirectory(prefix="allurerc-") as config_dir:
         config = Path(config_dir) / "allurerc.json"
         config.write_text(json.dumps(allure_config(name, history, _results_categories(results_dir))))
-        staged = stage(results_dir, Path(config_dir) / "results")
+        staged = stage(results_dir, Path(config_dir) / "results", shown)
         run = subprocess.run([*command, "generate", "--config", str(config), "--output", str(out_dir),
                               str(staged)], cwd=config_dir, capture_output=True, text=True,
                              timeout=timeout_s, check=False, env=os.environ | {"NO_COLOR": "1"})

@@ -66,7 +66,18 @@ def categories(harness_errors: type[BaseException] = HarnessError) -> list[dict[
          "description": "Revert failed, control plane unreachable, lab unhealthy: the product was not judged."},
         {"name": "Test code broken", "matchedStatuses": ["broken"],
          "description": "An unexpected exception in a test or the harness itself."},
+        *VERDICT_CATEGORIES,
     ]
+
+
+# What the report stages as `unknown` (reports.allure.staging): a test pytest passed that is not a plain PASS.
+VERDICT_CATEGORIES = (
+    {"name": "INCONCLUSIVE: not every threshold shown to hold", "matchedStatuses": ["unknown"],
+     "messageRegex": r"INCONCLUSIVE[\s\S]*",
+     "description": "No threshold missed, but a figure's 95 % interval holds its threshold: not decided."},
+    {"name": "PASS with findings", "matchedStatuses": ["unknown"], "messageRegex": r"PASS with findings[\s\S]*",
+     "description": "Every judged threshold held; something still needs reading (the summary page lists it)."},
+)
 
 
 def write_categories(results_dir: Path, rules: Sequence[Mapping[str, Any]] | None = None) -> Path:

@@ -17,7 +17,8 @@ from reports.summary import Outcome, format_summary
 
 
 def test_categories_split_slo_from_harness() -> None:
-    slo, broken, _ = categories()
+    slo, broken, _, inconclusive, findings = categories()
+    assert (inconclusive["matchedStatuses"], findings["matchedStatuses"]) == (["unknown"], ["unknown"])
     assert (slo["name"], slo["matchedStatuses"]) == (SLO_VIOLATED, ["failed"])
     assert broken["name"] == HARNESS_BROKEN
     pattern = re.compile(broken["messageRegex"])
