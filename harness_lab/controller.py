@@ -292,6 +292,14 @@ class Lab:
                   for node in NODES if not self.keeper_configured(node)]
         return found
 
+    def put_back(self) -> None:
+        """What `drift()` checks, as `up` made it: every node in the write quorum, every keeper with the lab's
+        settings. Idempotent."""
+        self.restore_quorum()
+        for node in NODES:
+            if not self.keeper_configured(node):
+                self.configure_keeper(node)
+
     def wait_healthy(self, timeout_s: float = 60.0) -> None:
         shell.wait_for(self.healthy, timeout_s, f"lab {self.layout.prefix}: one primary + one synchronous secondary",
                        interval_s=0.25)

@@ -17,7 +17,6 @@ from harness_kernel.history.timeline import Timeline
 from harness_kernel.topology.models import LabSettings, Topology
 from harness_lab.controller import Lab
 from harness_lab.layout import LabLayout
-from harness_lab.postgres import NODES
 from tests.integration.lab.lab_support import FaultBuilder, make_state_dir
 from workloads.oltp import DriverConfig, OltpDriver, prepare_schema
 from workloads.oltp.schema import Scale
@@ -83,10 +82,7 @@ def healthy_lab(request: pytest.FixtureRequest) -> None:
         drift = lab.drift()
         if drift:  # an earlier spec's leftover: put back as `up` made it, and said, so the spec starts where it asserts
             print(f"lab {TEST_PREFIX} drifted before {request.node.name}: {'; '.join(drift)}: put back")
-            lab.restore_quorum()
-            for node in NODES:
-                if not lab.keeper_configured(node):
-                    lab.configure_keeper(node)
+            lab.put_back()
             lab.wait_healthy(60)
             assert not lab.drift(), f"lab {TEST_PREFIX} still drifted: {'; '.join(lab.drift())}"
     except Exception:

@@ -142,6 +142,5 @@ def test_a_lab_left_asynchronous_with_a_keepers_settings_changed_names_both_as_d
         assert found[1].startswith(f"{standby}'s keeper runs without the lab's settings"), found
         assert lab.healthy(), "healthy() alone sees neither"
     finally:
-        lab.restore_quorum()
-        lab.configure_keeper(standby)
+        lab.put_back()
     assert eventually(lambda: lab.drift() == [], 30, 0.5), lab.drift()
