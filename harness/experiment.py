@@ -376,11 +376,32 @@ class Experiment:
             return healthy_t
 
     def _healthy(self) -> bool:
+        return self._unhealthy() is None
+
+    def _unhealthy(self) -> str | None:
+        """Why the cluster is not whole now (its own words), or None."""
         try:
             self._preflight()
-        except HarnessError:
-            return False
-        return True
+        except HarnessError as exc:
+            return str(exc)
+        return None
+
+    def _protected_baseline(self) -> None:
+        """The baseline, ending on a cluster as whole as it promises: one that lost a copy meanwhile (a standby
+        behind, the primary going on alone) would make the fault's figures the cluster's state at inject, not its
+        failover (a switchover then promotes a node that lacks the last commits). Such a cluster is waited for,
+        bounded, and the baseline taken again."""
+        self.baseline()
+        why = None if self.degraded_on_purpose else self._unhealthy()
+        if why is None:
+            return
+        with self.step("protected", f"before the fault the cluster was not whole: {why}"):
+            whole = self.progress.until("cluster whole again before the fault", self._healthy,
+                                        self.durations.recover_timeout_s, interval_s=1.0)
+        if not whole:
+            raise HarnessError(f"the cluster was not whole before the fault, nor {self.durations.recover_timeout_s:.0f} s "
+                               f"later: {self._unhealthy() or why}; no fault injected")
+        self.baseline()
 
     # -- one failure, start to end -------------------------------------------------------
     def run_failure(self, choose: Callable[[Cluster], FaultSpec], *, observe_s: float | None = None,
@@ -402,7 +423,7 @@ class Experiment:
     def _trial(self, choose: Callable[[Cluster], FaultSpec], observe_s: float | None,
                hold_until: Callable[[], bool] | None = None) -> Findings:
         self._count_copies()
-        self.baseline()
+        self._protected_baseline()
         baseline_tps = _mean_tps(self.series, self.timeline.now() - self.durations.baseline_s, self.timeline.now())
         primary_before = self.cluster.primary_node()
         spec = choose(self.cluster)
