@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap
 import time
-import urllib.request
 import zipfile
-from base64 import b64encode
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +27,7 @@ import yaml
 
 ROOT = Path(__file__).parents[2]
 PLUGIN = ROOT / "examples" / "harness-pdu"
-STAND_IN = ROOT / "tests" / "support" / "rack_pdu.py"
+STAND_IN = PLUGIN / "tests" / "rack_pdu.py"
 PASSWORD = "stand-in-pdu-password"
 
 EXPERIMENT = textwrap.dedent("""\
@@ -127,22 +125,6 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_plugs_into_any_pytest_project(i
         demo.stdout + demo.stderr
 
 
-PLUGIN_EXPERIMENT = textwrap.dedent("""\
-    import os, time
-    import pytest
-    from faults.base import FaultSpec, FaultState
-
-    OUTLET = FaultSpec("host-power-off", "host:esx-b1")
-
-    @pytest.mark.faults(OUTLET)
-    def test_the_host_loses_power_through_its_outlet(inject):
-        with inject(OUTLET) as active:
-            assert active.fault.check() is FaultState.IN_EFFECT
-            print("in-effect", flush=True)
-            time.sleep(float(os.environ.get("HOLD_S", "0")))
-    """)
-
-
 VIEWS = textwrap.dedent("""\
     import json, sys
     from harness.clusters import cluster_parts, observers, probe
@@ -159,22 +141,10 @@ VIEWS = textwrap.dedent("""\
 
 @dataclass
 class RackPduStandIn:
-    """The stand-in rack PDU (tests/support/rack_pdu.py) as a process of its own on 127.0.0.1."""
+    """The example's stand-in rack PDU (examples/harness-pdu/tests/rack_pdu.py), a process of its own on 127.0.0.1."""
 
     process: subprocess.Popen[bytes]
     port: int
-    log: Path
-
-    def outlet(self, outlet: str) -> dict[str, object]:
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/{outlet}",
-            headers={"Authorization": "Basic " + b64encode(f"admin:{PASSWORD}".encode()).decode()})
-        with urllib.request.urlopen(request, timeout=5) as reply:
-            found: dict[str, object] = json.loads(reply.read())
-        return found
-
-    def switched(self) -> list[str]:
-        return [json.loads(line)["PowerState"] for line in self.log.read_text().splitlines()] if self.log.exists() else []
 
 
 @pytest.fixture
@@ -186,7 +156,7 @@ def rack_pdu(tmp_path: Path) -> Iterator[RackPduStandIn]:
     while not ready.exists():
         assert process.poll() is None and time.monotonic() < deadline, "the stand-in PDU did not come up"
         time.sleep(0.05)
-    yield RackPduStandIn(process, json.loads(ready.read_text())["port"], ready.with_suffix(".log"))
+    yield RackPduStandIn(process, json.loads(ready.read_text())["port"])
     process.terminate()
     process.wait(timeout=10)
 
@@ -211,15 +181,11 @@ def pdu_topology(directory: Path, port: int, *, with_database: bool = False) -> 
     return path
 
 
-def journal(state: Path) -> list[dict[str, object]]:
-    return [json.loads(p.read_text()) for p in sorted((state / "journal").glob("*.json"))]
-
-
-def test_a_platform_from_another_package_is_planned_injected_reverted_and_recovered_after_kill_9(
+def test_a_platform_from_another_package_is_planned_before_vcenter_and_shows_its_parts_and_doctor_rows(
         installed: Installed, rack_pdu: RackPduStandIn, tmp_path: Path) -> None:
+    """What the contract kit leaves to the harness: where the plug-in's backend stands among the others."""
     project = tmp_path / "their-project"
     project.mkdir()
-    (project / "test_outlet.py").write_text(PLUGIN_EXPERIMENT)
     python = installed.python
 
     stretched = pdu_topology(project, rack_pdu.port, with_database=True)
@@ -245,35 +211,36 @@ def test_a_platform_from_another_package_is_planned_injected_reverted_and_recove
     assert rows[("pdu", "host-power-off on host:esx-b1: ready")] == "PASS", rows
     assert rows[("pdu", "probe harness_pdu.view:probe")] == "PASS", rows
     assert rows[("credentials", "management.platforms.pdu.credential.password")] == "PASS", rows
-    state = tmp_path / "state"
-    argv = [python, "-m", "pytest", "-p", "no:cacheprovider", "-s", "--topology", str(only), "--allow-destructive",
-            "--state-dir", str(state), str(project / "test_outlet.py")]
-    done = run(argv, cwd=project, timeout=180, PDU_PASSWORD=PASSWORD)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert rack_pdu.switched() == ["Off", "On"] and rack_pdu.outlet("A3")["PowerState"] == "On"
-    assert journal(state) == []
-    assert PASSWORD not in done.stdout + done.stderr
 
-    held = subprocess.Popen(argv, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True, env={name: value for name, value in os.environ.items()
-                                                         if name not in ("PYTHONPATH", "HARNESS_TOOLS")}
-                            | {"PDU_PASSWORD": PASSWORD, "HOLD_S": "300"})
-    assert held.stdout is not None
-    seen = ""
-    for line in held.stdout:
-        seen += line
-        if "in-effect" in line:
-            break
-    assert rack_pdu.outlet("A3")["PowerState"] == "Off", seen
-    [entry] = journal(state)
-    assert entry["backend"] == {"platform": "pdu", "backend": "harness_pdu.outlet_fault:OutletPowerOff",
-                                "distribution": "harness-pdu", "version": "0.1.0"}
-    os.killpg(held.pid, signal.SIGKILL)  # no revert, no cleanup: what the guardian exists for
-    held.wait(timeout=10)
-    deadline = time.monotonic() + 60
-    while journal(state) or rack_pdu.outlet("A3")["PowerState"] != "On":
-        assert time.monotonic() < deadline, f"the guardian did not revert: {journal(state)}"
-        time.sleep(0.2)
-    assert rack_pdu.switched() == ["Off", "On", "Off", "On"]
-    guardian_log = (state / "guardian.log").read_text()
-    assert "reverted host-power-off on host:esx-b1" in guardian_log and PASSWORD not in guardian_log
+
+# A plug-in whose fault acts on one outlet while its author's kit reads another: the kit must fail it, at the clause
+# that compares what the fault says with what the stand-in says
+MISREAD = textwrap.dedent("""\
+    import pytest
+    from harness.contract_kit import PlatformUnderTest
+    from test_contract import HOST, PASSWORD, rack_pdu, topology_of
+    from test_contract import TestHarnessPdu as _Honest
+
+    class TestReadOnAnotherOutlet(_Honest):
+        @pytest.fixture
+        def platform_under_test(self, rack_pdu, tmp_path):
+            return PlatformUnderTest(topology=topology_of(rack_pdu, tmp_path), kind="host-power-off",
+                                     target=f"host:{HOST}", platform="pdu", observe=lambda: rack_pdu.power_state("A2"),
+                                     environment={"PDU_PASSWORD": PASSWORD}, secrets=(PASSWORD,), settle_s=3)
+    """)
+
+
+def test_the_example_plugin_keeps_the_contract_kit_run_from_a_fresh_virtualenv(installed: Installed,
+                                                                              tmp_path: Path) -> None:
+    """The README's command for a plug-in author: their tests, the kit from the installed harness."""
+    project = shutil.copytree(PLUGIN / "tests", tmp_path / "their-plugin" / "tests")
+    done = run([installed.python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--rootdir", str(project.parent),
+                str(project)], cwd=project.parent, timeout=600)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    assert re.search(r"\b6 passed\b", done.stdout), done.stdout[-3000:]
+
+    (project / "test_misread.py").write_text(MISREAD)
+    misread = run([installed.python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--rootdir", str(project.parent),
+                   str(project / "test_misread.py"), "-k", "journaled_before"], cwd=project.parent, timeout=300)
+    assert misread.returncode == 1, misread.stdout[-6000:]
+    assert "1 failed" in misread.stdout and "the stand-in disagrees" in misread.stdout, misread.stdout[-6000:]
