@@ -88,7 +88,7 @@ FULL = DemoSettings(PhaseDurations(baseline_s=14, observe_s=25, settle_s=10, ste
 # leaves to FULL it leaves out too (S2's disk group and host take the vSAN backend, ESXi shell and BMC S2's disk and
 # S3's site failure take, and the bound lab's own specs fail them; S6's soak is S6's mixed case held longer).
 SMOKE = DemoSettings(PhaseDurations(baseline_s=5, observe_s=6, settle_s=4, steady_window_s=3), step_s=4, warmup_s=1,
-                     rtt_steps="0,4", component_mb=128, migration_rtt_steps="2", backup_rates="8M", soak_s=12.0,
+                     rtt_steps="0,4", component_mb=128, migration_rtt_steps="2", backup_rates="16M", soak_s=12.0,
                      qos_iops_limit=512, deselect=DEMO.deselect)
 # What FULL adds to the demo: longer windows, the whole RTT sweeps, S2's host row (S3 and S4 lose hosts too),
 # the unthrottled backup, and the backup compared under a vSAN IOPS limit on the bound lab.

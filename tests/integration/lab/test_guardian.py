@@ -15,17 +15,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from faults import registry
 from faults.base import FaultSpec, FaultState
 from harness_lab.controller import Lab
-from tests.integration.lab.lab_support import own_lab
 
-PREFIX = "hgd1"
 ROOT = Path(__file__).resolve().parents[3]
 SITE_A = FaultSpec("site-failure", "site:site-a")
 
@@ -39,12 +34,6 @@ def test_site_a_fails(inject):
 """
 
 
-@pytest.fixture(scope="module")
-def guarded_lab() -> Iterator[Lab]:
-    with own_lab(PREFIX) as built:
-        yield built
-
-
 def start_run(lab: Lab, tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
     suite = tmp_path / "test_site_failure_suite.py"
     suite.write_text(SUITE)
@@ -53,7 +42,7 @@ def start_run(lab: Lab, tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
     env.update(HARNESS_LAB_DIR=str(lab.layout.state_dir),
                PYTHONPATH=os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
     run = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", str(suite),
-                            "--topology", f"lab:{PREFIX}", "--state-dir", str(state),
+                            "--topology", f"lab:{lab.layout.prefix}", "--state-dir", str(state),
                             "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env,
                            start_new_session=True)  # its own process group, as a CI job or a login shell's job
@@ -102,29 +91,29 @@ def reverted_by(state: Path) -> str:
     return "the guardian" if log.exists() and "reverted site-failure" in log.read_text() else "the run itself"
 
 
-def test_kill_9_of_the_whole_run_mid_site_failure_is_reverted_by_the_guardian(guarded_lab: Lab, tmp_path: Path) -> None:
-    guarded_lab.wait_healthy(90)
-    run, state = start_run(guarded_lab, tmp_path)
-    in_the_middle_of_the_failover(guarded_lab, state)
+def test_kill_9_of_the_whole_run_mid_site_failure_is_reverted_by_the_guardian(lab: Lab, tmp_path: Path) -> None:
+    lab.wait_healthy(90)
+    run, state = start_run(lab, tmp_path)
+    in_the_middle_of_the_failover(lab, state)
     os.killpg(run.pid, signal.SIGKILL)
     killed = time.monotonic()
     run.wait()
-    took = wait_reverted(guarded_lab, state, killed)
-    guarded_lab.wait_healthy(120)
+    took = wait_reverted(lab, state, killed)
+    lab.wait_healthy(120)
     healthy = time.monotonic() - killed
     print(f"\nkill -9 to reverted: {took:.1f} s; to a healthy lab: {healthy:.1f} s")
     assert reverted_by(state) == "the guardian"
     assert took < 30, "target: under 15 s"
 
 
-def test_a_hangup_of_the_run_mid_site_failure_leaves_a_healthy_lab(guarded_lab: Lab, tmp_path: Path) -> None:
-    guarded_lab.wait_healthy(120)
-    run, state = start_run(guarded_lab, tmp_path)
-    in_the_middle_of_the_failover(guarded_lab, state)
+def test_a_hangup_of_the_run_mid_site_failure_leaves_a_healthy_lab(lab: Lab, tmp_path: Path) -> None:
+    lab.wait_healthy(120)
+    run, state = start_run(lab, tmp_path)
+    in_the_middle_of_the_failover(lab, state)
     os.killpg(run.pid, signal.SIGHUP)  # the operator's SSH session drops: the terminal's process group hangs up
     hung_up = time.monotonic()
-    took = wait_reverted(guarded_lab, state, hung_up)
-    guarded_lab.wait_healthy(120)
+    took = wait_reverted(lab, state, hung_up)
+    lab.wait_healthy(120)
     healthy = time.monotonic() - hung_up
     run.wait(timeout=120)
     print(f"\nSIGHUP to reverted (by {reverted_by(state)}): {took:.1f} s; to a healthy lab: {healthy:.1f} s")

@@ -4,13 +4,12 @@ The lab's router namespace runs an sshd; the topology names it like any router, 
 client key (by environment reference) and its host key pinned. What a user's router would get
 over SSH is what happens here; the effect is checked from the sites, not through the backend.
 
-This module brings up a lab of its own (prefix `hrtw1`, or HARNESS_TEST_ROUTER_LAB_PREFIX), so it
-can run next to the other lab tests; `python -m harness lab down --prefix hrtw1` removes it by hand.
+It runs on the lab tests' shared lab: the router is not its own subject's leftover, and every spec
+starts from a lab whose drift (`Lab.drift`: nft tables, qdiscs) the shared fixture has checked.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import time
@@ -32,29 +31,15 @@ from harness_lab import shell
 from harness_lab.controller import Lab
 from harness_lab.latency import kernel_has_netem
 from harness_lab.layout import PG_PORT, Member
-from tests.integration.lab.lab_support import own_lab
 
-PREFIX = os.environ.get("HARNESS_TEST_ROUTER_LAB_PREFIX", "hrtw1")
 KEY_ENV = "HARNESS_TEST_ROUTER_KEY"
 LINK = "link:site-a~site-b"
 OPERATOR_QOS = ["root", "handle", "1:", "htb", "default", "30"]
 
 
-# -- this module's own lab (overrides conftest's session-wide one) ------------------------------
-@pytest.fixture(scope="module")
-def lab() -> Iterator[Lab]:
-    with own_lab(PREFIX) as built:
-        yield built
-
-
-@pytest.fixture(scope="module")
-def topology(lab: Lab) -> Topology:
-    return lab.layout.topology()
-
-
 @pytest.fixture
-def runner(topology: Topology, tmp_path: Path) -> FaultRunner:
-    return FaultRunner(topology, "lab:" + PREFIX, Journal(tmp_path / "journal"), Timeline(), "router-test",
+def runner(lab: Lab, topology: Topology, tmp_path: Path) -> FaultRunner:
+    return FaultRunner(topology, "lab:" + lab.layout.prefix, Journal(tmp_path / "journal"), Timeline(), "router-test",
                        RunnerSettings(settle_timeout_s=30, revert_timeout_s=30))
 
 
