@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -77,6 +79,55 @@ class Run:
         return self.stdout + self.stderr
 
 
+class HeldRun:
+    """A run in a process group of its own, its output read by a thread: every wait on it is bounded."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put("")  # the end of its output
+
+    @property
+    def output(self) -> str:
+        return "".join(self.seen)
+
+    def read_until(self, wanted: str | None, timeout_s: float) -> bool:
+        """Read lines until one is `wanted` (True) or the output ends or the time is up (False)."""
+        deadline = time.monotonic() + timeout_s
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                return False
+            if not line:
+                return False
+            self.seen.append(line)
+            if wanted is not None and line.strip() == wanted:
+                return True
+        return False
+
+    def signal(self, signum: signal.Signals) -> None:
+        os.killpg(self.process.pid, signum)
+
+    def finish(self, timeout_s: float) -> str:
+        """Its whole output, once it has ended (killed if it has not within `timeout_s`)."""
+        self.read_until(None, timeout_s)
+        self.stop()
+        return self.output
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+
 class Project:
     """A user's project in a temporary folder: the experiment, its state directory, the runs."""
 
@@ -100,22 +151,16 @@ class Project:
                               timeout=self.platform.run_timeout_s, check=False)
         return Run(done.returncode, done.stdout, done.stderr)
 
-    def start(self, topology: Path, hold_s: float) -> tuple[subprocess.Popen[str], str]:
+    def start(self, topology: Path, hold_s: float) -> HeldRun:
         """A run holding its fault: started in a session of its own (as a CI job is), read until the fault is in."""
         process = subprocess.Popen(self.pytest_argv(topology), cwd=self.where, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, text=True, start_new_session=True,
                                    env=self.environment(CONTRACT_KIT_HOLD_S=str(hold_s)))
-        assert process.stdout is not None
-        seen: list[str] = []
-        deadline = time.monotonic() + self.platform.run_timeout_s
-        for line in process.stdout:
-            seen.append(line)
-            if line.strip() == IN_EFFECT:
-                return process, "".join(seen)
-            if time.monotonic() > deadline:
-                break
-        stop(process)
-        raise AssertionError(f"the run ended or stalled before its fault was in effect:\n{''.join(seen)[-4000:]}")
+        held = HeldRun(process)
+        if not held.read_until(IN_EFFECT, self.platform.run_timeout_s):
+            held.stop()
+            raise AssertionError(f"the run ended or stalled before its fault was in effect:\n{held.output[-4000:]}")
+        return held
 
     def journal(self) -> list[dict[str, Any]]:
         return [json.loads(p.read_text()) for p in sorted((self.state / "journal").glob("*.json"))]
@@ -127,12 +172,6 @@ class Project:
         everything = [*texts, *logs, guardian.read_text(errors="replace") if guardian.exists() else ""]
         return [f"secret #{n}" for n, secret in enumerate(self.platform.secrets, 1)
                 if any(secret in text for text in everything)]
-
-
-def stop(process: subprocess.Popen[str]) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=30)
 
 
 def settles(probe: Callable[[], bool], timeout_s: float) -> bool:
@@ -191,15 +230,15 @@ class PlatformContract:
             self, platform_under_test: PlatformUnderTest, project: Project) -> None:
         p = platform_under_test
         before = p.observe()
-        process, seen = project.start(p.topology, hold_s=p.run_timeout_s)
+        held = project.start(p.topology, hold_s=p.run_timeout_s)
         try:
             [entry] = project.journal()
             assert entry["backend"]["platform"] == p.platform, entry
             assert settles(lambda: p.observe() != before, p.settle_s), "the fault said in effect; the stand-in disagrees"
-            os.killpg(process.pid, signal.SIGTERM)
-            output = seen + (process.communicate(timeout=p.run_timeout_s)[0] or "")
+            held.signal(signal.SIGTERM)
+            output = held.finish(p.run_timeout_s)
         finally:
-            stop(process)
+            held.stop()
         assert settles(lambda: p.observe() == before, p.settle_s), f"not put back after SIGTERM:\n{output[-4000:]}"
         assert project.journal() == [], output[-4000:]
         assert not project.leaks(output)
@@ -218,13 +257,13 @@ class PlatformContract:
             self, platform_under_test: PlatformUnderTest, project: Project) -> None:
         p = platform_under_test
         before = p.observe()
-        process, seen = project.start(p.topology, hold_s=p.run_timeout_s)
-        stop(process)  # kill -9 of the whole run: no revert, no cleanup
+        held = project.start(p.topology, hold_s=p.run_timeout_s)
+        held.stop()  # kill -9 of the whole run: no revert, no cleanup
         assert settles(lambda: not project.journal() and p.observe() == before, p.settle_s + 60), \
             f"the guardian did not put it back: {project.journal()}"
         guardian = (project.state / "guardian.log").read_text()
         assert f"reverted {p.kind} on {p.target}" in guardian, guardian[-4000:]
-        assert not project.leaks(seen)
+        assert not project.leaks(held.output)
 
     def test_a_target_off_the_allow_list_is_refused_before_anything_is_sent(
             self, platform_under_test: PlatformUnderTest, project: Project) -> None:

@@ -82,6 +82,9 @@ class EsxiEndpoint:
     host_key: str  # '<type> <base64>', as pinned in the topology
 
 
+PORT_PICKS = 5  # a port another process takes between its pick and sshd's bind is picked again, this often
+
+
 def free_port() -> int:
     """A port the kernel has just handed out on 127.0.0.1 (the sshd binds it a moment later)."""
     with socket.socket() as probe:
@@ -150,39 +153,58 @@ class EsxiShells:
         authorized = self.directory / "authorized_keys"
         authorized.write_text(client_public_key.read_text())
         authorized.chmod(0o600)
-        started = []
-        for name in hosts:
-            home = self.directory / name
-            home.mkdir(exist_ok=True)
-            key = home / "ssh_host_ed25519_key"
-            if not key.exists():
-                shell.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"{prefix}-{name}", "-f", str(key)])
-            port = free_port()
-            config = home / "sshd_config"
-            config.write_text(
-                f"ListenAddress 127.0.0.1:{port}\nHostKey {key}\nPidFile {home / 'sshd.pid'}\n"
-                f"AuthorizedKeysFile {authorized}\n"
-                f"SetEnv {HOST_ENV}={name} {CONTROL_ENV}={control_url} PATH={self.bin_dir}:/usr/bin:/bin\n"
-                "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-                "UsePAM no\nStrictModes no\nPrintMotd no\nPrintLastLog no\nUseDNS no\nX11Forwarding no\n"
-                "AllowTcpForwarding no\nPermitUserEnvironment no\nMaxStartups 30:30:60\n")
-            shell.run(["/usr/sbin/sshd", "-t", "-f", str(config)])
-            # A private mount namespace: the lean /etc/passwd is this sshd's alone. -D keeps the pid ours.
-            # VMware's script directory is the lab's bin there too.
-            argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                    'mount --bind "$1" /etc/passwd && mount --bind "$2" "$3" && shift 3 && exec "$@"', "sh",
-                    str(passwd), str(self.bin_dir), str(VMWARE_VSAN_BIN),
-                    "/usr/sbin/sshd", "-D", "-e", "-f", str(config)]
-            self.services.start(f"esxi-{name}", argv)
-            kind, blob = key.with_suffix(".pub").read_text().split()[:2]
-            started.append(EsxiEndpoint(name, port, f"{kind} {blob}"))
+        started = {name: self._start_sshd(name, control_url, passwd, authorized, prefix) for name in hosts}
         deadline = time.monotonic() + READY_TIMEOUT_S
-        for endpoint in started:
-            while not _listening(endpoint.port):
-                service = f"esxi-{endpoint.host}"
-                if not self.services.alive(service) or time.monotonic() > deadline:
-                    tail = self.services.logfile(service).read_text(errors="replace").strip()[-600:]
-                    raise ControlPlaneError(f"ESXi sshd of {endpoint.host} not listening on 127.0.0.1:{endpoint.port} "
-                                            f"within {READY_TIMEOUT_S:g} s\n{tail}")
-                time.sleep(0.05)
-        return started
+        for name in hosts:
+            for _ in range(PORT_PICKS):
+                if self._listens(started[name], deadline):
+                    break
+                started[name] = self._start_sshd(name, control_url, passwd, authorized, prefix)  # port taken
+            else:
+                raise ControlPlaneError(f"ESXi sshd of {name}: {PORT_PICKS} ports on 127.0.0.1 were each taken by "
+                                        "another process before sshd could bind them")
+        return [started[name] for name in hosts]
+
+    def _start_sshd(self, name: str, control_url: str, passwd: Path, authorized: Path, prefix: str) -> EsxiEndpoint:
+        """One host's sshd on a port just picked (not yet known to be its: `_listens` says)."""
+        home = self.directory / name
+        home.mkdir(exist_ok=True)
+        key = home / "ssh_host_ed25519_key"
+        if not key.exists():
+            shell.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"{prefix}-{name}", "-f", str(key)])
+        port = free_port()
+        config = home / "sshd_config"
+        config.write_text(
+            f"ListenAddress 127.0.0.1:{port}\nHostKey {key}\nPidFile {home / 'sshd.pid'}\n"
+            f"AuthorizedKeysFile {authorized}\n"
+            f"SetEnv {HOST_ENV}={name} {CONTROL_ENV}={control_url} PATH={self.bin_dir}:/usr/bin:/bin\n"
+            "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+            "UsePAM no\nStrictModes no\nPrintMotd no\nPrintLastLog no\nUseDNS no\nX11Forwarding no\n"
+            "AllowTcpForwarding no\nPermitUserEnvironment no\nMaxStartups 30:30:60\n")
+        shell.run(["/usr/sbin/sshd", "-t", "-f", str(config)])
+        (home / "sshd.pid").unlink(missing_ok=True)  # sshd writes it once it listens: the proof the port is its own
+        # A private mount namespace: the lean /etc/passwd is this sshd's alone. -D keeps the pid ours.
+        # VMware's script directory is the lab's bin there too.
+        argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                'mount --bind "$1" /etc/passwd && mount --bind "$2" "$3" && shift 3 && exec "$@"', "sh",
+                str(passwd), str(self.bin_dir), str(VMWARE_VSAN_BIN),
+                "/usr/sbin/sshd", "-D", "-e", "-f", str(config)]
+        self.services.start(f"esxi-{name}", argv)
+        kind, blob = key.with_suffix(".pub").read_text().split()[:2]
+        return EsxiEndpoint(name, port, f"{kind} {blob}")
+
+    def _listens(self, endpoint: EsxiEndpoint, deadline: float) -> bool:
+        """True once this host's sshd listens on its port (its pid file written, the port accepting); False if it
+        ended while another process holds the port; a ControlPlaneError naming its log otherwise."""
+        service, pidfile = f"esxi-{endpoint.host}", self.directory / endpoint.host / "sshd.pid"
+        while True:
+            alive = self.services.alive(service)
+            if alive and pidfile.exists() and _listening(endpoint.port):
+                return True
+            if not alive and _listening(endpoint.port):
+                return False
+            if not alive or time.monotonic() > deadline:
+                tail = self.services.logfile(service).read_text(errors="replace").strip()[-600:]
+                raise ControlPlaneError(f"ESXi sshd of {endpoint.host} not listening on 127.0.0.1:{endpoint.port} "
+                                        f"within {READY_TIMEOUT_S:g} s\n{tail}")
+            time.sleep(0.05)

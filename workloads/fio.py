@@ -284,13 +284,18 @@ def run_local(job: FioJob, workdir: Path, timeline: Timeline, name: str = "fio")
     return FioResult(name, workload.series, workload.summary)
 
 
+ANY_PORT = 0
+PORT_PICKS = 5  # a port lost to another process between its pick and fio's bind is picked again, this often
+
+
 @dataclass
 class FioServer:
-    """`fio --server` daemon on one address and port, tracked by its pid file."""
+    """`fio --server` daemon on one address and port, tracked by its pid file. The port, unless asked for, is picked
+    at start and picked again if another process takes it before fio binds it (a listener there proves nothing)."""
 
     workdir: Path
     address: str = "127.0.0.1"
-    port: int = field(default_factory=free_loopback_port)
+    port: int = ANY_PORT
     allow_remote: bool = False
     pid: int | None = None
 
@@ -304,6 +309,19 @@ class FioServer:
 
     def start(self, timeout_s: float = 5.0) -> FioServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
+        picked = self.port == ANY_PORT
+        for _ in range(PORT_PICKS if picked else 1):
+            if picked:
+                self.port = free_loopback_port()
+            if self._started(timeout_s):
+                return self
+            if not _accepts(self.address, self.port):
+                break  # nobody else holds the port: fio itself failed
+        in_use = " (in use: another process listens there)" if _accepts(self.address, self.port) else ""
+        raise RuntimeError(f"fio server on {self.spec} did not come up within {timeout_s} s{in_use}")
+
+    def _started(self, timeout_s: float) -> bool:
+        """fio daemonized on this port, its own pid alive and the port accepting; False (and nothing left) if not."""
         pidfile = self.workdir / f"fio-server-{self.port}.pid"
         subprocess.run([FIO, f"--server={self.spec}", f"--daemonize={pidfile}"], cwd=self.workdir, check=True,
                        capture_output=True, timeout=timeout_s)
@@ -311,11 +329,13 @@ class FioServer:
         while time.monotonic() < deadline:
             if pidfile.exists() and pidfile.read_text().strip():
                 self.pid = int(pidfile.read_text().strip())
+                if not _alive(self.pid):
+                    break  # it could not bind: whatever accepts there is another process
                 if _accepts(self.address, self.port):
-                    return self
+                    return True
             time.sleep(0.05)
         self.stop()
-        raise RuntimeError(f"fio server on {self.spec} did not come up within {timeout_s} s")
+        return False
 
     def stop(self) -> None:
         if self.pid is None:
@@ -335,6 +355,14 @@ class FioServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def _accepts(address: str, port: int) -> bool:

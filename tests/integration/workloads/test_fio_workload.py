@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import socket
+from pathlib import Path
+
 import pytest
 
 from harness_kernel.history import EventKind
 from harness_kernel.history.timeline import Timeline
+from workloads import fio
 from workloads.base import Workload
 from workloads.fio import PROFILES, FioJob, FioServer, FioWorkload, run_clients, run_local
 
@@ -51,3 +56,42 @@ def test_fio_as_a_workload_runs_until_stopped_and_keeps_no_ledger(tmp_path):
     assert all(p.value > 0 for p in workload.series["read_iops"].points())
     assert workload.summary["jobname"] == "oltp"
     assert workload.verify() is None
+
+
+@pytest.mark.reproducer("Y-close-then-bind")
+def test_a_port_taken_between_its_pick_and_fios_bind_is_picked_again_not_mistaken_for_the_server(
+        tmp_path, monkeypatch):
+    """The port a server is given by default is picked, closed, then bound by fio: another process can take it in
+    between. Its listener answers connections, so 'something accepts' is no proof that fio came up."""
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    picks, pick = iter([taken.getsockname()[1]]), fio.free_loopback_port
+    monkeypatch.setattr(fio, "free_loopback_port", lambda: next(picks, None) or pick())
+    with taken, FioServer(tmp_path / "s0", port=fio.ANY_PORT) as server:
+        assert server.port != taken.getsockname()[1]
+        assert server.pid is not None and listener_pid(server.port) == server.pid
+
+
+def test_a_port_asked_for_and_taken_is_a_clear_error_naming_it(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(RuntimeError, match=f"127.0.0.1,{port}.*in use"):
+            FioServer(tmp_path / "s0", port=port).start()
+
+
+def listener_pid(port: int) -> int | None:
+    """The pid whose socket listens on 127.0.0.1:`port` (from /proc: the kernel's own table)."""
+    inodes = {line.split()[9] for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
+              if line.split()[1] == f"0100007F:{port:04X}" and line.split()[3] == "0A"}
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            for fd in fd_dir.iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:[") and target[8:-1] in inodes:
+                    return int(fd_dir.parent.name)
+        except OSError:
+            continue
+    return None
