@@ -165,6 +165,13 @@ class Project:
     def journal(self) -> list[dict[str, Any]]:
         return [json.loads(p.read_text()) for p in sorted((self.state / "journal").glob("*.json"))]
 
+    def assert_put_back(self, before: object, output: str, when: str) -> None:
+        """What the fault acted on is as the stand-in had it before, nothing is left journaled, no secret shown."""
+        assert settles(lambda: self.platform.observe() == before, self.platform.settle_s), \
+            f"not put back {when}:\n{output[-4000:]}"
+        assert self.journal() == [], output[-4000:]
+        assert not self.leaks(output)
+
     def leaks(self, *texts: str) -> list[str]:
         """The secrets found in `texts`, the journal and the guardian's log (by position: never printed)."""
         logs = [p.read_text(errors="replace") for p in (self.state / "journal").glob("*")] if self.state.exists() else []
@@ -239,9 +246,7 @@ class PlatformContract:
             output = held.finish(p.run_timeout_s)
         finally:
             held.stop()
-        assert settles(lambda: p.observe() == before, p.settle_s), f"not put back after SIGTERM:\n{output[-4000:]}"
-        assert project.journal() == [], output[-4000:]
-        assert not project.leaks(output)
+        project.assert_put_back(before, output, "after SIGTERM")
 
     def test_a_run_that_ends_puts_back_what_it_found(
             self, platform_under_test: PlatformUnderTest, project: Project) -> None:
@@ -249,9 +254,7 @@ class PlatformContract:
         before = p.observe()
         done = project.run(project.pytest_argv(p.topology))
         assert done.returncode == 0 and IN_EFFECT in done.output, done.output[-4000:]
-        assert settles(lambda: p.observe() == before, p.settle_s), f"not put back at test end:\n{done.output[-4000:]}"
-        assert project.journal() == []
-        assert not project.leaks(done.output)
+        project.assert_put_back(before, done.output, "at test end")
 
     def test_a_run_killed_mid_fault_is_put_back_by_the_guardian(
             self, platform_under_test: PlatformUnderTest, project: Project) -> None:

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from harness.contract_kit import PlatformContract, PlatformUnderTest
-from tests.integration.contract.test_nutanix_prism import HOSTS
+from tests.integration.contract.test_nutanix_prism import HOSTS, PASSWORD_ENV, ahv_document
 from tests.support.prism_model import PrismModel
 
 pytestmark = pytest.mark.contract(source="documentation-derived, unconfirmed until a capture from a real Prism exists")
@@ -32,17 +32,9 @@ class TestNutanixHostMaintenance(PlatformContract):
                 model.add_host(host)
         with model.serving() as (central, element):
             topology = tmp_path / "ahv.yaml"
-            topology.write_text(yaml.safe_dump({
-                "name": "ahv-contract", "kind": "nutanix",
-                "sites": [{"name": site, "hosts": [{"name": h, "address": f"192.0.2.{10 + i + 60 * n}"}
-                                                   for i, h in enumerate(hosts)]}
-                          for n, (site, hosts) in enumerate(HOSTS.items())],
-                "management": {"platforms": {"nutanix": {
-                    "endpoint": central, "fallback_endpoints": [element], "cluster": "ahv-esrp-cluster",
-                    "credential": {"username": "operator", "password": {"env": "HARNESS_PRISM_PASSWORD"}},
-                    "timeout_s": 2, "task_timeout_s": 10, "poll_s": 0.02}}},
-                "allow_list": [f"host:{HOST}"]}))
+            topology.write_text(yaml.safe_dump(ahv_document(central, element, name="ahv-contract", allow_list=[f"host:{HOST}"],
+                                                            task_timeout_s=10, poll_s=0.02)))
             yield PlatformUnderTest(topology=topology, kind="host-maintenance", target=f"host:{HOST}",
                                     platform="nutanix", observe=lambda: model.in_maintenance(HOST),
-                                    environment={"HARNESS_PRISM_PASSWORD": password}, secrets=(password,),
+                                    environment={PASSWORD_ENV: password}, secrets=(password,),
                                     settle_s=20, run_timeout_s=120)

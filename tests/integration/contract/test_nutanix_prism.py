@@ -31,19 +31,28 @@ PASSWORD_ENV = "HARNESS_PRISM_PASSWORD"
 HOSTS = {"site-a": ("ahv-a1", "ahv-a2"), "site-b": ("ahv-b1", "ahv-b2")}
 
 
-def prism_topology(central: str, element: str, **section: Any) -> Topology:
-    return parse_topology({
-        "name": "ahv-contract", "kind": "nutanix",
+def ahv_document(central: str, element: str, *, name: str, allow_list: list[str],
+                 databases: list[dict[str, Any]] | None = None, **section: Any) -> dict[str, Any]:
+    """A topology of the four AHV hosts with Prism Central (and an Element as its fallback), as a file holds it."""
+    return {
+        "name": name, "kind": "nutanix",
         "sites": [{"name": site, "hosts": [{"name": h, "address": f"192.0.2.{10 + i + 60 * n}"} for i, h in enumerate(hosts)]}
                   for n, (site, hosts) in enumerate(HOSTS.items())],
-        "databases": [{"name": "db", "kind": "sqlserver-ag", "endpoint": "192.0.2.100", "database": "bench",
-                       "nodes": [{"name": "sql01", "host": "ahv-a1", "vm": "sql01-vm"},
-                                 {"name": "sql02", "host": "ahv-b1", "vm": "sql02-vm"}]}],
+        **({"databases": databases} if databases else {}),
         "management": {"platforms": {"nutanix": {
             "endpoint": central, "fallback_endpoints": [element], "cluster": "ahv-esrp-cluster",
             "credential": {"username": "operator", "password": {"env": PASSWORD_ENV}},
             "timeout_s": 2, "task_timeout_s": 1, "poll_s": 0.01, **section}}},
-        "allow_list": ["node:db/sql01", "node:db/sql02", "host:ahv-a2", "host:ahv-b2"]}, "ahv.yaml")
+        "allow_list": allow_list}
+
+
+def prism_topology(central: str, element: str, **section: Any) -> Topology:
+    return parse_topology(ahv_document(
+        central, element, name="ahv-contract",
+        databases=[{"name": "db", "kind": "sqlserver-ag", "endpoint": "192.0.2.100", "database": "bench",
+                    "nodes": [{"name": "sql01", "host": "ahv-a1", "vm": "sql01-vm"},
+                              {"name": "sql02", "host": "ahv-b1", "vm": "sql02-vm"}]}],
+        allow_list=["node:db/sql01", "node:db/sql02", "host:ahv-a2", "host:ahv-b2"], **section), "ahv.yaml")
 
 
 @pytest.fixture

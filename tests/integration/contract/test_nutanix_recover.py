@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from harness_nutanix.api import request_id
-from tests.integration.contract.test_nutanix_prism import HOSTS
+from tests.integration.contract.test_nutanix_prism import HOSTS, PASSWORD_ENV, ahv_document
 from tests.support.prism_model import PrismModel
 from tests.unit.harness.safety.safety_support import Child, child_env, journal_files
 
@@ -51,19 +51,11 @@ def test_kill_9_mid_fault_then_recover_powers_the_vm_on_with_the_journaled_reque
     state = tmp_path / "state"
     with model.serving() as (central, element):
         topology = tmp_path / "ahv.yaml"
-        topology.write_text(yaml.safe_dump({
-            "name": "ahv-recover", "kind": "nutanix",
-            "sites": [{"name": site, "hosts": [{"name": h, "address": f"192.0.2.{10 + i + 60 * n}"}
-                                               for i, h in enumerate(hosts)]}
-                      for n, (site, hosts) in enumerate(HOSTS.items())],
-            "databases": [{"name": "db", "kind": "sqlserver-ag", "endpoint": "192.0.2.100", "database": "bench",
-                           "nodes": [{"name": "sql01", "host": "ahv-a1", "vm": "sql01-vm"}]}],
-            "management": {"platforms": {"nutanix": {
-                "endpoint": central, "fallback_endpoints": [element], "cluster": "ahv-esrp-cluster",
-                "credential": {"username": "operator", "password": {"env": "HARNESS_PRISM_PASSWORD"}},
-                "timeout_s": 2, "task_timeout_s": 10, "poll_s": 0.02}}},
-            "allow_list": ["node:db/sql01"]}))
-        env = child_env(HARNESS_PRISM_PASSWORD=password)
+        topology.write_text(yaml.safe_dump(ahv_document(
+            central, element, name="ahv-recover", allow_list=["node:db/sql01"], task_timeout_s=10, poll_s=0.02,
+            databases=[{"name": "db", "kind": "sqlserver-ag", "endpoint": "192.0.2.100", "database": "bench",
+                        "nodes": [{"name": "sql01", "host": "ahv-a1", "vm": "sql01-vm"}]}])))
+        env = child_env(**{PASSWORD_ENV: password})
         run = Child([sys.executable, "-c", RUN, str(topology), str(state)], env=env)
         run.expect("in-effect", timeout_s=60)
         run.kill_group()

@@ -23,9 +23,9 @@ from harness.progress import Progress
 from harness.safety.run import HarnessRun
 from harness_kernel.history import EventKind
 from harness_kernel.history.series import TransactionSeries
-from harness_kernel.history.server import ServerEvent
 from harness_kernel.history.timeline import Timeline
 from harness_kernel.topology.models import Topology
+from tests.support.quiet_cluster import QuietCluster
 from tests.support.victim import Victim
 from workloads.base import LedgerReport, StopReport
 from workloads.oltp.gaps import CommitGapDetector
@@ -86,34 +86,12 @@ class RemoteLoad:
         return None
 
 
-@dataclass
-class SingleNodeCluster:
-    """A cluster that is always healthy and names no server-side events: the phases come from the client alone."""
-
-    name: str = "victim's cluster"
-
-    def preflight(self) -> None:
-        return None
-
-    def resync(self) -> None:
-        return None
-
-    def primary_node(self) -> str:
-        return "node-a"
-
-    def clock_offset(self) -> float:
-        return 0.0
-
-    def ha_events(self, since_wall: float, primary_before: str) -> list[ServerEvent]:
-        return []
-
-
 @pytest.fixture
 def experiment(topology: Topology, topology_file: Path, state: Path, victim: Victim) -> Iterator[Experiment]:
     timeline, series = Timeline(), TransactionSeries()
     run = Experiment(session=HarnessRun(topology=topology, topology_source=str(topology_file), state_dir=state,
                                         allow_destructive=True),
-                     cluster=SingleNodeCluster(),  # type: ignore[arg-type]
+                     cluster=QuietCluster(),  # type: ignore[arg-type]
                      timeline=timeline, progress=Progress(lambda _: None, quiet=True),
                      workloads=[RemoteLoad(victim, timeline, series)], series=series,
                      durations=PhaseDurations(baseline_s=2.5, observe_s=1.5, settle_s=1.0, steady_window_s=1))

@@ -25,9 +25,9 @@ from harness.safety.run import HarnessRun
 from harness_kernel.errors import HarnessError
 from harness_kernel.history import EventKind
 from harness_kernel.history.series import TransactionSeries
-from harness_kernel.history.server import ServerEvent
 from harness_kernel.history.timeline import Timeline
 from harness_kernel.topology.models import Topology
+from tests.support.quiet_cluster import QuietCluster
 from tests.support.victim import Victim
 from workloads.base import LedgerReport, StopReport
 
@@ -36,30 +36,17 @@ UNPROTECTED = "node-a catchingup, node-b wait_primary"
 
 
 @dataclass
-class LosesACopyDuringTheBaseline:
+class LosesACopyDuringTheBaseline(QuietCluster):
     """Healthy, except for `unhealthy_reads` reads once the first baseline has begun; each read is timed."""
 
-    timeline: Timeline
-    unhealthy_reads: int
-    name: str = "a cluster that loses a copy"
+    timeline: Timeline = field(default_factory=Timeline)
+    unhealthy_reads: int = 0
     unhealthy_at: list[float] = field(default_factory=list)
 
     def preflight(self) -> None:
         if self.timeline.first(EventKind.BASELINE_START) is not None and len(self.unhealthy_at) < self.unhealthy_reads:
             self.unhealthy_at.append(self.timeline.now())
             raise HarnessError(f"not healthy: {UNPROTECTED}")
-
-    def resync(self) -> None:
-        return None
-
-    def primary_node(self) -> str:
-        return "node-a"
-
-    def clock_offset(self) -> float:
-        return 0.0
-
-    def ha_events(self, since_wall: float, primary_before: str) -> list[ServerEvent]:
-        return []
 
 
 @dataclass
