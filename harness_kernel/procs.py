@@ -9,6 +9,7 @@ the boot it started in and the host, it names exactly one process ever.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import os
 import signal
 import socket
@@ -308,3 +309,23 @@ def stop_all(find: Callable[[], list[int]], grace_s: float) -> None:
     for pid in find():
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+def listens_on(pid: int, address: str, port: int) -> bool:
+    """Whether `pid` holds a TCP socket listening on `address`:`port` (from /proc/net/tcp or tcp6 and the process's
+    fds): something accepting there proves nothing, another process may hold the port."""
+    packed = ipaddress.ip_address(address).packed
+    words = [packed[i:i + 4][::-1] for i in range(0, len(packed), 4)]  # the kernel prints each 32-bit word as stored
+    wanted = f"{b''.join(words).hex().upper()}:{port:04X}"
+    try:
+        rows = (PROC / "net" / ("tcp" if len(packed) == 4 else "tcp6")).read_text().splitlines()[1:]
+    except OSError:
+        return False
+    inodes = {fields[9] for fields in map(str.split, rows) if fields[1] == wanted and fields[3] == "0A"}  # LISTEN
+    with contextlib.suppress(OSError):
+        for fd in (PROC / str(pid) / "fd").iterdir():
+            with contextlib.suppress(OSError):
+                target = os.readlink(fd)
+                if target.startswith("socket:[") and target[8:-1] in inodes:
+                    return True
+    return False

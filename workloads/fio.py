@@ -10,6 +10,7 @@ address would overwrite each other's logs. Runs are time-based and the process i
 it outlives its runtime by `grace_s`. Servers are loopback-only unless a caller says otherwise.
 """
 
+
 from __future__ import annotations
 
 import contextlib
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness_kernel import procs
 from harness_kernel.history import EventKind
 from harness_kernel.history.timeline import Timeline
 from harness_kernel.text import escaped
@@ -321,7 +323,7 @@ class FioServer:
         raise RuntimeError(f"fio server on {self.spec} did not come up within {timeout_s} s{in_use}")
 
     def _started(self, timeout_s: float) -> bool:
-        """fio daemonized on this port, its own pid alive and the port accepting; False (and nothing left) if not."""
+        """fio daemonized on this port, its own pid listening there; False (and nothing left) if not."""
         pidfile = self.workdir / f"fio-server-{self.port}.pid"
         subprocess.run([FIO, f"--server={self.spec}", f"--daemonize={pidfile}"], cwd=self.workdir, check=True,
                        capture_output=True, timeout=timeout_s)
@@ -331,8 +333,8 @@ class FioServer:
                 self.pid = int(pidfile.read_text().strip())
                 if not _alive(self.pid):
                     break  # it could not bind: whatever accepts there is another process
-                if _accepts(self.address, self.port):
-                    return True
+                if _accepts(self.address, self.port) and procs.listens_on(self.pid, self.address, self.port):
+                    return True  # the listener is fio's own (its pid file is written before it binds)
             time.sleep(0.05)
         self.stop()
         return False

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import socket
-from pathlib import Path
 
 import pytest
 
+from harness_kernel import procs
 from harness_kernel.history import EventKind
 from harness_kernel.history.timeline import Timeline
 from workloads import fio
@@ -70,7 +70,7 @@ def test_a_port_taken_between_its_pick_and_fios_bind_is_picked_again_not_mistake
     monkeypatch.setattr(fio, "free_loopback_port", lambda: next(picks, None) or pick())
     with taken, FioServer(tmp_path / "s0", port=fio.ANY_PORT) as server:
         assert server.port != taken.getsockname()[1]
-        assert server.pid is not None and listener_pid(server.port) == server.pid
+        assert server.pid is not None and procs.listens_on(server.pid, "127.0.0.1", server.port)
 
 
 def test_a_port_asked_for_and_taken_is_a_clear_error_naming_it(tmp_path):
@@ -82,16 +82,14 @@ def test_a_port_asked_for_and_taken_is_a_clear_error_naming_it(tmp_path):
             FioServer(tmp_path / "s0", port=port).start()
 
 
-def listener_pid(port: int) -> int | None:
-    """The pid whose socket listens on 127.0.0.1:`port` (from /proc: the kernel's own table)."""
-    inodes = {line.split()[9] for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
-              if line.split()[1] == f"0100007F:{port:04X}" and line.split()[3] == "0A"}
-    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
-        try:
-            for fd in fd_dir.iterdir():
-                target = os.readlink(fd)
-                if target.startswith("socket:[") and target[8:-1] in inodes:
-                    return int(fd_dir.parent.name)
-        except OSError:
-            continue
-    return None
+@pytest.mark.reproducer("Y-close-then-bind")
+def test_a_listener_of_another_process_is_not_taken_for_fios_own(tmp_path):
+    """fio writes its pid file before it binds: for a moment its pid lives while another process's listener answers
+    on the port (a first version of the fix took that moment for fio up, one run in three)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert not procs.listens_on(os.getpid() + 10**6, "127.0.0.1", port)  # no such process
+        assert procs.listens_on(os.getpid(), "127.0.0.1", port)
+    assert not procs.listens_on(os.getpid(), "127.0.0.1", port)
