@@ -9,7 +9,7 @@ TOXIPROXY_VERSION := v2.12.0
 ALLURE_VERSION := 3.18.0
 OUT ?= $(CURDIR)/out
 
-.PHONY: setup demo test test-go test-lint test-unit test-nightly lint mutations clean-lab
+.PHONY: setup demo test test-go test-lint test-integration test-nightly lint mutations clean-lab
 setup: $(STAMPS)/apt $(STAMPS)/venv $(TOOLS)/bin/toxiproxy-server $(STAMPS)/allure-$(ALLURE_VERSION) \
 	$(TOOLS)/bin/harness-vsim $(TOOLS)/bin/govc
 
@@ -56,14 +56,14 @@ demo: setup
 
 TIERS := PATH=$(CURDIR)/$(VENV)/bin:$$PATH HARNESS_TOOLS=$(TOOLS) scripts/test-tiers
 
-# the unit tier (both cores) beside the simulator's Go tests (one core, a few seconds), each target's output in one
-# piece; then the integration tier (lint runs beside its smoke demo)
+# the unit tier (both cores), then the integration tier with the simulator's Go tests and lint beside it (they end
+# while the lab comes up); each target's output in one piece (-Otarget)
 test: setup
-	$(MAKE) --no-print-directory -j2 -Otarget test-go test-unit
-	$(TIERS) integration
-
-test-unit: setup
 	$(TIERS) unit
+	$(MAKE) --no-print-directory -j3 -Otarget test-go test-lint test-integration
+
+test-integration: setup
+	$(TIERS) integration
 
 test-go: setup
 	$(VSIM_GO) test -count=1 ./...
