@@ -210,7 +210,7 @@ class PlatformContract:
     def project(self, platform_under_test: PlatformUnderTest, tmp_path: Path) -> Iterator[Project]:
         yield Project(platform_under_test, tmp_path)
 
-    def test_its_plan_names_the_platform_and_its_credentials_by_reference_and_sends_nothing(
+    def test_its_plan_names_the_platform_and_sends_nothing(
             self, platform_under_test: PlatformUnderTest, project: Project) -> None:
         p = platform_under_test
         before = p.observe()

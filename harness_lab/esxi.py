@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness_kernel import procs
 from harness_kernel.errors import ControlPlaneError
 from harness_kernel.topology.models import DiskFaultCommands
 from harness_lab import shell
@@ -182,7 +183,6 @@ class EsxiShells:
             "UsePAM no\nStrictModes no\nPrintMotd no\nPrintLastLog no\nUseDNS no\nX11Forwarding no\n"
             "AllowTcpForwarding no\nPermitUserEnvironment no\nMaxStartups 30:30:60\n")
         shell.run(["/usr/sbin/sshd", "-t", "-f", str(config)])
-        (home / "sshd.pid").unlink(missing_ok=True)  # sshd writes it once it listens: the proof the port is its own
         # A private mount namespace: the lean /etc/passwd is this sshd's alone. -D keeps the pid ours.
         # VMware's script directory is the lab's bin there too.
         argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
@@ -194,12 +194,12 @@ class EsxiShells:
         return EsxiEndpoint(name, port, f"{kind} {blob}")
 
     def _listens(self, endpoint: EsxiEndpoint, deadline: float) -> bool:
-        """True once this host's sshd listens on its port (its pid file written, the port accepting); False if it
-        ended while another process holds the port; a ControlPlaneError naming its log otherwise."""
-        service, pidfile = f"esxi-{endpoint.host}", self.directory / endpoint.host / "sshd.pid"
+        """True once this host's sshd itself listens on its port (its pid holds the socket: -D keeps it the service's
+        pid); False if it ended while another process holds the port; a ControlPlaneError naming its log otherwise."""
+        service = f"esxi-{endpoint.host}"
         while True:
-            alive = self.services.alive(service)
-            if alive and pidfile.exists() and _listening(endpoint.port):
+            alive, pid = self.services.alive(service), self.services.pid(service)
+            if alive and pid is not None and procs.listens_on(pid, "127.0.0.1", endpoint.port):
                 return True
             if not alive and _listening(endpoint.port):
                 return False

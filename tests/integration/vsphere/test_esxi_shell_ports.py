@@ -2,7 +2,7 @@
 
 A port is picked (bound, closed) and then bound by sshd: in between, another process can take it.
 Its listener answers connections too, so "the port accepts" is no proof the host's sshd came up:
-the shell is proven by its own pid file (written once it listens) and, when it lost the port, it
+the shell is proven by its own pid holding the listening socket and, when it lost the port, it
 is started again on another.
 """
 
@@ -39,7 +39,7 @@ def test_a_port_taken_before_sshd_binds_it_is_picked_again_and_the_shell_is_its_
             [endpoint] = shells.start(["esx-a1"], control_url="http://127.0.0.1:9", client_public_key=key.with_suffix(".pub"),
                                       prefix="hports")
             assert endpoint.port != taken.getsockname()[1]
-            pid = int((tmp_path / "esxi" / "esx-a1" / "sshd.pid").read_text())
+            pid = services.pid("esxi-esx-a1")
             assert services.alive("esxi-esx-a1") and Path(f"/proc/{pid}").exists()
             banner = socket.create_connection(("127.0.0.1", endpoint.port), timeout=5).recv(64)
             assert banner.startswith(b"SSH-2.0-OpenSSH"), banner
