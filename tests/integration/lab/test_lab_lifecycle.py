@@ -22,6 +22,7 @@ from harness_lab.layout import LabLayout
 from tests.integration.lab.lab_support import make_state_dir
 
 PREFIX = "hlabu"
+pytestmark = pytest.mark.own_lab  # its subject is a lab of its own: it runs beside the shared lab\'s specs
 
 
 @pytest.fixture(scope="module")

@@ -41,6 +41,7 @@ from tests.integration.lab.lab_support import own_lab
 from tests.support.json_http import JsonHandler
 
 PREFIX = os.environ.get("HARNESS_TEST_VSPHERE_LAB_PREFIX", "hvsb1")
+pytestmark = pytest.mark.own_lab  # its subject is a lab of its own: it runs beside the shared lab\'s specs
 
 
 class StandIn:

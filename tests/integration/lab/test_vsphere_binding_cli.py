@@ -39,6 +39,7 @@ from harness_lab.layout import LabLayout
 from tests.integration.lab.lab_support import make_state_dir
 
 PREFIX = os.environ.get("HARNESS_TEST_VSPHERE_CLI_PREFIX", "hvsb2")
+pytestmark = pytest.mark.own_lab  # its subject is a lab of its own: it runs beside the shared lab\'s specs
 
 STAND_IN = '''#!{python}
 """Stand-in for harness-vsim (the contract's config, ready file, control API and hook), for tests."""

@@ -47,6 +47,7 @@ from tests.integration.lab.lab_support import make_state_dir
 from tests.support.vsim import require
 
 PREFIX = os.environ.get("HARNESS_TEST_VSPHERE_SIM_PREFIX", "hvsb3")
+pytestmark = pytest.mark.own_lab  # its subject is a lab of its own: it runs beside the shared lab\'s specs
 
 
 @dataclass(frozen=True)
