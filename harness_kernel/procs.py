@@ -156,14 +156,7 @@ def tree(root: int) -> list[int]:
 
 def signal_tree(root: int, signum: signal.Signals) -> int:
     """Send `signum` to every process of the tree; returns how many received it."""
-    sent = 0
-    for pid in tree(root):
-        try:
-            os.kill(pid, signum)
-            sent += 1
-        except ProcessLookupError:
-            pass
-    return sent
+    return signal_pids(tree(root), signum)
 
 
 def freeze_tree(root: int, settle_s: float = 2.0) -> bool:
@@ -179,7 +172,30 @@ def freeze_tree(root: int, settle_s: float = 2.0) -> bool:
             return True
         if time.monotonic() > deadline:
             return False
+        let_vforked_children_exec(root)
         time.sleep(0.01)
+
+
+def let_vforked_children_exec(root: int) -> int:
+    """SIGCONT each stopped child whose parent sleeps uninterruptibly (state D): a child stopped between vfork and
+    exec holds its parent there (in kernel_clone) until it execs, so the parent can never take its own SIGSTOP
+    (posix_spawn and dash start programs this way). Once continued the child execs, the parent wakes and stops,
+    and the next pass stops the child. Returns how many were continued."""
+    states = {pid: _stat(pid) for pid in tree(root)}
+    held = [pid for pid, found in states.items()
+            if found and found[0] in ("T", "t") and (parent := states.get(found[1])) and parent[0] == "D"]
+    return signal_pids(held, signal.SIGCONT)
+
+
+def signal_pids(pids: list[int], signum: signal.Signals) -> int:
+    sent = 0
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+            sent += 1
+        except ProcessLookupError:
+            pass
+    return sent
 
 
 def stopped_fraction(root: int) -> float | None:
