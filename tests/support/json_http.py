@@ -1,32 +1,91 @@
 """What the tests' small HTTP stand-ins share: a JSON reply, sized, no request log on the test's output, and
-servers on 127.0.0.1 for as long as a block runs."""
+servers on 127.0.0.1 for as long as a block runs. Every reply goes out as the variations asked for shape it
+(`tests.support.variations`: header case, chunked, whitespace, member order, unknown members, a 503 first)."""
 
 from __future__ import annotations
 
-import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from tests.support import variations
+
+RETRY_AFTER_S = 1
+
 
 class JsonHandler(BaseHTTPRequestHandler):
-    def reply(self, body: object, status: int = 200) -> None:
-        raw = json.dumps(body).encode()
+    # the variations this stand-in's protocol does not allow, each with the document that excludes it
+    excluded: Mapping[str, str] = {}
+
+    @property
+    def served_variations(self) -> set[str]:
+        return variations.asked() - set(self.excluded)
+
+    def reply(self, body: object, status: int = 200, headers: Mapping[str, str] | None = None) -> None:
+        self.send_raw(variations.json_body(body, self.served_variations), status,
+                      {"Content-Type": "application/json", **(headers or {})})
+
+    def send_raw(self, raw: bytes, status: int, headers: Mapping[str, str]) -> None:
+        active = self.served_variations
+        chunked = variations.CHUNKED in active
+        if chunked:
+            self.protocol_version = "HTTP/1.1"  # chunked is HTTP/1.1's (RFC 9112 §7.1)
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
+        for name, value in headers.items():
+            self.send_header(variations.header_name(name, active), value)
+        if chunked:
+            self.send_header(variations.header_name("Transfer-Encoding", active), "chunked")
+            self.end_headers()
+            middle = len(raw) // 2
+            for piece in (raw[:middle], raw[middle:]):
+                if piece:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.write(b"0\r\n\r\n")
+        else:
+            self.send_header(variations.header_name("Content-Length", active), str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+    def parse_request(self) -> bool:
+        """The request read; under `retry-after` the first one to each method and path is answered 503 and not
+        carried out (returning False ends it here, as for a malformed request)."""
+        if not super().parse_request():
+            return False
+        server = self.server
+        if variations.RETRY_AFTER not in self.served_variations or not isinstance(server, StandInServer) \
+                or not server.first_time(self.command, self.path):
+            return True
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        self.send_raw(variations.json_text({"message": "busy"}, self.served_variations).encode(), 503,
+                      {"Content-Type": "application/json", "Retry-After": str(RETRY_AFTER_S)})
+        return False
 
     def log_message(self, *args: object) -> None:
         pass
 
 
+class StandInServer(ThreadingHTTPServer):
+    """A stand-in's server, remembering which requests it has been asked (for `retry-after`)."""
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self._lock = threading.Lock()
+        self._asked: set[tuple[str, str]] = set()
+
+    def first_time(self, method: str, path: str) -> bool:
+        with self._lock:
+            first = (method, path) not in self._asked
+            self._asked.add((method, path))
+            return first
+
+
 @contextmanager
 def loopback_origins(*handlers: type[BaseHTTPRequestHandler]) -> Iterator[list[str]]:
     """A server per handler on 127.0.0.1 (ephemeral ports), their origins (`http://127.0.0.1:PORT`) in order."""
-    servers = [ThreadingHTTPServer(("127.0.0.1", 0), handler) for handler in handlers]
+    servers = [StandInServer(("127.0.0.1", 0), handler) for handler in handlers]
     threads = [threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True) for s in servers]
     for thread in threads:
         thread.start()

@@ -32,7 +32,6 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from tests.support.json_http import JsonHandler, loopback_origins
 from tests.support.provenance import Fact, Facts
-from tests.support.variations import header_name
 
 SDK = "nutanix/ntnx-api-golang-clients@5532819 "
 ANS = "nutanix/nutanix.ansible@826678ba plugins/modules/"
@@ -364,14 +363,7 @@ def _handler(model: PrismModel, role: str) -> type[JsonHandler]:
                 status, reply, etag = _route(model, role, method, [unquote(p) for p in url.path.split("/")],
                                              parse_qs(url.query), {k.lower(): v for k, v in self.headers.items()}, body,
                                              url.path)
-            raw = json.dumps(reply).encode()
-            self.send_response(status)
-            self.send_header(header_name("Content-Type"), "application/json")
-            self.send_header(header_name("Content-Length"), str(len(raw)))
-            if etag:
-                self.send_header(header_name(str(_v("header.etag"))), etag)
-            self.end_headers()
-            self.wfile.write(raw)
+            self.reply(reply, status, {str(_v("header.etag")): etag} if etag else None)
 
     return Handler
 

@@ -11,12 +11,14 @@ backup tests' per-node ones) takes Basic over http. `pointed_at` is told which.
 
 from __future__ import annotations
 
+import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.support import variations
 from tests.support.contract_world import SQL_PASSWORD_ENV, WINRM_ACCOUNT, WINRM_PASSWORD_ENV, WsfcWorld
 from tests.support.sqlserver_model import SqlServerModel
 from tests.support.wsfc_model import WsfcModel
@@ -28,6 +30,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if Path(str(item.fspath)).parent == Path(__file__).parent:
             item.add_marker(pytest.mark.contract)
+
+
+@pytest.fixture(autouse=True)
+def standin_variations(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The variations this test's stand-ins serve: those named in the environment when a person forces some,
+    else those drawn from the seed (HARNESS_STANDIN_SEED, 0 unless set) and the test's id, so a run repeats."""
+    if variations.ENV in os.environ:
+        chosen, why = sorted(variations.asked()), "as the environment names them"
+    else:
+        seed = int(os.environ.get(variations.SEED_ENV, "0"))
+        chosen, why = variations.seeded(seed, request.node.nodeid), f"{variations.SEED_ENV}={seed}"
+        monkeypatch.setenv(variations.ENV, ",".join(chosen))
+    request.node.add_report_section("setup", "stand-in variations",
+                                    f"{variations.ENV}={','.join(chosen)} ({why})")
+    return chosen
 
 
 @pytest.fixture

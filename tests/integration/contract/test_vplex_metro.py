@@ -23,6 +23,7 @@ from harness.clusters.vplex import VplexMetro
 from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError, HarnessError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
+from tests.support import variations
 from tests.support.vplex_model import VplexModel
 
 PASSWORD_ENV = "HARNESS_VPLEX_PASSWORD"
@@ -159,7 +160,9 @@ def test_a_wrong_password_names_the_credential_field_and_never_the_password(monk
     assert "wrong-Hunter2-secret" not in said and model.password not in said
 
 
-def test_a_busy_server_is_asked_again_within_the_bound_and_then_named(model: VplexModel, topology: Topology) -> None:
+def test_a_busy_server_is_asked_again_within_the_bound_and_then_named(model: VplexModel, topology: Topology,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(variations.ENV, variations.without(variations.RETRY_AFTER))  # it counts its own 503s
     model.busy = 2
     assert observer(topology).client.clusters()
     model.busy = 10
