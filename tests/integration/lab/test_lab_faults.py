@@ -193,10 +193,13 @@ def test_latency_adds_requested_rtt(lab: Lab, runner: FaultRunner, factory: Faul
     print(f"latency: requested {rtt} ms, measured added {measured} (base {base:.2f} ms)")
     for added in measured:
         assert abs(added - rtt) <= max(0.2 * rtt, 0.5)
-    # gone with the revert, read with the same tolerance as the delay it added (a probe's time under a loaded CPU
-    # moves by tenths of a millisecond: 0.28 ms base, 0.88 ms after, once, beside the other lanes of make test)
+    if lab.latency_mechanism == latency.TOXIPROXY:
+        assert not any(lab.latency().active().values()), f"toxics left after the revert: {lab.latency().active()}"
+    # and the delay is gone: a probe's time moves by up to 2 ms under a loaded CPU (each probe is a backend forked by
+    # the postmaster: 0.28 ms base, then 0.88 and 2.01 ms after the revert beside make test's other lanes), so the
+    # bound tells the fault's 10 ms from none, not a fraction of a millisecond
     restored = latency.probe_rtt_ms(a, b.address) - base
-    assert restored <= 0.2 * rtt, f"{restored:.2f} ms of the {rtt} ms added is left after the revert"
+    assert restored < 0.5 * rtt, f"{restored:.2f} ms of the {rtt} ms added is left after the revert"
     with pytest.raises(ConfigError, match="loss"):
         factory.build(FaultSpec("latency", "link:site-a~site-b", {"rtt_ms": 1, "loss_pct": 1}), topology).inject()
 
