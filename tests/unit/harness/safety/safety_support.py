@@ -16,7 +16,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,13 +47,27 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
+@contextmanager
+def hangup_at_default() -> Iterator[None]:
+    """SIGHUP at its default while a child is started (dispositions are inherited through exec), then as it was."""
+    previous = signal.getsignal(signal.SIGHUP)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+
+
 class Child:
     """A child process whose output lines are read in the background, so a test can wait for one."""
 
     def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
-        # its own session: no controlling terminal, so operator messages go to its stderr
-        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                                        env=env or child_env(), start_new_session=True)
+        # its own session: no controlling terminal, so operator messages go to its stderr; and the hangup at its
+        # default, as a run started from a terminal has it, whatever the test runner inherited (under nohup it is
+        # ignored, and a run keeps a hangup its caller ignores ignored: the hangup specs would then test nohup)
+        with hangup_at_default():
+            self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                            env=env or child_env(), start_new_session=True)
         self.lines: queue.Queue[str] = queue.Queue()
         self.out: list[str] = []
         self.err: list[str] = []
