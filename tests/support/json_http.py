@@ -20,32 +20,14 @@ class JsonHandler(BaseHTTPRequestHandler):
 
     @property
     def served_variations(self) -> set[str]:
-        return variations.asked() - set(self.excluded)
+        return variations.served(variations.JSON_OVER_HTTP, self.excluded)
 
     def reply(self, body: object, status: int = 200, headers: Mapping[str, str] | None = None) -> None:
         self.send_raw(variations.json_body(body, self.served_variations), status,
                       {"Content-Type": "application/json", **(headers or {})})
 
     def send_raw(self, raw: bytes, status: int, headers: Mapping[str, str]) -> None:
-        active = self.served_variations
-        chunked = variations.CHUNKED in active
-        if chunked:
-            self.protocol_version = "HTTP/1.1"  # chunked is HTTP/1.1's (RFC 9112 §7.1)
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(variations.header_name(name, active), value)
-        if chunked:
-            self.send_header(variations.header_name("Transfer-Encoding", active), "chunked")
-            self.end_headers()
-            middle = len(raw) // 2
-            for piece in (raw[:middle], raw[middle:]):
-                if piece:
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-            self.wfile.write(b"0\r\n\r\n")
-        else:
-            self.send_header(variations.header_name("Content-Length", active), str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
+        variations.send(self, raw, status, headers, self.served_variations)
 
     def parse_request(self) -> bool:
         """The request read; under `retry-after` the first one to each method and path is answered 503 and not

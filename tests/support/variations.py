@@ -22,6 +22,22 @@ HTTP with a JSON body (every stand-in answering through `json_http.JsonHandler`)
   carried out. RFC 9110 §15.6.4: 503 "indicates that the server is currently unable to handle the request due to a
   temporary overload"; §10.2.3: "Servers send the Retry-After header field to indicate how long the user agent
   ought to wait before making a follow-up request".
+
+SOAP over HTTP (the WS-Management stand-in, `wsman.py`), besides `lowercase-headers` and `chunked`:
+- `xml-whitespace`: the envelope indented between elements (never inside an element's text). XML 1.0 §2.10: "it is
+  often convenient to use "white space" (spaces, tabs, and blank lines) to set apart the markup for greater
+  readability".
+- `namespace-prefixes`: every namespace under another prefix, the shell's as the default namespace. Namespaces in
+  XML 1.0 §3: "the prefix functions only as a placeholder for a namespace name".
+- `member-order`, `extra-fields` and `retry-after` in the protocol's own terms: a Receive's streams in another
+  order, the optional headers and attributes a Windows listener adds, and the operation-timeout fault before a
+  command's first output (each quoted where `wsman.py` serves it).
+
+DB-API (the SQL Server model, `sqlserver_model.py`):
+- `member-order`: the rows of a statement without ORDER BY in reverse order. Microsoft's SELECT - ORDER BY Clause
+  (MicrosoftDocs/sql-docs docs/t-sql/queries/select-order-by-clause-transact-sql.md):
+  "The order in which rows are returned in a result set are not guaranteed unless an ORDER BY clause is
+  specified."
 """
 
 from __future__ import annotations
@@ -29,8 +45,10 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import zlib
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 ENV = "HARNESS_STANDIN_VARIATIONS"
@@ -41,7 +59,15 @@ JSON_WHITESPACE = "json-whitespace"
 MEMBER_ORDER = "member-order"
 EXTRA_FIELDS = "extra-fields"
 RETRY_AFTER = "retry-after"
-KNOWN = (LOWERCASE_HEADERS, CHUNKED, JSON_WHITESPACE, MEMBER_ORDER, EXTRA_FIELDS, RETRY_AFTER)
+XML_WHITESPACE = "xml-whitespace"
+NAMESPACE_PREFIXES = "namespace-prefixes"
+KNOWN = (LOWERCASE_HEADERS, CHUNKED, JSON_WHITESPACE, MEMBER_ORDER, EXTRA_FIELDS, RETRY_AFTER, XML_WHITESPACE,
+         NAMESPACE_PREFIXES)
+# what each kind of stand-in serves (README, "Testing": the count per stand-in)
+JSON_OVER_HTTP = (LOWERCASE_HEADERS, CHUNKED, JSON_WHITESPACE, MEMBER_ORDER, EXTRA_FIELDS, RETRY_AFTER)
+SOAP_OVER_HTTP = (LOWERCASE_HEADERS, CHUNKED, XML_WHITESPACE, NAMESPACE_PREFIXES, MEMBER_ORDER, EXTRA_FIELDS,
+                  RETRY_AFTER)
+DB_API = (MEMBER_ORDER,)
 EXTRA_MEMBER = ("$standInExtra", {"note": "a member this client was not written for"})
 
 
@@ -54,6 +80,11 @@ def asked() -> set[str]:
     if unknown:
         raise ValueError(f"{ENV}: no variation named {', '.join(sorted(unknown))} (known: {', '.join(KNOWN)}, all)")
     return names
+
+
+def served(kind: Sequence[str], excluded: Collection[str] = ()) -> set[str]:
+    """The variations asked for that a stand-in of this kind serves, less those its protocol excludes."""
+    return asked() & set(kind) - set(excluded)
 
 
 def without(*names: str) -> str:
@@ -92,3 +123,48 @@ def _shape(value: Any, *, reorder: bool, extra: bool) -> Any:
     if extra:
         items.append(EXTRA_MEMBER)
     return dict(reversed(items) if reorder else items)
+
+
+def send(handler: BaseHTTPRequestHandler, raw: bytes, status: int, headers: Mapping[str, str],
+         active: Collection[str]) -> None:
+    """An HTTP reply as the active variations send it: header names' case, the body chunked or sized."""
+    chunked = CHUNKED in active
+    if chunked:
+        handler.protocol_version = "HTTP/1.1"  # chunked is HTTP/1.1's (RFC 9112 §7.1)
+    handler.send_response(status)
+    for name, value in headers.items():
+        handler.send_header(header_name(name, active), value)
+    if chunked:
+        handler.send_header(header_name("Transfer-Encoding", active), "chunked")
+        handler.end_headers()
+        middle = len(raw) // 2
+        for piece in (raw[:middle], raw[middle:]):
+            if piece:
+                handler.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+        handler.wfile.write(b"0\r\n\r\n")
+    else:
+        handler.send_header(header_name("Content-Length", active), str(len(raw)))
+        handler.end_headers()
+        handler.wfile.write(raw)
+
+
+def xml_text(xml: str, active: Collection[str], prefixes: Mapping[str, str]) -> str:
+    """An XML document as the active variations write it: `prefixes` (old: new, '' for the default namespace)
+    renamed in tags, declarations, prefixed attributes and QName values; whitespace set between elements."""
+    if NAMESPACE_PREFIXES in active:
+        xml = _renamed(xml, prefixes)
+    if XML_WHITESPACE in active:
+        xml = re.sub(r">(?=<[^/])", ">\n  ", xml)  # before a start tag: never inside an empty element
+        xml = re.sub(r"(</[^>]+>|/>)(?=<)", "\\1\n", xml)  # after an end tag
+    return xml
+
+
+def _renamed(xml: str, prefixes: Mapping[str, str]) -> str:
+    for old, new in prefixes.items():
+        xml = re.sub(rf"(</?){old}:", rf"\g<1>{new}:" if new else r"\g<1>", xml)
+        xml = re.sub(rf"\bxmlns:{old}=", f"xmlns:{new}=" if new else "xmlns=", xml)
+        if not new:
+            continue  # an attribute or a QName value keeps a prefix: the default namespace does not apply to them
+        xml = re.sub(rf"(\s){old}:(\w+=)", rf"\g<1>{new}:\g<2>", xml)
+        xml = re.sub(rf">{old}:(\w+)<", rf">{new}:\g<1><", xml)
+    return xml

@@ -14,6 +14,11 @@ every message sealed. Without one it takes Basic over http, the form a caller th
 passes ports (test_sqlserver_backup) points at. A command's output can be split over several
 Receive responses (`receives`), as a running command's is.
 
+It serves the variations SOAP over HTTP allows when asked (`tests.support.variations`, SOAP_OVER_HTTP): header
+case, chunking, other prefixes, whitespace, a Receive's streams in another order, the headers and stream ends a
+Windows listener adds, and the operation-timeout fault on a command's first Receive (`retry-after` in this
+protocol's terms: [MS-WSMV] tells the client to ask again).
+
 Reference: [MS-WSMV] Web Services Management Protocol Extensions for Windows Vista,
 https://learn.microsoft.com/en-us/openspecs/windows_protocols/ms-wsmv/ (sources of each
 served value: tests/support/wsman_facts.py)
@@ -37,6 +42,7 @@ from typing import Any, Literal
 
 from spnego.exceptions import SpnegoError
 
+from tests.support import variations
 from tests.support.wsman_auth import ACCOUNTS_ENV, SCHEME, NtlmLogin, WsmanSite, content_type, is_sealed, seal, unseal
 from tests.support.wsman_facts import FACTS, text
 
@@ -50,11 +56,13 @@ ACTIONS = {
     f"{SHELL}/Signal": "signal",
     "http://schemas.xmlsoap.org/ws/2004/09/transfer/Delete": "delete",
 }
-ENVELOPE = ('<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" '
-            'xmlns:a="http://schemas.xmlsoap.org/ws/2004/08/addressing" '
-            'xmlns:w="http://schemas.dmtf.org/wbem/wsman/1/wsman.xsd" '
-            f'xmlns:rsp="{SHELL}"><s:Header><a:RelatesTo>{{relates}}</a:RelatesTo></s:Header>'
-            '<s:Body>{body}</s:Body></s:Envelope>')
+NAMESPACES = {"s": "http://www.w3.org/2003/05/soap-envelope", "a": "http://schemas.xmlsoap.org/ws/2004/08/addressing",
+              "w": "http://schemas.dmtf.org/wbem/wsman/1/wsman.xsd", "rsp": SHELL}
+# `namespace-prefixes`: the prefixes other WS-Management stacks write (pywinrm's own requests use env, a, w), and the
+# shell's namespace as the default one
+OTHER_PREFIXES = {"s": "env", "a": "wsa", "w": "wsman", "x": "wxf", "f": "wsmanfault", "rsp": ""}
+TRANSFER = "http://schemas.xmlsoap.org/ws/2004/09/transfer"
+WSMANFAULT = "http://schemas.microsoft.com/wbem/wsman/1/wsmanfault"
 SOAP = f"{text('encryption.original_content')};charset=UTF-8"
 CHALLENGE_STATUS = int(FACTS.value("auth.challenge_status"))  # 401
 CHALLENGE_HEADER = text("auth.challenge_header")  # WWW-Authenticate
@@ -63,6 +71,8 @@ CONTEXT_COMPLETE = int(text("auth.complete_status").split()[0])  # 200: the conn
 UNENCRYPTED_STATUS = int(FACTS.value("encryption.unencrypted_status"))  # 401, AllowUnencrypted=false
 ALLOW_UNENCRYPTED = text("encryption.allow_unencrypted") == "true"
 RUNNING, DONE = text("receive.state.Running"), text("receive.state.Done")
+STREAM_END = text("receive.stream_end")
+TIMEOUT_STATUS = int(FACTS.value("timeout.status"))
 EXIT_CODE, COMMAND_ID = text("receive.exit_code"), text("receive.command_id")
 
 
@@ -103,22 +113,24 @@ def output_pieces(data: bytes, count: int) -> list[bytes]:
 class _Output:
     pieces: list[tuple[bytes, bytes]]  # (stdout, stderr) for each Receive still to answer
     code: int
+    timed_out: bool = False  # the operation-timeout fault was answered once (`retry-after`)
 
 
-class _Shells:
+class Shells:
     """The commands' outputs, streamed over `receives` Receive responses each."""
 
     def __init__(self, answer: Answer, log: WsmanLog, receives: int) -> None:
         self.answer, self.log, self.receives = answer, log, receives
         self.outputs: dict[str, _Output] = {}
 
-    def act(self, action: str, request: str) -> str:
+    def act(self, action: str, request: str, active: set[str]) -> tuple[int, str]:
+        """The status and SOAP body answering `action`."""
         if action == "create":
             shell = str(uuid.uuid4()).upper()
             self.log.open_shells.add(shell)
-            return (f'<x:ResourceCreated xmlns:x="http://schemas.xmlsoap.org/ws/2004/09/transfer">'
-                    f'<a:ReferenceParameters><w:SelectorSet><w:Selector Name="ShellId">{shell}</w:Selector>'
-                    f"</w:SelectorSet></a:ReferenceParameters></x:ResourceCreated>")
+            return 200, (f'<x:ResourceCreated xmlns:x="{TRANSFER}">'
+                         f'<a:ReferenceParameters><w:SelectorSet><w:Selector Name="ShellId">{shell}</w:Selector>'
+                         f"</w:SelectorSet></a:ReferenceParameters></x:ResourceCreated>")
         if action == "command":
             command_id = str(uuid.uuid4()).upper()
             script = decode_command(_tag(request, "Command") or "")
@@ -127,31 +139,67 @@ class _Shells:
             pieces = zip(output_pieces(stdout.encode(), self.receives), output_pieces(stderr.encode(), self.receives),
                          strict=True)
             self.outputs[command_id] = _Output(list(pieces), code)
-            return f"<rsp:CommandResponse><rsp:CommandId>{command_id}</rsp:CommandId></rsp:CommandResponse>"
+            return 200, f"<rsp:CommandResponse><rsp:CommandId>{command_id}</rsp:CommandId></rsp:CommandResponse>"
         if action == "receive":
-            return self._receive(request)
+            return self._receive(request, active)
         if action == "delete":
             deleted = re.search(r'Name="ShellId">([^<]+)<', request)
             self.log.open_shells.discard(deleted.group(1) if deleted else "")
-        return "<rsp:SignalResponse/>" if action == "signal" else ""
+        return 200, "<rsp:SignalResponse/>" if action == "signal" else ""
 
-    def _receive(self, request: str) -> str:
-        """The next piece of the command's output; Running until the last, which is Done with the exit code."""
+    def _receive(self, request: str, active: set[str]) -> tuple[int, str]:
+        """The next piece of the command's output; Running until the last, which is Done with the exit code. Under
+        `retry-after` a command's first Receive ends in the operation-timeout fault, as when no output came in time."""
         match = re.search(rf'{COMMAND_ID}="([^"]+)"', request)
         command_id = match.group(1) if match else ""
         output = self.outputs.get(command_id) or _Output([(b"", b"")], 1)
+        if variations.RETRY_AFTER in active and not output.timed_out:
+            output.timed_out = True
+            self.log.states.append("TimedOut")
+            return TIMEOUT_STATUS, timeout_fault()
         stdout, stderr = output.pieces.pop(0)
+        named = [("stdout", stdout), ("stderr", stderr)]
+        if variations.MEMBER_ORDER in active:  # receive.stream_order: the order is the implementation's
+            named.reverse()
         streams = "".join(f'<rsp:Stream Name="{name}" {COMMAND_ID}="{command_id}">{base64.b64encode(data).decode()}'
-                          f"</rsp:Stream>" for name, data in (("stdout", stdout), ("stderr", stderr)) if data)
+                          f"</rsp:Stream>" for name, data in named if data)
         if output.pieces:
             self.log.states.append("Running")
             state = f'<rsp:CommandState {COMMAND_ID}="{command_id}" State="{RUNNING}"/>'
         else:
             self.log.states.append("Done")
             self.outputs.pop(command_id, None)
+            if variations.EXTRA_FIELDS in active:  # each stream's end, marked as a Windows listener marks it
+                streams += "".join(f'<rsp:Stream Name="{name}" {COMMAND_ID}="{command_id}" End="{STREAM_END}"/>'
+                                   for name, _ in named)
             state = (f'<rsp:CommandState {COMMAND_ID}="{command_id}" State="{DONE}">'
                      f"<rsp:{EXIT_CODE}>{output.code}</rsp:{EXIT_CODE}></rsp:CommandState>")
-        return f"<rsp:ReceiveResponse>{streams}{state}</rsp:ReceiveResponse>"
+        return 200, f"<rsp:ReceiveResponse>{streams}{state}</rsp:ReceiveResponse>"
+
+
+def timeout_fault() -> str:
+    """The fault a Windows listener answers a Receive with when no output came within the operation timeout."""
+    reason = text("timeout.reason")
+    return ("<s:Fault><s:Code><s:Value>s:Receiver</s:Value>"
+            f"<s:Subcode><s:Value>{text('timeout.subcode')}</s:Value></s:Subcode></s:Code>"
+            f'<s:Reason><s:Text xml:lang="{text("reply.lang")}">{reason}</s:Text></s:Reason>'
+            f'<s:Detail><f:WSManFault xmlns:f="{WSMANFAULT}" Code="{text("timeout.code")}" Machine="node1">'
+            f"<f:Message>{reason}</f:Message></f:WSManFault></s:Detail></s:Fault>")
+
+
+def envelope(action_uri: str, relates: str, body: str, status: int, active: set[str]) -> str:
+    """The reply's envelope as the active variations write it: under `extra-fields` with the other headers and the
+    language a Windows listener adds; under `namespace-prefixes` and `xml-whitespace`, written otherwise."""
+    declared = " ".join(f'xmlns:{prefix}="{uri}"' for prefix, uri in NAMESPACES.items())
+    headers = f"<a:RelatesTo>{relates}</a:RelatesTo>"
+    lang = ""
+    if variations.EXTRA_FIELDS in active:
+        reply_action = text("fault.action") if status != 200 else f"{action_uri}Response"
+        headers = (f"<a:Action>{reply_action}</a:Action><a:MessageID>uuid:{str(uuid.uuid4()).upper()}</a:MessageID>"
+                   f"<a:To>{text('reply.to')}</a:To>{headers}")
+        lang = f' xml:lang="{text("reply.lang")}"'
+    written = f"<s:Envelope{lang} {declared}><s:Header>{headers}</s:Header><s:Body>{body}</s:Body></s:Envelope>"
+    return variations.xml_text(written, active, OTHER_PREFIXES)
 
 
 class _Server(ThreadingHTTPServer):
@@ -188,7 +236,12 @@ class _Server(ThreadingHTTPServer):
                     connection.shutdown(socket.SHUT_RDWR)
 
 
-def _handler(username: str, password: str, site: WsmanSite | None, over_tls: bool, shells: _Shells, log: WsmanLog,
+def served() -> set[str]:
+    """The variations asked for that this stand-in serves (`tests.support.variations`)."""
+    return variations.served(variations.SOAP_OVER_HTTP)
+
+
+def _handler(username: str, password: str, site: WsmanSite | None, over_tls: bool, shells: Shells, log: WsmanLog,
              lock: threading.Lock) -> type[BaseHTTPRequestHandler]:
     expected_basic = "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()
     bindings = site.channel_bindings() if site and over_tls else None
@@ -206,13 +259,8 @@ def _handler(username: str, password: str, site: WsmanSite | None, over_tls: boo
             return
 
         def _send(self, status: int, body: bytes = b"", *, kind: str = SOAP, challenge: str | None = None) -> None:
-            self.send_response(status)
-            if challenge is not None:
-                self.send_header(CHALLENGE_HEADER, challenge)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            headers = {CHALLENGE_HEADER: challenge} if challenge is not None else {}
+            variations.send(self, body, status, {**headers, "Content-Type": kind}, served())
 
         def _refuse(self, status: int, reason: str, challenge: str | None = None) -> None:
             with lock:
@@ -263,14 +311,16 @@ def _handler(username: str, password: str, site: WsmanSite | None, over_tls: boo
             if action is None:
                 self._send(400)
                 return
+            active = served()
             with lock:
                 log.bodies.append("sealed" if sealed else "plain")
                 log.actions.append(action)
-                envelope = ENVELOPE.format(relates=message_id, body=shells.act(action, request))
+                status, body = shells.act(action, request, active)
+                reply = envelope((_tag(request, "Action") or "").strip(), message_id, body, status, active)
             if sealed:
-                self._send(200, seal(envelope, self.login.established), kind=content_type())
+                self._send(status, seal(reply, self.login.established), kind=content_type())
             else:
-                self._send(200, envelope.encode())
+                self._send(status, reply.encode())
 
     return Handler
 
@@ -313,7 +363,7 @@ def running_wsman(answer: Answer, username: str, password: str, *, site: WsmanSi
         site.add_account(username, password)
     log = WsmanLog()
     over_tls = scheme == "https"
-    handler = _handler(username, password, site, over_tls, _Shells(answer, log, receives), log, threading.Lock())
+    handler = _handler(username, password, site, over_tls, Shells(answer, log, receives), log, threading.Lock())
     server = _Server(handler, site.tls_context() if site and over_tls else None, log)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="wsman", daemon=True)
     thread.start()

@@ -21,6 +21,11 @@ N2HT = "[MS-N2HT] 2.2.1 The WWW-Authenticate Response Header, https://learn.micr
 PACKER_6205 = ("hashicorp/packer#6205, jborean93 (pywinrm and pyspnego maintainer) reading a Wireshark capture of NTLM "
                "over http against a Windows host's WinRM listener, https://github.com/hashicorp/packer/issues/6205")
 
+PYWINRM_CAPTURE = ("pywinrm tests/conftest.py (get_cmd_output_response, a Receive reply kept from a Windows host), "
+                   "https://github.com/diyan/pywinrm/blob/master/tests/conftest.py")
+PYWINRM_TIMEOUT = ("pywinrm tests/test_protocol.py (the OperationTimeout fault of a Windows Server 2022 host, "
+                   "Machine=\"server2022.domain.test\"), https://github.com/diyan/pywinrm/blob/master/tests/test_protocol.py")
+
 FACTS = Facts("wsman", [
     # -- HTTP authentication (Negotiate carrying NTLM) ----------------------------------------
     Fact("auth.challenge_status", 401, "documented", N2HT,
@@ -117,6 +122,34 @@ FACTS = Facts("wsman", [
     Fact("receive.command_id", "CommandId", "documented", COMMAND_STATE,
          "CommandId: Attribute indicating the identity of the command for which status is being reported. This "
          "attribute MUST be present when status is being reported for a command"),
+    # -- what a Windows listener adds or varies (served under the liberal mode's variations) ---------------
+    Fact("receive.stream_end", "true", "documented", f"[MS-WSMV] 2.2.4.40 StreamType, {MS_WSMV}",
+         'End: This optional attribute MUST be set to "true" to indicate that the stream is ending and that no more '
+         "content will occur for this stream for the currently executing command."),
+    Fact("receive.stream_order", "implementation-dependent", "documented",
+         f"[MS-WSMV] 3.1.4.14 Receive, {MS_WSMV}50cc2c38-e094-4d59-aec2-39e09f314862",
+         "The order in which these elements appear in the ReceiveResponse message is determined by the data written "
+         "by the Command and is implementation-dependent."),
+    Fact("receive.other_headers", "...other WS-Addressing & WS-Management headers...", "documented",
+         f"[MS-WSMV] 3.1.4.14 Receive, {MS_WSMV}50cc2c38-e094-4d59-aec2-39e09f314862",
+         "</wsman:SelectorSet> ...other WS-Addressing & WS-Management headers... </s:Header>"),
+    Fact("reply.to", "http://schemas.xmlsoap.org/ws/2004/08/addressing/role/anonymous", "captured", PYWINRM_CAPTURE,
+         "<a:To>http://schemas.xmlsoap.org/ws/2004/08/addressing/role/anonymous</a:To>"),
+    Fact("reply.lang", "en-US", "captured", PYWINRM_CAPTURE, '<s:Envelope xml:lang="en-US"'),
+    Fact("timeout.code", 2150858793, "documented",
+         f"[MS-WSMV] 3.1.4.14 Receive, {MS_WSMV}50cc2c38-e094-4d59-aec2-39e09f314862",
+         "If no output is available before the wsman:OperationTimeout expires, the server MUST return a WSManFault "
+         'with the Code attribute equal to "2150858793". When the client receives this fault, it SHOULD issue another '
+         "Receive request."),
+    Fact("timeout.status", 500, "captured", PYWINRM_TIMEOUT,
+         'protocol_fake.transport.send_message = lambda m: raise_exc(WinRMTransportError("http", 500, xml_text))'),
+    Fact("timeout.subcode", "w:TimedOut", "captured", PYWINRM_TIMEOUT, "<s:Value>w:TimedOut</s:Value>"),
+    Fact("timeout.reason", "The WS-Management service cannot complete the operation within the time specified in "
+         "OperationTimeout.", "captured", PYWINRM_TIMEOUT,
+         '<s:Text xml:lang="en-US">The WS-Management service cannot complete the operation within the time specified '
+         "in OperationTimeout.  </s:Text>"),
+    Fact("fault.action", "http://schemas.dmtf.org/wbem/wsman/1/wsman/fault", "captured", PYWINRM_TIMEOUT,
+         "<a:Action>http://schemas.dmtf.org/wbem/wsman/1/wsman/fault</a:Action>"),
 ])
 
 

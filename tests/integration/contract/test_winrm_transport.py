@@ -21,6 +21,7 @@ import pytest
 from faults.transports.winrm import PREAMBLE, EndpointUnreachable, LoginRejected, WinRmSession, clixml_message
 from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError
 from harness_kernel.topology.models import WinRmEndpoint
+from tests.support import variations
 from tests.support.wsman import Answer, clixml_error, clixml_progress, output_pieces, running_wsman
 from tests.support.wsman_auth import WsmanSite
 from tests.support.wsman_facts import FACTS
@@ -43,7 +44,8 @@ def echo(stdout: str = "", stderr: str = "", code: int = 0) -> Answer:
 
 
 def test_by_default_a_script_runs_over_https_with_ntlm_bound_to_the_listeners_certificate(
-        winrm_password: str, wsman_site: WsmanSite) -> None:
+        winrm_password: str, wsman_site: WsmanSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(variations.ENV, variations.without(variations.RETRY_AFTER))  # it counts the messages
     with running_wsman(echo(), ACCOUNT, winrm_password, site=wsman_site) as wsman:
         node = endpoint(wsman.port, wsman_site)
         out = WinRmSession(node, "management.winrm[0]").run_ps("Get-ClusterNode", what="a query")
@@ -70,7 +72,8 @@ def test_progress_records_on_stderr_with_exit_0_are_success(winrm_password: str,
 
 
 def test_a_powershell_error_is_reported_in_its_own_words_naming_the_endpoint(
-        winrm_password: str, wsman_site: WsmanSite) -> None:
+        winrm_password: str, wsman_site: WsmanSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(variations.ENV, variations.without(variations.RETRY_AFTER))  # it counts the messages
     stderr = clixml_error("Move-ClusterGroup : The cluster node 'FCI02' is not available.")
     with running_wsman(lambda s: ("", stderr, 1), ACCOUNT, winrm_password, site=wsman_site, receives=3) as wsman, \
             pytest.raises(ControlPlaneError) as caught:
@@ -82,7 +85,9 @@ def test_a_powershell_error_is_reported_in_its_own_words_naming_the_endpoint(
     assert not isinstance(caught.value, EndpointUnreachable), "an answered error is not retried on another node"
 
 
-def test_output_streamed_over_several_receives_is_reassembled_in_order(winrm_password: str, wsman_site: WsmanSite) -> None:
+def test_output_streamed_over_several_receives_is_reassembled_in_order(
+        winrm_password: str, wsman_site: WsmanSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(variations.ENV, variations.without(variations.RETRY_AFTER))  # it counts the messages
     stdout = "".join(f"Knoten {i}: ✓ bereit\n" for i in range(10))
     pieces = output_pieces(stdout.encode(), 4)
     assert any(_cut_inside_a_character(piece) for piece in pieces), "a piece ends inside a UTF-8 character"
@@ -145,7 +150,8 @@ def test_a_listener_certificate_outside_the_trust_path_is_refused(winrm_password
 
 
 def test_over_http_to_this_machine_every_message_is_sealed_with_the_ntlm_context(
-        winrm_password: str, wsman_site: WsmanSite) -> None:
+        winrm_password: str, wsman_site: WsmanSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(variations.ENV, variations.without(variations.RETRY_AFTER))  # it counts the messages
     with running_wsman(echo(), ACCOUNT, winrm_password, site=wsman_site, scheme="http") as wsman:
         out = WinRmSession(endpoint(wsman.port, scheme="http"), "w").run_ps("Get-ClusterNode", what="q")
     assert out == PREAMBLE + "Get-ClusterNode"
