@@ -71,6 +71,9 @@ RESULT = ("SELECT TOP (1) s.backup_size, DATEDIFF_BIG(millisecond, h.restore_dat
           "FROM msdb.dbo.restorehistory AS h JOIN msdb.dbo.backupset AS s ON s.backup_set_id = h.backup_set_id "
           "WHERE h.destination_database_name = ? AND h.restore_type = 'D' ORDER BY h.restore_date DESC;")
 EXTENSIONS = {"D": ".ndf", "L": ".ldf"}  # the first data file is the primary one: .mdf
+# RESTORE FILELISTONLY's seventh column, FileId, "File identifier, unique within the database" (ms173778's result
+# set): the files are taken in its order, never in the rowset's
+FILE_ID = 6
 
 
 def device(backup: str) -> str:
@@ -143,7 +146,7 @@ class SqlServerRestore(OnThePrimary):
             raise HarnessError(f"restore: {self.backup} holds files of type {', '.join(unsupported)} (full-text or "
                                "FILESTREAM); the harness restores data (D) and log (L) files only")
         if not files or files[0][1] != "D":
-            raise HarnessError(f"restore: {self.backup}: RESTORE FILELISTONLY lists no primary data file first")
+            raise HarnessError(f"restore: {self.backup}: RESTORE FILELISTONLY lists no data file as its first FileId")
         return [(logical, self.target(number, kind)) for number, (logical, kind) in enumerate(files, start=1)]
 
     def _ours(self, name: str) -> bool:
@@ -223,7 +226,8 @@ class SqlServerRestore(OnThePrimary):
     def inject(self) -> None:
         primary = self._primary()
         listed = primary.rows(file_list_statement(self.backup), what=f"listing the files of the backup {self.backup}")
-        moves = self.moves([(str(r[0]), str(r[2]).strip()) for r in listed])
+        in_file_order = sorted(listed, key=lambda r: int(r[FILE_ID]))  # a rowset's own order is not guaranteed
+        moves = self.moves([(str(r[0]), str(r[2]).strip()) for r in in_file_order])
         self.targets = [target for _, target in moves]
         self._refuse_existing(primary)  # again, just before: RESTORE would write over a copy of the same family
         self.run = StatementRun.start(primary, restore_statement(self.copy, self.backup, moves), self.timeout_s,

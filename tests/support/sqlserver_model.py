@@ -44,6 +44,7 @@ from typing import Any
 
 import pyodbc
 
+from tests.support import variations
 from tests.support.provenance import Fact, Facts
 from tests.support.sqlserver_backup_model import BackupModel
 from tests.support.sqlserver_restore_model import RestoreModel
@@ -389,7 +390,9 @@ class ModelCursor:
         if sql.lstrip().upper().startswith("ALTER") and not self.connection.autocommit:
             raise driver_error("42000", "ALTER AVAILABILITY GROUP statement not allowed within multi-statement "
                                         "transaction.", 226)
-        self._rows = self.connection.model.answer(self.connection.replica, sql, params, self.connection)
+        rows = self.connection.model.answer(self.connection.replica, sql, params, self.connection)
+        unordered = "ORDER BY" not in " ".join(sql.upper().split())
+        self._rows = rows[::-1] if unordered and variations.MEMBER_ORDER in variations.served(variations.DB_API) else rows
         return self
 
     def fetchall(self) -> list[tuple[Any, ...]]:

@@ -61,6 +61,14 @@ DETECTION = (
 # the time-out period at 10 seconds or greater. Setting the value to less than 10 seconds creates the possibility
 # of a heavily loaded system declaring a false failure." (Overview of Always On Availability Groups)
 SESSION_TIMEOUT_MIN_S = 10
+
+
+def by_name(rows: list[Any]) -> list[Any]:
+    """Rows keyed by a name (their first column: a replica, a group, a node, a listener) in name order: SQL Server
+    returns a rowset without ORDER BY in any order ("The order in which rows are returned in a result set are not
+    guaranteed unless an ORDER BY clause is specified"), and what the harness says or drafts must not change with it
+    between two nights."""
+    return sorted(rows, key=lambda row: str(row[0]).casefold())
 # No timestamp_utc filter: that column exists from SQL Server 2017 on ("Applies to: SQL Server 2017 (14.x)
 # and later"); each event's time is read from its own XML (event/@timestamp, every version) and compared here.
 HEALTH_EVENTS = (
@@ -119,13 +127,13 @@ def instance_seen(session: TSqlSession) -> InstanceSeen:
     """Read-only: the groups this instance hosts a replica of, each with its replicas and listener; else the
     failover cluster instance it is. A secondary sees its groups' replicas in the catalog views too."""
     groups = []
-    for (name,) in session.rows(AVAILABILITY_GROUPS, what="reading the availability groups"):
-        rows = session.rows(REPLICAS, (name,), what=f"reading the replicas of {name}")
+    for (name,) in by_name(session.rows(AVAILABILITY_GROUPS, what="reading the availability groups")):
+        rows = by_name(session.rows(REPLICAS, (name,), what=f"reading the replicas of {name}"))
         replicas = tuple(ReplicaSeen(str(r[0]), str(r[1] or "unknown here"), str(r[4]), str(r[5])) for r in rows)
-        listeners = session.rows(LISTENERS, (name,), what=f"reading the listener of {name}")
+        listeners = by_name(session.rows(LISTENERS, (name,), what=f"reading the listener of {name}"))
         listener = (str(listeners[0][0]), None if listeners[0][1] is None else int(listeners[0][1])) if listeners else None
         groups.append(GroupSeen(str(name), replicas, listener))
-    nodes = session.rows(FCI_NODES, what="reading the failover cluster instance's nodes")
+    nodes = by_name(session.rows(FCI_NODES, what="reading the failover cluster instance's nodes"))
     machine = session.rows(MACHINE_NAME, what="reading the instance's machine name")[0][0] if nodes else None
     return InstanceSeen(tuple(groups), None if machine is None else str(machine),
                         tuple((str(n[0]), str(n[1]), bool(n[2])) for n in nodes))
@@ -246,7 +254,7 @@ class AvailabilityGroup:
         failures = []
         for node, session in self.sessions.items():
             try:
-                rows = session.rows(REPLICAS, (self.ag_name,), what=f"reading the replicas of {self.ag_name}")
+                rows = by_name(session.rows(REPLICAS, (self.ag_name,), what=f"reading the replicas of {self.ag_name}"))
             except ControlPlaneError as exc:
                 failures.append(str(exc))
                 continue
@@ -264,7 +272,8 @@ class AvailabilityGroup:
         """The group's failure detection settings as its primary says; `Uncertain` for a session timeout Microsoft
         advises against (a false failure under load would read as a finding of the suites)."""
         node, _ = self._primary_view()
-        rows = self.sessions[node].rows(DETECTION, (self.ag_name,), what=f"reading {self.ag_name}'s detection settings")
+        rows = by_name(self.sessions[node].rows(DETECTION, (self.ag_name,),
+                                                   what=f"reading {self.ag_name}'s detection settings"))
         if not rows:
             raise HarnessError(f"availability group {self.ag_name}: no replica settings")
         level, health_ms = rows[0][1], rows[0][2]
@@ -298,7 +307,8 @@ class AvailabilityGroup:
 
     def databases(self) -> list[DatabaseReplicaState]:
         node, _ = self._primary_view()
-        rows = self.sessions[node].rows(DATABASES, (self.ag_name,), what=f"reading the databases of {self.ag_name}")
+        rows = by_name(self.sessions[node].rows(DATABASES, (self.ag_name,),
+                                                   what=f"reading the databases of {self.ag_name}"))
         return [DatabaseReplicaState(str(r[0]), self.node_of(str(r[0])), str(r[1]), str(r[2]), bool(r[3]),
                                      _kb(r[4]), _kb(r[5]), _kb(r[6]), _kb(r[7]),
                                      r[8] if isinstance(r[8], datetime) else None,

@@ -19,6 +19,7 @@ from faults.base import Uncertain
 from harness.clusters.sqlserver import AvailabilityGroupCluster, FailoverInstanceCluster
 from harness_kernel.errors import HarnessError
 from harness_kernel.history import EventKind
+from tests.support import variations
 from tests.support.contract_world import WsfcWorld, ag_topology
 from tests.support.sqlserver_model import SqlServerModel
 from tests.support.wsfc_model import ModelEvent
@@ -133,6 +134,21 @@ def test_the_environment_names_versions_replicas_and_detection_settings(sql: Sql
     assert described["replicas"] == ("sql01 primary synchronous_commit automatic, "
                                      "sql02 secondary synchronous_commit automatic")
     assert "LeaseTimeout 20000 ms" in described["detection_settings"]
+
+
+@pytest.mark.reproducer("AA-row-order")
+def test_what_is_said_of_the_replicas_does_not_change_with_the_order_sql_server_returns_rows(
+        sql: SqlServerModel, ag_wsfc: WsfcWorld, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rowset without ORDER BY comes in any order ("The order in which rows are returned in a result set are not
+    guaranteed unless an ORDER BY clause is specified"): the environment, the settings and the replicas' health
+    read the same either way, so a report does not change between two nights of one cluster."""
+    said = []
+    for served in ("", variations.MEMBER_ORDER):
+        monkeypatch.setenv(variations.ENV, served)
+        cluster = ag_cluster(sql, ag_wsfc)
+        said.append((cluster.describe()["replicas"], cluster.ag.detection(), [r.replica for r in cluster.ag.replicas()],
+                     [d.replica for d in cluster.ag.databases()]))
+    assert said[0] == said[1]
 
 
 def test_an_fci_is_owned_by_the_wsfc_role_and_its_failover_is_read_from_the_cluster_log(wsfc: WsfcWorld) -> None:

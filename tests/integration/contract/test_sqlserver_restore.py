@@ -21,6 +21,7 @@ from faults.base import FaultSpec, FaultState
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
+from tests.support import variations
 from tests.support.contract_world import ag_topology, example, finish, injected_and_watched
 from tests.support.sqlserver_backup_model import BackupRun, ServerFiles
 from tests.support.sqlserver_model import SqlServerModel
@@ -92,6 +93,18 @@ def test_a_restore_creates_the_scratch_copy_with_every_file_moved_to_a_fault_nam
                                                 f"DROP DATABASE [{COPY}];"]
     assert COPY not in world.sql.backup.states and not world.node1.paths
     assert fault.check() is FaultState.CLEARED
+
+
+@pytest.mark.reproducer("AA-row-order")
+def test_the_files_are_moved_by_their_file_id_whatever_order_filelistonly_lists_them(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rowset's order is not guaranteed: the primary data file is the one whose FileId is 1, not the first row."""
+    monkeypatch.setenv(variations.ENV, variations.MEMBER_ORDER)
+    fault = world.restore()
+    fault.inject()
+    finish(fault)
+    assert world.sql.restore.statements == [STATEMENT], "the data file to ...1.mdf, the log to ...2.ldf, as in file order"
+    fault.revert()
 
 
 @pytest.mark.reproducer("AA-R4")
