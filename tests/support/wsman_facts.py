@@ -15,6 +15,7 @@ HTTP_HEADERS = f"[MS-WSMV] 2.2.9.1.1.1 HTTP Headers (SPNEGO encryption), {MS_WSM
 ENCRYPTED_DATA = f"[MS-WSMV] 2.2.9.1.1.2.2 Encrypted Data, {MS_WSMV}3fc54d8b-b087-486e-9f50-8253e9e30b43"
 METADATA = (f"[MS-WSMV] 2.2.9.1.2.2.1 Metadata Fields (its list names application/HTTP-SPNEGO-session-encrypted), "
             f"{MS_WSMV}ac325c56-d39d-49d6-a834-ff7f3a9bea3c")
+RECEIVE = f"[MS-WSMV] 3.1.4.14 Receive, {MS_WSMV}50cc2c38-e094-4d59-aec2-39e09f314862"
 COMMAND_STATE = f"[MS-WSMV] 2.2.4.9 CommandStateType, {MS_WSMV}5d106d9b-a5ae-4048-834f-e90ee80c28fc"
 MS_NLMP_AV_PAIR = "[MS-NLMP] 2.2.2.1 AV_PAIR, https://learn.microsoft.com/en-us/openspecs/windows_protocols/ms-nlmp/83f5e789-660d-4781-8491-5f8c6641f75e"
 N2HT = "[MS-N2HT] 2.2.1 The WWW-Authenticate Response Header, https://learn.microsoft.com/en-us/openspecs/windows_protocols/ms-n2ht/02be79f3-e360-475f-b468-b96c878c70c7"
@@ -101,11 +102,11 @@ FACTS = Facts("wsman", [
          "MUST support the Command operation, using the following Action URIs. "
          "http://schemas.microsoft.com/wbem/wsman/1/windows/shell/Command"),
     Fact("receive.action", "http://schemas.microsoft.com/wbem/wsman/1/windows/shell/Receive", "documented",
-         f"[MS-WSMV] 3.1.4.14 Receive, {MS_WSMV}50cc2c38-e094-4d59-aec2-39e09f314862",
+         RECEIVE,
          "MUST support the Receive operation, using the following Action URIs. "
          "http://schemas.microsoft.com/wbem/wsman/1/windows/shell/Receive"),
     Fact("receive.collects", "collect output from a running command", "documented",
-         f"[MS-WSMV] 3.1.4.14 Receive, {MS_WSMV}50cc2c38-e094-4d59-aec2-39e09f314862",
+         RECEIVE,
          "In the Text-based Command Shell scenario, the Receive message is used to collect output from a running "
          "command"),
     *(Fact(f"receive.state.{state}", f"http://schemas.microsoft.com/wbem/wsman/1/windows/shell/CommandState/{state}",
@@ -127,17 +128,17 @@ FACTS = Facts("wsman", [
          'End: This optional attribute MUST be set to "true" to indicate that the stream is ending and that no more '
          "content will occur for this stream for the currently executing command."),
     Fact("receive.stream_order", "implementation-dependent", "documented",
-         f"[MS-WSMV] 3.1.4.14 Receive, {MS_WSMV}50cc2c38-e094-4d59-aec2-39e09f314862",
+         RECEIVE,
          "The order in which these elements appear in the ReceiveResponse message is determined by the data written "
          "by the Command and is implementation-dependent."),
     Fact("receive.other_headers", "...other WS-Addressing & WS-Management headers...", "documented",
-         f"[MS-WSMV] 3.1.4.14 Receive, {MS_WSMV}50cc2c38-e094-4d59-aec2-39e09f314862",
+         RECEIVE,
          "</wsman:SelectorSet> ...other WS-Addressing & WS-Management headers... </s:Header>"),
     Fact("reply.to", "http://schemas.xmlsoap.org/ws/2004/08/addressing/role/anonymous", "captured", PYWINRM_CAPTURE,
          "<a:To>http://schemas.xmlsoap.org/ws/2004/08/addressing/role/anonymous</a:To>"),
     Fact("reply.lang", "en-US", "captured", PYWINRM_CAPTURE, '<s:Envelope xml:lang="en-US"'),
     Fact("timeout.code", 2150858793, "documented",
-         f"[MS-WSMV] 3.1.4.14 Receive, {MS_WSMV}50cc2c38-e094-4d59-aec2-39e09f314862",
+         RECEIVE,
          "If no output is available before the wsman:OperationTimeout expires, the server MUST return a WSManFault "
          'with the Code attribute equal to "2150858793". When the client receives this fault, it SHOULD issue another '
          "Receive request."),
