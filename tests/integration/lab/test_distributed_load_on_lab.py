@@ -1,6 +1,6 @@
 """Load from two "load machines" of the lab (their own namespaces and addresses) through Dask, under S4's failover.
 
-The merged series agrees with the database's own commit counter, the merged ledger loses no
+The merged series agrees with the commits the database holds (its ledger rows), the merged ledger loses no
 acknowledged commit through an unplanned failover, and the merged commit gaps measure its
 client RTO. Nightly: the ready-made S4 suite through `--load-workers 2` measures every phase,
 and its total and client RTO are the single-process run's within max(1.5 s, 30 %). Killing one worker mid-run is
@@ -53,10 +53,11 @@ def distributed(lab: Lab, topology: Topology, runner: FaultRunner, dask: LabDask
                            remote_cluster(dask.scheduler), generators=2)
 
 
-def xact_commit(lab: Lab) -> int:
-    rows = lab.pg.sql("select xact_commit from pg_stat_database where datname = 'bench'", node=lab.primary(),
-                      database="postgres")
-    return int(rows[0][0])
+def ledger_rows(lab: Lab) -> int:
+    """The workload's commits as the primary holds them: TPC-B's every transaction writes one ledger row in it. (Not
+    pg_stat_database.xact_commit: on the lab that counts the HA manager's own queries too, 64 more than the load's
+    2688 in 8 s in one make test.)"""
+    return int(lab.pg.sql("select count(*) from ledger", node=lab.primary(), database="bench")[0][0])
 
 
 def crash_the_primary(lab: Lab, topology: Topology, runner: FaultRunner, factory: FaultBuilder,
@@ -79,15 +80,15 @@ def test_two_load_machines_agree_with_the_database_and_lose_nothing_through_a_fa
         lab: Lab, topology: Topology, runner: FaultRunner, factory: FaultBuilder, dask: LabDask) -> None:
     steady = distributed(lab, topology, runner, dask)
     time.sleep(1)
-    before = xact_commit(lab)
+    before = ledger_rows(lab)
     steady.start()
     time.sleep(8)
     steady.stop()
-    time.sleep(1)  # the backends have reported their counts
-    server = xact_commit(lab) - before
+    server = ledger_rows(lab) - before
     merged = sum(p.commits for p in steady.series.points())
+    print(f"two load machines: merged {merged} commits, {server} ledger rows written")
     assert {g.worker.removeprefix("tcp://").rsplit(":", 1)[0] for g in steady.generators} == set(dask.workers)
-    assert abs(merged - server) <= 0.02 * server, f"merged {merged} commits, xact_commit delta {server}"
+    assert abs(merged - server) <= 0.01 * server, f"merged {merged} commits, {server} ledger rows written"
     assert steady.verify().lost_count == 0
 
     spread_rto = crash_the_primary(lab, topology, runner, factory, distributed(lab, topology, runner, dask))

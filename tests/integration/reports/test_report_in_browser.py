@@ -95,7 +95,7 @@ def test_two_nights_make_a_two_point_trend(sample_runs: SampleRuns) -> None:
 
 
 def test_outcomes_land_in_their_categories(sample_runs: SampleRuns) -> None:
-    assert sample_runs.exit_codes == [1, 1], sample_runs.outputs[-1][-3000:]
+    assert sample_runs.exit_codes == [1, 1], "\n".join(out[-3000:] for out in sample_runs.outputs)
     tree = json.loads((sample_runs.report.site_dir / "widgets" / "categories.json").read_text())
     nodes = tree["nodes"]
 
