@@ -22,7 +22,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support import prism_model, sqlserver_model, sqlserver_restore_model, vplex_model, wsfc_model, wsman_facts
+from tests.support import (
+    prism_model,
+    sqlserver_backup_model,
+    sqlserver_model,
+    sqlserver_restore_model,
+    vplex_model,
+    wsfc_model,
+    wsman_facts,
+)
 from tests.support.provenance import MUTATION
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,14 +50,17 @@ class StandIn:
             listed = subprocess.run([str(simulator_binary()), "-facts"], capture_output=True, text=True, check=True,
                                     timeout=30)
             return [str(row["ID"]) for row in json.loads(listed.stdout)]
-        tables = {table.name: table for table in (wsfc_model.FACTS, sqlserver_model.FACTS, sqlserver_restore_model.FACTS,
-                                         wsman_facts.FACTS, vplex_model.FACTS, prism_model.FACTS)}
+        tables = {table.name: table for table in (wsfc_model.FACTS, sqlserver_model.FACTS, sqlserver_backup_model.FACTS,
+                                                  sqlserver_restore_model.FACTS, wsman_facts.FACTS, vplex_model.FACTS,
+                                                  prism_model.FACTS)}
         return list(tables[self.name].rows)
 
 
 STAND_INS = {
     "wsfc_model": StandIn("wsfc_model", ("tests/integration/contract",)),
     "sqlserver_model": StandIn("sqlserver_model", ("tests/integration/contract",)),
+    "sqlserver_backup": StandIn("sqlserver_backup", ("tests/integration/contract/test_sqlserver_backup.py",
+                                                     "tests/integration/contract/test_sqlserver_restore.py")),
     "sqlserver_restore": StandIn("sqlserver_restore", ("tests/integration/contract/test_sqlserver_restore.py",)),
     "wsman": StandIn("wsman", ("tests/integration/contract",)),
     "vsim": StandIn("vsim", ("tests/integration/vsphere",)),

@@ -33,6 +33,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from tests.support.json_http import JsonHandler, loopback_origins
 from tests.support.provenance import Fact, Facts
 
+# the HTTP methods it reads from requests
+OWN_TOKENS = frozenset({"GET", "POST"})
 SDK = "nutanix/ntnx-api-golang-clients@5532819 "
 ANS = "nutanix/nutanix.ansible@826678ba plugins/modules/"
 ANS_HEAD = "nutanix/nutanix.ansible@159ec768 plugins/modules/"

@@ -12,6 +12,10 @@ Kinds of source:
 - assumed: no document found; the source names the backend's assumption id;
 - stricter: stricter than documented (refusing what the document leaves open), the source says why.
 
+`unsourced_literals` is the check that a stand-in serves no vendor value beside its table: an enum-shaped string
+(a role, a state, a SQLSTATE) written in its source outside FACTS is a value served without a source, unless the
+module names it among `OWN_TOKENS` (what it reads from requests, the names of its own world).
+
 `MUTATION` names one fact (`table/fact id`) whose served value is flipped: the mutation pass
 (`python -m tests.support.mutations`) runs the contract tests once per fact and lists the facts
 no test depends on.
@@ -19,8 +23,10 @@ no test depends on.
 
 from __future__ import annotations
 
+import ast
 import os
-from collections.abc import Iterable
+import re
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -78,3 +84,21 @@ class Facts:
             if fact.kind == "assumed" and "A-" not in fact.source:
                 found.append(f"{where}: an assumed fact names the assumption it mirrors (A-...)")
         return found
+
+
+ENUM_SHAPED = re.compile(r"[A-Z][A-Z0-9_]+")
+OWN_TOKENS = "OWN_TOKENS"
+
+
+def unsourced_literals(source: str, own: Collection[str]) -> list[str]:
+    """`line: 'VALUE'` for each enum-shaped string constant of `source` outside its FACTS and OWN_TOKENS assignments
+    and not in `own`: a vendor value the stand-in writes without a row."""
+    tree = ast.parse(source)
+    tables = {id(node) for stmt in ast.walk(tree) if isinstance(stmt, ast.Assign | ast.AnnAssign)
+              and any(isinstance(t, ast.Name) and t.id in ("FACTS", OWN_TOKENS)
+                      for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]))
+              for node in ast.walk(stmt)}
+    return sorted({f"{node.lineno}: {node.value!r}" for node in ast.walk(tree)
+                   if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in tables
+                   and ENUM_SHAPED.fullmatch(node.value) and node.value not in own},
+                  key=lambda hit: int(hit.split(":")[0]))

@@ -37,7 +37,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faults.transports.winrm import PREAMBLE
+from tests.support.provenance import Fact, Facts
 
+# read from BACKUP statements: never served
+OWN_TOKENS = frozenset({"COPY_ONLY"})
+EXEC_DIRECT = "MicrosoftDocs/sql-docs docs/odbc/reference/syntax/sqlexecdirect-function.md (Diagnostics)"
+DATABASE_STATES = "MicrosoftDocs/sql-docs docs/relational-databases/databases/database-states.md"
+
+FACTS = Facts("sqlserver_backup", [
+    Fact("sqlstate.query_timeout", "HYT00", "documented", EXEC_DIRECT,
+         "|HYT00|Timeout expired|The query timeout period expired before the data source returned the result set."),
+    Fact("state.online", "ONLINE", "documented", DATABASE_STATES,
+         "|ONLINE|Database is available for access. The primary filegroup is online, although the undo phase of "
+         "recovery may not have been completed.|"),
+])
+"""Facts the backup model serves, each with its source (tests/support/provenance.py)."""
+QUERY_TIMEOUT = str(FACTS.value("sqlstate.query_timeout"))
+ONLINE = str(FACTS.value("state.online"))
 BACKUP_OPTIONS = re.compile(r"COPY_ONLY|CHECKSUM|NO_CHECKSUM|COMPRESSION|NO_COMPRESSION|INIT|NOINIT|FORMAT|"
                             r"NOFORMAT|STATS = \d+")
 
@@ -64,7 +80,7 @@ class BackupRun:
             if self.killed:
                 raise error("08S01", "Communication link failure", 10054)
             if timeout_s and clock() - self.started > timeout_s:
-                raise error("HYT00", "Query timeout expired", 0)
+                raise error(QUERY_TIMEOUT, "Query timeout expired", 0)
             time.sleep(0.02)
         self.finished = clock()
 
@@ -101,7 +117,7 @@ class BackupModel:
     size_bytes: int = 536_870_912
     compressed_bytes: int = 201_326_592
     fail_with: str | None = None  # the OS error a backup device gives, e.g. "5(Access is denied.)"
-    states: dict[str, str] = field(default_factory=lambda: {"bench": "ONLINE"})
+    states: dict[str, str] = field(default_factory=lambda: {"bench": ONLINE})
     runs: list[BackupRun] = field(default_factory=list)
     files: ServerFiles = field(default_factory=ServerFiles)
     local_files: dict[str, ServerFiles] = field(default_factory=dict)  # replica -> its own disk

@@ -50,6 +50,8 @@ from tests.support.sqlserver_backup_model import BackupModel
 from tests.support.sqlserver_restore_model import RestoreModel
 
 DRIVER = "[Microsoft][ODBC Driver 18 for SQL Server]"
+# read from connection strings and statements, or the name of the model's own group: never served as a vendor value
+OWN_TOKENS = frozenset({"SERVER", "UID", "PWD", "ALTER", "FAILOVER", "NULL", "AG01"})
 
 XE_READ_FILE = "MicrosoftDocs/sql-docs docs/relational-databases/system-functions/sys-fn-xe-file-target-read-file-transact-sql.md"
 XE_EVENTS = "MicrosoftDocs/sql-docs docs/database-engine/availability-groups/windows/always-on-extended-events.md"
@@ -65,6 +67,14 @@ CREATE_AG = "MicrosoftDocs/sql-docs docs/t-sql/statements/create-availability-gr
 HAS_PERMS_BY_NAME = "MicrosoftDocs/sql-docs docs/t-sql/functions/has-perms-by-name-transact-sql.md (Remarks)"
 CLUSTER_NODES = ("MicrosoftDocs/sql-docs docs/relational-databases/system-dynamic-management-views/"
                  "sys-dm-os-cluster-nodes-transact-sql.md")
+DMV = "MicrosoftDocs/sql-docs docs/relational-databases/system-dynamic-management-views/"
+REPLICA_STATES = f"{DMV}sys-dm-hadr-availability-replica-states-transact-sql.md"
+DATABASE_REPLICA_STATES = f"{DMV}sys-dm-hadr-database-replica-states-transact-sql.md"
+AVAILABILITY_REPLICAS = ("MicrosoftDocs/sql-docs docs/relational-databases/system-catalog-views/sys-availability-replicas-"
+                         "transact-sql.md (as rendered: the markdown writes _ as \\_)")
+ODBC = "MicrosoftDocs/sql-docs docs/odbc/reference/syntax/"
+ROLE_DESC = "Description of **role**, one of:<br /><br /> RESOLVING<br /><br /> PRIMARY<br /><br /> SECONDARY"
+CONNECTED_DESC = "Description of **connection_state**, one of:<br /><br /> DISCONNECTED<br /><br /> CONNECTED"
 
 FACTS = Facts("sqlserver_model", [
     Fact("xe.timestamp_utc.since_major", 14, "documented", XE_READ_FILE,
@@ -104,6 +114,25 @@ FACTS = Facts("sqlserver_model", [
          "HAS_PERMS_BY_NAME returns 1 when the user has effective permission on the securable, 0 when the user has "
          "no effective permission on the securable, and NULL when the securable class or permission is not valid."),
     Fact("fci.node_up", "up", "documented", CLUSTER_NODES, "0 = up 1 = down 2 = paused"),
+    Fact("role_desc.primary", "PRIMARY", "documented", REPLICA_STATES, ROLE_DESC),
+    Fact("role_desc.secondary", "SECONDARY", "documented", REPLICA_STATES, ROLE_DESC),
+    Fact("connected_state_desc.connected", "CONNECTED", "documented", REPLICA_STATES, CONNECTED_DESC),
+    Fact("connected_state_desc.disconnected", "DISCONNECTED", "documented", REPLICA_STATES, CONNECTED_DESC),
+    Fact("synchronization_health_desc.healthy", "HEALTHY", "documented", REPLICA_STATES,
+         "Description of **synchronization_health**, one of:<br /><br /> NOT_HEALTHY<br /><br /> PARTIALLY_HEALTHY"
+         "<br /><br /> HEALTHY"),
+    Fact("availability_mode_desc.synchronous", "SYNCHRONOUS_COMMIT", "documented", AVAILABILITY_REPLICAS,
+         "Description of availability_mode, one of: ASYNCHRONOUS_COMMIT SYNCHRONOUS_COMMIT CONFIGURATION_ONLY"),
+    Fact("failover_mode_desc.automatic", "AUTOMATIC", "documented", AVAILABILITY_REPLICAS,
+         "Description of failover_mode, one of: MANUAL AUTOMATIC"),
+    Fact("synchronization_state_desc.synchronized", "SYNCHRONIZED", "documented", DATABASE_REPLICA_STATES,
+         "Description of the data-movement state, one of:<br /><br /> NOT SYNCHRONIZING<br /><br /> SYNCHRONIZING"
+         "<br /><br /> SYNCHRONIZED<br /><br /> REVERTING<br /><br /> INITIALIZING"),
+    Fact("sqlstate.login_timeout", "HYT00", "documented", f"{ODBC}sqldriverconnect-function.md (Diagnostics)",
+         "|HYT00|Timeout expired|The login timeout period expired before the connection to the data source completed."),
+    Fact("sqlstate.general_error", "HY000", "documented", f"{ODBC}sqlexecdirect-function.md (Diagnostics)",
+         "|HY000|General error|An error occurred for which there was no specific SQLSTATE and for which no "
+         "implementation-specific SQLSTATE was defined"),
     Fact("perms.has_perms_not_held", 0, "documented", HAS_PERMS_BY_NAME,
          "HAS_PERMS_BY_NAME returns 1 when the user has effective permission on the securable, 0 when the user has "
          "no effective permission on the securable, and NULL when the securable class or permission is not valid."),
@@ -111,23 +140,36 @@ FACTS = Facts("sqlserver_model", [
 """Facts the model serves, each with its source (tests/support/provenance.py)."""
 
 
+def _served(fact_id: str) -> str:
+    return str(FACTS.value(fact_id))
+
+
+PRIMARY, SECONDARY = _served("role_desc.primary"), _served("role_desc.secondary")
+CONNECTED, DISCONNECTED = _served("connected_state_desc.connected"), _served("connected_state_desc.disconnected")
+HEALTHY = _served("synchronization_health_desc.healthy")
+SYNCHRONOUS_COMMIT = _served("availability_mode_desc.synchronous")
+AUTOMATIC = _served("failover_mode_desc.automatic")
+SYNCHRONIZED = _served("synchronization_state_desc.synchronized")
+LOGIN_TIMEOUT, GENERAL_ERROR = _served("sqlstate.login_timeout"), _served("sqlstate.general_error")
+
+
 def driver_error(sqlstate: str, text: str, native: int, function: str = "SQLExecDirectW") -> pyodbc.Error:
     return pyodbc.ProgrammingError(sqlstate, f"[{sqlstate}] {DRIVER}[SQL Server]{text} ({native}) ({function})")
 
 
 def login_timeout() -> pyodbc.Error:
-    return pyodbc.OperationalError("HYT00", f"[HYT00] {DRIVER}Login timeout expired (0) (SQLDriverConnect)")
+    return pyodbc.OperationalError(LOGIN_TIMEOUT, f"[{LOGIN_TIMEOUT}] {DRIVER}Login timeout expired (0) (SQLDriverConnect)")
 
 
 @dataclass
 class Replica:
     name: str  # replica_server_name
     host: str  # the address its own instance answers on
-    role: str = "SECONDARY"
-    mode: str = "SYNCHRONOUS_COMMIT"
-    failover_mode: str = "AUTOMATIC"
+    role: str = SECONDARY
+    mode: str = SYNCHRONOUS_COMMIT
+    failover_mode: str = AUTOMATIC
     connected: bool = True
-    health: str = "HEALTHY"
+    health: str = HEALTHY
     up: bool = True
     error: tuple[str, int, str] | None = None  # (SQLSTATE, native, text) every statement gets
     session_timeout_s: int = field(default_factory=lambda: int(FACTS.value("ag.session_timeout.default")))
@@ -137,7 +179,7 @@ class Replica:
 class DatabaseState:
     replica: str
     database: str
-    state: str = "SYNCHRONIZED"
+    state: str = SYNCHRONIZED
     suspended: bool = False
     log_send_queue_kb: int = 0
     log_send_rate_kb_s: int = 5000
@@ -153,7 +195,7 @@ class SqlServerModel:
     username: str = "harness_sql"
     password: str = ""
     replicas: dict[str, Replica] = field(default_factory=lambda: {
-        "sql01": Replica("sql01", "sql01.example.net", role="PRIMARY"),
+        "sql01": Replica("sql01", "sql01.example.net", role=PRIMARY),
         "sql02": Replica("sql02", "sql02.example.net")})
     databases: list[DatabaseState] = field(default_factory=lambda: [
         DatabaseState("sql01", "bench"), DatabaseState("sql02", "bench")])
@@ -217,7 +259,7 @@ class SqlServerModel:
             self.executed.append((replica.name, sql))
             for d in self.databases:
                 if d.replica == replica.name and d.database == resume.group(1):
-                    d.suspended, d.state = False, "SYNCHRONIZED"
+                    d.suspended, d.state = False, SYNCHRONIZED
             return []
         if sql.startswith("SELECT HAS_PERMS_BY_NAME("):
             return [self._has_perms(sql, params)]
@@ -275,7 +317,7 @@ class SqlServerModel:
                 raise driver_error("42S22", f"Invalid column name '{columns}'.", 207)
             return [self.listener] if self.listener else []
         if "sys.dm_hadr_database_replica_states AS drs" in joins:
-            visible = [d for d in self.databases if at.role == "PRIMARY" or d.replica == at.name]
+            visible = [d for d in self.databases if at.role == PRIMARY or d.replica == at.name]
             return [tuple(self._database_column(c, d) for c in columns) for d in visible]
         if joins == "JOIN sys.availability_replicas AS ar ON ar.group_id = ag.group_id":  # catalog views: every replica
             return [tuple(self._setting_column(c, r) for c in columns) for r in self.replicas.values()]
@@ -284,11 +326,11 @@ class SqlServerModel:
         raise driver_error("42S02", "Invalid object name (a view the model does not serve).", 208)
 
     def _replica_column(self, column: str, r: Replica, at: Replica) -> Any:
-        seen = at.role == "PRIMARY" or r is at  # a secondary sees only its own state
+        seen = at.role == PRIMARY or r is at  # a secondary sees only its own state
         values = {"ar.replica_server_name": r.name, "ar.availability_mode_desc": r.mode,
                   "ar.failover_mode_desc": r.failover_mode,
                   "ars.role_desc": r.role if seen else None,
-                  "ars.connected_state_desc": ("CONNECTED" if r.connected else "DISCONNECTED") if seen else None,
+                  "ars.connected_state_desc": (CONNECTED if r.connected else DISCONNECTED) if seen else None,
                   "ars.synchronization_health_desc": r.health if seen else None,
                   "ars.is_local": r is at}
         if column not in values:
@@ -329,12 +371,12 @@ class SqlServerModel:
         if ag != self.ag_name:
             raise driver_error("42000", f"Cannot find the availability group '{ag}', because it does not exist or "
                                         "you do not have permission.", 15151)
-        if at.role == "PRIMARY":
+        if at.role == PRIMARY:
             raise driver_error("42000", f"Cannot failover availability group '{ag}' to this instance of SQL Server. "
                                         "The local availability replica is already the primary replica.",
                                int(FACTS.value("error.already_primary")))
         mine = [d for d in self.databases if d.replica == at.name]
-        if not forced and (at.mode != "SYNCHRONOUS_COMMIT" or any(d.state != "SYNCHRONIZED" for d in mine)):
+        if not forced and (at.mode != SYNCHRONOUS_COMMIT or any(d.state != SYNCHRONIZED for d in mine)):
             raise driver_error("42000", f"The availability replica for availability group '{ag}' on this instance "
                                         "of SQL Server cannot become the primary replica. One or more databases are "
                                         "not synchronized or have not joined the availability group.",
@@ -344,16 +386,16 @@ class SqlServerModel:
         primary, pending, resolving, secondary = (str(FACTS.value(f"state.{name}")) for name in (
             "primary_normal", "primary_pending", "resolving_normal", "secondary_normal"))
         for r in self.replicas.values():
-            if r.role == "PRIMARY":
-                r.role = "SECONDARY"
+            if r.role == PRIMARY:
+                r.role = SECONDARY
                 self.state_change(r.name, wall, primary, resolving)
                 self.state_change(r.name, wall + 0.3, resolving, secondary)
-        at.role = "PRIMARY"
+        at.role = PRIMARY
         self.state_change(at.name, wall + 0.1, secondary, resolving)
         self.state_change(at.name, wall + 0.2, resolving, pending)
         self.state_change(at.name, wall + 0.4, pending, primary)
         for d in mine:
-            d.state, d.suspended = "SYNCHRONIZED", False  # the primary's own copy
+            d.state, d.suspended = SYNCHRONIZED, False  # the primary's own copy
             self.database_role_change(at.name, wall + 0.6, d.database)
         if forced:
             for d in self.databases:
@@ -370,7 +412,7 @@ class SqlServerModel:
         self.health_events.setdefault(replica, []).append((wall, "availability_replica_state_change", xml))
 
     def database_role_change(self, replica: str, wall: float, database: str) -> None:
-        message = (f'The availability group database "{database}" is changing roles from "RESOLVING" to "PRIMARY" '
+        message = (f'The availability group database "{database}" is changing roles from "RESOLVING" to "{PRIMARY}" '
                    "because the mirroring session or availability group failed over due to role synchronization. "
                    "This is an informational message only. No user action is required.")
         xml = (f'<event name="error_reported" package="sqlserver" {_time(wall)}>'
@@ -386,7 +428,7 @@ class ModelCursor:
 
     def execute(self, sql: str, *params: Any) -> ModelCursor:
         if self.connection.closed:
-            raise pyodbc.ProgrammingError("HY000", "Attempt to use a closed connection.")
+            raise pyodbc.ProgrammingError(GENERAL_ERROR, "Attempt to use a closed connection.")
         if sql.lstrip().upper().startswith("ALTER") and not self.connection.autocommit:
             raise driver_error("42000", "ALTER AVAILABILITY GROUP statement not allowed within multi-statement "
                                         "transaction.", 226)

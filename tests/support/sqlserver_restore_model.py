@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.support.provenance import Fact, Facts
-from tests.support.sqlserver_backup_model import BackupRun, ServerFiles
+from tests.support.sqlserver_backup_model import ONLINE, BackupRun, ServerFiles
 
 FILELIST = "https://learn.microsoft.com/previous-versions/sql/sql-server-2012/ms173778(v=sql.110) (RESTORE FILELISTONLY)"
 ERRORS_3000 = ("MicrosoftDocs/sql-docs docs/relational-databases/errors-events/includes/"
@@ -52,6 +52,9 @@ FACTS = Facts("sqlserver_restore", [
          "3154 | 16 | No | The backup set holds a backup of a database other than the existing '%ls' database."),
     Fact("error.file_in_use", 1834, "documented", ERRORS_1000,
          "1834 | 16 | No | The file '%ls' cannot be overwritten. It is being used by database '%.*ls'."),
+    Fact("filegroup.primary", "PRIMARY", "documented",
+         "MicrosoftDocs/sql-docs docs/relational-databases/accelerated-database-recovery-management.md",
+         "You can configure ADR to use another filegroup, aside from the default `PRIMARY` filegroup, to hold PVS data."),
     Fact("state.restoring", "RESTORING", "documented", STATES,
          "RESTORING | One or more files of the primary filegroup are being restored, or one or more secondary files "
          "are being restored offline. The database is unavailable."),
@@ -71,8 +74,11 @@ FACTS = Facts("sqlserver_restore", [
          "the backend must remove them"),
 ])
 """Facts the restore model serves, each with its source (tests/support/provenance.py)."""
+PRIMARY_FILEGROUP = str(FACTS.value("filegroup.primary"))
 
 LITERAL = r"N'((?:[^']|'')*)'"
+# read from RESTORE statements: never served
+OWN_TOKENS = frozenset({"REPLACE"})
 
 
 def unquoted(text: str) -> str:
@@ -112,7 +118,7 @@ class RestoreModel:
             if file not in self.backups:
                 raise error("42000", f"Cannot open backup device '{file}'. Operating system error 2(The system cannot "
                                      "find the file specified.).", FACTS.value("error.cannot_open_device"))
-            return [(logical, physical, FACTS.value(f"filelist.type.{kind}"), "PRIMARY" if kind == "data" else None,
+            return [(logical, physical, FACTS.value(f"filelist.type.{kind}"), PRIMARY_FILEGROUP if kind == "data" else None,
                      8_388_608, 35_184_372_080_640, n)
                     for n, (logical, physical, kind) in enumerate(self.backups[file], start=1)]
         if sql == ("SELECT r.session_id, r.percent_complete, DATEDIFF_BIG(millisecond, r.start_time, SYSDATETIME()), "
@@ -136,7 +142,7 @@ class RestoreModel:
             return [] if victims else None  # not a restore's session: the backup model answers
         if single := re.fullmatch(r"ALTER DATABASE \[((?:[^\]]|\]\])+)\] SET SINGLE_USER WITH ROLLBACK IMMEDIATE;", sql):
             self.statements.append(sql)
-            if self.states.get(single.group(1).replace("]]", "]")) != "ONLINE":
+            if self.states.get(single.group(1).replace("]]", "]")) != ONLINE:
                 raise error("42000", "ALTER DATABASE failed: the database is not online.", 5011)
             return []
         if drop := re.fullmatch(r"DROP DATABASE \[((?:[^\]]|\]\])+)\];", sql):
@@ -179,7 +185,7 @@ class RestoreModel:
         self.master_files[database] = placed
         self.disk(replica).paths.update(placed)
         run.wait_out(self.clock, timeout_s, error)
-        self.states[database] = "ONLINE"
+        self.states[database] = ONLINE
         assert run.finished is not None
         when = run.started if FACTS.value("history.restore_date") == "start" else run.finished
         self.history.append((database, str(FACTS.value("history.restore_type.database")), when))
@@ -195,7 +201,7 @@ class RestoreModel:
                                  f"({FACTS.value('drop.refused_in_use')})", 3702)
         state = self.states.pop(database)
         files = self.master_files.pop(database, [])
-        if state == "ONLINE" or not FACTS.value("drop.restoring_keeps_files"):
+        if state == ONLINE or not FACTS.value("drop.restoring_keeps_files"):
             for disk in {id(d): d for d in (self.files, *self.local_files.values())}.values():
                 disk.paths.difference_update(files)
         return []

@@ -26,6 +26,8 @@ from urllib.parse import unquote, urlsplit
 from tests.support.json_http import JsonHandler, loopback_origins
 from tests.support.provenance import Fact, Facts
 
+# the HTTP methods it reads from requests
+OWN_TOKENS = frozenset({"GET", "POST"})
 PV = "dell/python-vplex@02c5df5e vplexapi-7.0.0/vplexapi/"
 AV = "dell/ansible-vplex@3dda56e9 plugins/"
 CP = "centreon/centreon-plugins@d3cc6de7 src/storage/emc/vplex/restapi/"

@@ -55,6 +55,8 @@ from tests.support.wsman import clixml_error
 _PROPS = re.compile(r'(\w+)=(?:\$_\.(\w+)|"\$\(\$_\.(\w+)\)")')
 _PARAM = re.compile(r"(?<!\S)-(\w+)\s+('(?:[^']|'')*'|[^\s|]+)")
 _PLACEHOLDER = re.compile(r"%(\d+)")
+# the names of the model's own nodes, not vendor values
+OWN_TOKENS = frozenset({"FCI01", "FCI02"})
 _MEANING = (("clustered role '", "role"), ("from cluster node '", "from"), ("to cluster node '", "to"))
 """What a template's insertion string stands for, read from the words just before its %N."""
 
