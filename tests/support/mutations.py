@@ -22,16 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support import (
-    prism_model,
-    sqlserver_backup_model,
-    sqlserver_model,
-    sqlserver_restore_model,
-    vplex_model,
-    wsfc_model,
-    wsman_facts,
-)
 from tests.support.provenance import MUTATION
+from tests.support.stand_in_tables import TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT_S = 900
@@ -50,9 +42,7 @@ class StandIn:
             listed = subprocess.run([str(simulator_binary()), "-facts"], capture_output=True, text=True, check=True,
                                     timeout=30)
             return [str(row["ID"]) for row in json.loads(listed.stdout)]
-        tables = {table.name: table for table in (wsfc_model.FACTS, sqlserver_model.FACTS, sqlserver_backup_model.FACTS,
-                                                  sqlserver_restore_model.FACTS, wsman_facts.FACTS, vplex_model.FACTS,
-                                                  prism_model.FACTS)}
+        tables = {table.name: table for table in TABLES}
         return list(tables[self.name].rows)
 
 

@@ -306,7 +306,8 @@ def _handler(username: str, password: str, site: WsmanSite | None, over_tls: boo
             self._serve(request, sealed=sealed)
 
         def _serve(self, request: str, *, sealed: bool) -> None:
-            action = ACTIONS.get((_tag(request, "Action") or "").strip())
+            action_uri = (_tag(request, "Action") or "").strip()
+            action = ACTIONS.get(action_uri)
             message_id = (_tag(request, "MessageID") or "").strip()
             if action is None:
                 self._send(400)
@@ -316,7 +317,7 @@ def _handler(username: str, password: str, site: WsmanSite | None, over_tls: boo
                 log.bodies.append("sealed" if sealed else "plain")
                 log.actions.append(action)
                 status, body = shells.act(action, request, active)
-                reply = envelope((_tag(request, "Action") or "").strip(), message_id, body, status, active)
+                reply = envelope(action_uri, message_id, body, status, active)
             if sealed:
                 self._send(status, seal(reply, self.login.established), kind=content_type())
             else:

@@ -10,19 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import (
-    prism_model,
-    sqlserver_backup_model,
-    sqlserver_model,
-    sqlserver_restore_model,
-    vplex_model,
-    wsfc_model,
-    wsman_facts,
-)
+from tests.support import sqlserver_backup_model
 from tests.support.provenance import OWN_TOKENS, Fact, Facts, unsourced_literals
-
-TABLES = [wsfc_model.FACTS, sqlserver_model.FACTS, sqlserver_backup_model.FACTS, sqlserver_restore_model.FACTS,
-          wsman_facts.FACTS, vplex_model.FACTS, prism_model.FACTS]
+from tests.support.stand_in_tables import TABLES
 
 
 @pytest.mark.parametrize("table", TABLES, ids=lambda t: t.name)
