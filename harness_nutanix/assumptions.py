@@ -7,7 +7,7 @@ from faults.assumptions import Assumption
 
 PRISM_STALE_ETAG = Assumption(
     "A-prism-stale-etag",
-    "Prism answers a change whose If-Match is no longer the entity's ETag with HTTP 412; the change is then read "
+    "Prism answers a VM change whose If-Match is no longer the entity's ETag with HTTP 412; the change is then read "
     "again and sent again with the same NTNX-Request-Id",
     "none found: Nutanix's SDK README says changes are 'protected using ETag' and sends If-Match, not the status "
     "of a refusal; unprobed (a probe would need a change); guarded: another status is an error naming it",
@@ -21,10 +21,11 @@ PRISM_REQUEST_ID_DEDUP = Assumption(
     ())
 PRISM_API_VERSION = Assumption(
     "A-prism-api-version",
-    "Prism Central serves the v4 paths at the version segments the section sets (default: the SDK's vmm v4.3, "
-    "clustermgmt v4.3, prism v4.4; v4.0 on older releases)",
-    "the SDK's paths moved from v4.0 to v4.3/v4.4 and the SDK negotiates the version (clustermgmt-go-client README); "
-    "guarded: a version the cluster does not serve answers 404, named with its path (doctor's probe reads them)",
+    "each v4 namespace is asked at the version Nutanix's SDK negotiates (OPTIONS /api/<namespace>/unversioned/info "
+    "answers the highest served; older than the section's, it is used), and a release serves its paths there",
+    "ntnx-clustermgmt-py-client 4.3.2 api_client.py negotiate_version: `self.__call_api('/api/clustermgmt/unversioned/"
+    "info', 'OPTIONS',` then `server_version = response[\"data\"]`; doctor's probe names the versions asked; a 404 "
+    "names its path and is negotiated again",
     ())
 PRISM_FT_STATUS_SHAPE = Assumption(
     "A-prism-ft-status-shape",
@@ -46,10 +47,18 @@ PRISM_NON_MIGRATABLE_RESULT = Assumption(
     ("host-maintenance",))
 PRISM_ELEMENT_READS = Assumption(
     "A-prism-element-reads",
-    "a site's Prism Element answers the v4 reads for its own cluster while Prism Central does not (after a site "
-    "loss); only Prism Element serves the v2 resiliency read",
-    "none found for v4 on Prism Element; guarded: only reads go there, never a change",
+    "a site's Prism Element answers the v4 reads for its own cluster, with the section's (Prism Central's) login, "
+    "while Prism Central does not (after a site loss); only Prism Element serves the v2 resiliency read",
+    "none found for v4 on Prism Element; probed read-only by doctor (probe_elements: a v4 read on each listed Prism "
+    "Element, a WARN naming one that refuses); guarded: only reads go there, never a change",
     ())
+PRISM_MAINTENANCE_UNGUARDED = Assumption(
+    "A-prism-maintenance-unguarded",
+    "Prism takes enter- and exit-host-maintenance without If-Match, as Nutanix's own client sends them",
+    "nutanix/nutanix.ansible plugins/modules/ntnx_cluster_host_maintenance_v2.py calls `enter_host_maintenance("
+    "clusterExtId=cluster_ext_id, extId=ext_id, body=spec)` with a new spec, and the SDK adds If-Match only from an "
+    "ETag the body carries; unprobed (a probe would need a change); a refusal is an error naming Prism's words",
+    ("host-maintenance",))
 PRISM_ROLE_PERMISSIONS = Assumption(
     "A-prism-role-permissions",
     "the account's role allows the calls each enabled fault makes; unprobed: Prism documents no read-only call that "
@@ -60,4 +69,4 @@ PRISM_ROLE_PERMISSIONS = Assumption(
 
 ASSUMPTIONS: tuple[Assumption, ...] = (PRISM_STALE_ETAG, PRISM_REQUEST_ID_DEDUP, PRISM_API_VERSION, PRISM_FT_STATUS_SHAPE,
                                        PRISM_MAINTENANCE_STATE, PRISM_NON_MIGRATABLE_RESULT, PRISM_ELEMENT_READS,
-                                       PRISM_ROLE_PERMISSIONS)
+                                       PRISM_MAINTENANCE_UNGUARDED, PRISM_ROLE_PERMISSIONS)

@@ -1,6 +1,7 @@
 """Nutanix AHV faults through Prism Central v4: a VM's power, its live migration, a host's maintenance.
 
-Each fault reads before it changes (the read's ETag goes back in `If-Match`), sends every change
+Each fault reads before it changes (a VM's read's ETag goes back in `If-Match`; a host's maintenance is
+sent without one, as Nutanix's own client sends it: A-prism-maintenance-unguarded), sends every change
 with a request id derived from its journaled instance (`api.request_id`), waits for the task the
 change answers, bounded, and reads again to say what is so. `check()` says what Prism says; what
 it cannot read is UNKNOWN, never CLEARED. `revert()` acts only when Prism shows the fault still in
@@ -121,7 +122,7 @@ class _PrismFault:
     def permissions(self) -> str:
         raise Uncertain(ROLES_UNPROBED + self._calls())
 
-    def _act(self, read_path: str, action_path: str, body: Any, operation: str, what: str,
+    def _act(self, read_path: str | None, action_path: str, body: Any, operation: str, what: str,
              timeout_s: float | None = None) -> float:
         """One change, then its task waited for: seconds it took. The request id and task go into the evidence."""
         started = time.monotonic()
@@ -377,9 +378,9 @@ class HostMaintenance(_PrismFault):
         return self._plan(
             [Call("GET", self.paths.clusters()), compute, refuse, Call("GET", read),
              Call("POST", self.paths.host_action(cluster, host, "enter-host-maintenance"), self._enter_body(),
-                  "inject enter-host-maintenance", read)],
+                  "inject enter-host-maintenance")],
             [Call("GET", read), Call("POST", self.paths.host_action(cluster, host, "exit-host-maintenance"),
-                                     {"timeoutSeconds": EXIT_MAINTENANCE_S}, "revert exit-host-maintenance", read)],
+                                     {"timeoutSeconds": EXIT_MAINTENANCE_S}, "revert exit-host-maintenance")],
             (f"{self.timeout_s + 60:g} s; refused before it if Prism lists VMs it cannot migrate off "
              f"{self.host}" + ("" if not self.settings.shutdown_non_migratable_vms else
                                " (here: powered off, as the topology consents)"),
@@ -427,7 +428,7 @@ class HostMaintenance(_PrismFault):
         cluster, host = self.inventory.cluster_id(), self._host_id()
         self.evidence.update(host=self.host)
         self.evidence["enter_s"] = self._act(
-            self.paths.host(cluster, host), self.paths.host_action(cluster, host, "enter-host-maintenance"),
+            None, self.paths.host_action(cluster, host, "enter-host-maintenance"),
             self._enter_body(), "inject enter-host-maintenance", f"host {self.host} to enter maintenance",
             self.timeout_s + 60)
 
@@ -440,6 +441,6 @@ class HostMaintenance(_PrismFault):
             return
         cluster, host = self.inventory.cluster_id(), self._host_id()
         self.evidence["exit_s"] = self._act(
-            self.paths.host(cluster, host), self.paths.host_action(cluster, host, "exit-host-maintenance"),
+            None, self.paths.host_action(cluster, host, "exit-host-maintenance"),
             {"timeoutSeconds": EXIT_MAINTENANCE_S}, "revert exit-host-maintenance",
             f"host {self.host} to exit maintenance", EXIT_MAINTENANCE_S + 60)

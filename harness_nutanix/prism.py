@@ -2,9 +2,14 @@
 
 Why not Nutanix's `ntnx-*-py-client`: they pin urllib3 < 2 and an old certifi. What the SDK does
 that matters is done here:
-- a read returns the body and its `ETag`; every change sends `If-Match` with the ETag of the read
-  just before it (Nutanix: "concurrent updates are protected using ETag") and an `NTNX-Request-Id`
-  the caller derives (`harness_nutanix.api.request_id`), so a change sent twice is done once;
+- a read returns the body and its ETag (`ETag`, else `X-Ntnx-Etag`, where the SDK reads it too); a
+  VM change sends `If-Match` with the ETag of the read just before it (Nutanix: "concurrent updates
+  are protected using ETag"), a host's maintenance none (Nutanix's own Ansible module and SDK send
+  none there: A-prism-maintenance-unguarded); every change sends an `NTNX-Request-Id` the caller
+  derives (`harness_nutanix.api.request_id`), so a change sent twice is done once;
+- each v4 namespace's version is negotiated as the SDK does it: `OPTIONS /api/<namespace>/unversioned/info`
+  answers the highest the cluster serves, and a path is sent at that version where it is older than
+  the section's (a cluster that does not answer keeps the section's, as the SDK does);
 - a change Prism refuses for a stale ETag (412 presumed: A-prism-stale-etag) is read again and sent
   again with the same request id, a bounded number of times;
 - an action answers a task (`data.extId`); `wait_task` polls it, bounded, until it ends: SUCCEEDED,
@@ -25,21 +30,23 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tenacity import Retrying
 
 from faults.transports import wire
-from faults.transports.rest import Transient, refused, retrying, tls_context, unreachable
-from harness_kernel.errors import ControlPlaneError
+from faults.transports.rest import NotFoundError, Transient, refused, retrying, tls_context, unreachable
+from harness_kernel.errors import ControlPlaneError, HarnessError
 from harness_kernel.topology.credentials import resolve_secret
 from harness_nutanix.api import V2_FAULT_TOLERANCE, Paths
 from harness_nutanix.section import FIELD, NutanixSection
+from harness_nutanix.versions import INFO, NAMESPACES, at_version, namespace_of, negotiated
 
 STALE_ETAG_STATUS = 412  # A-prism-stale-etag: presumed, not settled by any document
 ENDED = {"SUCCEEDED": True, "FAILED": False, "CANCELED": False}
 STALE_RETRIES = 3
+ETAG_ALTERNATIVE = "X-Ntnx-Etag"  # where Nutanix's SDK reads a reply's ETag when it has no ETag
 
 
 class StaleEtagError(ControlPlaneError):
@@ -66,10 +73,16 @@ class PrismClient:
     retry_window_s: float = 20.0
     sleep: Callable[[float], None] = time.sleep
     _at: int = 0  # the origin reads go to now: the last one that answered
+    _versions: dict[tuple[int, str], str] = field(default_factory=dict)  # (origin, namespace) -> version asked
 
     @property
     def paths(self) -> Paths:
         return Paths(self.section.api_versions)
+
+    @property
+    def reading_from(self) -> int:
+        """The origin reads go to now (0: Prism Central; else the Prism Element that last answered)."""
+        return self._at
 
     def where(self, index: int = 0) -> str:
         return f"prism {urllib.parse.urlsplit(self.section.origins[index][1]).netloc}"
@@ -78,6 +91,10 @@ class PrismClient:
     def get(self, path: str) -> Read:
         """A v4 read from Prism Central, or from the first Prism Element that answers while it does not."""
         return self._read(path, list(range(len(self.section.origins))))
+
+    def get_from(self, index: int, path: str) -> Read:
+        """A v4 read from one origin only (0: Prism Central; 1..: the listed Prism Elements), for a probe."""
+        return self._read(path, [index])
 
     def fault_tolerance(self) -> Read:
         """Prism Element's v2 `domain_fault_tolerance_status` (only Prism Element serves it): from each listed
@@ -97,14 +114,18 @@ class PrismClient:
                 unanswered.append(f"{exc} (after up to {self.attempts} attempts)")
                 continue
             self._at = index
-            return Read(self._decode(index, "GET", path, status, raw), headers.get("etag"))
+            return Read(self._decode(index, "GET", path, status, raw),
+                        headers.get("etag") or headers.get(ETAG_ALTERNATIVE.lower()))
         raise ControlPlaneError("; ".join(unanswered))
 
     # -- changes -----------------------------------------------------------------------------------
-    def change(self, read_path: str, method: str, path: str, body: Any, request_id: str) -> Any:
+    def change(self, read_path: str | None, method: str, path: str, body: Any, request_id: str) -> Any:
         """`method path` with `body`, `If-Match` the ETag `read_path` answers just before and `request_id`;
         read and sent again (same request id) while Prism says the ETag is stale, a bounded number of times.
-        Returns the reply's `data`."""
+        No `read_path`: sent without If-Match, as Nutanix's own client sends that change. Returns the reply's
+        `data`."""
+        if read_path is None:
+            return self.send(method, path, body, etag=None, request_id=request_id)
         for _ in range(STALE_RETRIES):
             etag = self._read(read_path, [0]).etag  # Prism Central's own ETag: the one it checks
             if not etag:
@@ -117,9 +138,9 @@ class PrismClient:
         raise StaleEtagError(f"{self.where()}: {method} {path}: the ETag was stale {STALE_RETRIES} times in a "
                              "row: something else keeps changing it")
 
-    def send(self, method: str, path: str, body: Any, *, etag: str, request_id: str) -> Any:
+    def send(self, method: str, path: str, body: Any, *, etag: str | None, request_id: str) -> Any:
         """One change to Prism Central, as given (retried while transient: the request id makes it safe)."""
-        headers = {"If-Match": etag, "NTNX-Request-Id": request_id}
+        headers = {"NTNX-Request-Id": request_id, **({"If-Match": etag} if etag else {})}
         wire.sent("https", self.where(), f"{method} {path}", reads=False)
         try:
             status, _, raw = self._retrying()(self._send, 0, method, path, body, headers)
@@ -161,14 +182,47 @@ class PrismClient:
                                         f"({seen.get('progressPercentage', '?')} %) after {bound:g} s")
             self.sleep(self.section.poll_s)
 
+    # -- versions ----------------------------------------------------------------------------------
+    def versions(self, index: int = 0) -> dict[str, str]:
+        """The version each v4 namespace is asked at on one origin (negotiated on first use, read-only)."""
+        configured = self.section.api_versions.model_dump()
+        return {namespace: self._version(index, namespace, configured[namespace]) for namespace in NAMESPACES}
+
+    def _version(self, index: int, namespace: str, own: str) -> str:
+        """Negotiated once per origin and namespace; forgotten when a path at it answers 404 (as the SDK does)."""
+        if (index, namespace) not in self._versions:
+            info = INFO.format(namespace=namespace)
+            wire.sent("https", self.where(index), f"OPTIONS {info}", reads=True)
+            try:
+                status, _, raw = self._retrying()(self._request, index, "OPTIONS", info, None, {})
+                served = json.loads(raw).get("data") if 200 <= status < 300 and raw else None
+            except (HarnessError, Transient, ValueError, AttributeError):
+                served = None  # the SDK keeps its own version when the cluster does not say (a 404 asks again)
+            self._versions[index, namespace] = negotiated(own, served)
+        return self._versions[index, namespace]
+
     # -- HTTP --------------------------------------------------------------------------------------
     def _retrying(self) -> Retrying:
         return retrying(self.attempts, self.retry_window_s)
 
     def _send(self, index: int, method: str, path: str, body: Any,
               headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        """`_request` with a v4 path at the version negotiated with that origin."""
+        versioned = namespace_of(path)
+        if versioned is None:
+            return self._request(index, method, path, body, headers)
+        namespace, own = versioned
+        try:
+            return self._request(index, method, at_version(path, self._version(index, namespace, own)), body,
+                                 headers)
+        except NotFoundError:
+            self._versions.pop((index, namespace), None)  # negotiated again on the next call, as the SDK does
+            raise
+
+    def _request(self, index: int, method: str, path: str, body: Any,
+                 headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         """Status, the reply's headers (names in lower case) and its body."""
-        where, (field, origin) = self.where(index), self.section.origins[index]
+        where, (origin_field, origin) = self.where(index), self.section.origins[index]
         request = urllib.request.Request(
             origin + path, method=method, data=None if body is None else json.dumps(body).encode(),
             headers={"Authorization": self._basic(), "Accept": "application/json",
@@ -188,7 +242,7 @@ class PrismClient:
                           forbidden=f"the role of {FIELD}.credential lacks the permission") from None
         except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
             raise unreachable(exc, where, self.section.timeout_s,
-                              f"set {FIELD}.ca_file to the CA that signed {field}'s certificate") from None
+                              f"set {FIELD}.ca_file to the CA that signed {origin_field}'s certificate") from None
 
     def _decode(self, index: int, method: str, path: str, status: int, raw: bytes) -> Any:
         wire.recorded("https", FIELD, {"method": method, "path": path},

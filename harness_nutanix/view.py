@@ -6,6 +6,8 @@
 - `Resilience` (the observer): each second, the failures the cluster tolerates and the bytes left to
   re-replicate, read from the first Prism Element that answers (after a site loss, the survivor's).
 - `probe`: Prism answers with this login, the cluster is there, and its resiliency as it stands.
+- `probe_elements`: each listed Prism Element answers a v4 read with the section's login (A-prism-element-reads: what
+  is read there after a site loss).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Self
 
+from faults.base import Uncertain
 from faults.sections import section
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.topology.models import Topology
@@ -94,8 +97,37 @@ class Resilience(_Reads):
 
 
 def probe(topology: Topology) -> str:
-    """Read-only: Prism answers with this login, knows the cluster, and says how resilient it is now."""
+    """Read-only: Prism answers with this login, knows the cluster, says how resilient it is now, and which version
+    of each v4 namespace it is asked at (negotiated as the SDK does: A-prism-api-version)."""
     view = NutanixView.from_topology(topology)
+    client = view.inventory.client
     cluster = view.inventory.cluster()
+    asked = client.versions(client.reading_from)  # the origin that answered: Prism Element's after a site loss
+    configured = client.section.api_versions.model_dump()
+    versions = ", ".join(f"{namespace} {version}" + ("" if version == configured[namespace] else
+                                                     f" (Prism serves no newer; the section's {configured[namespace]})")
+                         for namespace, version in asked.items())
     version = ((cluster.get("config") or {}).get("buildInfo") or {}).get("version", "version not reported")
-    return f"cluster {view.inventory.section.cluster} ({version}): {view.resiliency().describe()}"
+    return (f"cluster {view.inventory.section.cluster} ({version}; API versions asked: {versions}): "
+            f"{view.resiliency().describe()}")
+
+
+def probe_elements(topology: Topology) -> str:
+    """Read-only, A-prism-element-reads: each Prism Element the section lists answers a v4 read of its cluster with the
+    section's login, as the harness reads it when Prism Central is lost with its site. One that does not is a WARN:
+    the run goes on, but after such a loss the faults' states are read from nowhere (UNKNOWN, never CLEARED)."""
+    client = _inventory(topology).client
+    elements = range(1, len(client.section.origins))
+    if not elements:
+        return "no Prism Element listed (fallback_endpoints): every read goes to Prism Central"
+    answered, refused = [], []
+    for index in elements:
+        try:
+            client.get_from(index, client.paths.clusters())
+            answered.append(client.where(index))
+        except HarnessError as exc:
+            refused.append(str(exc))
+    if refused:
+        raise Uncertain("assumption A-prism-element-reads does not hold here: " + "; ".join(refused)
+                        + (f" (answered: {', '.join(answered)})" if answered else ""))
+    return f"{', '.join(answered)} answer{'s' if len(answered) == 1 else ''} the v4 reads with this login"

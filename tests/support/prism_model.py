@@ -7,8 +7,11 @@ the v2 data-resiliency reply). Every value the platform reads or sends is a row 
 source; nothing here was checked against a real Prism, so the tests built on it are
 documentation-derived and unconfirmed until a capture from a real cluster replaces them.
 
-It answers only the calls the platform makes. A change without `If-Match`, or with an ETag that is
-no longer the entity's, is refused (412, assumed); a change whose `NTNX-Request-Id` was seen before
+It answers only the calls the platform makes. A VM change without `If-Match`, or with an ETag that is
+no longer the entity's, is refused (412, assumed); a host's maintenance is taken without one, as
+Nutanix's own client sends it. Each v4 namespace answers the version the SDK negotiates with
+(`OPTIONS /api/<namespace>/unversioned/info`), and its paths at that version or an older v4 one;
+a test may give a namespace an older release's version. A change whose `NTNX-Request-Id` was seen before
 answers the first one's task and does nothing again; a task goes QUEUED, RUNNING, SUCCEEDED over a
 few reads and its effect lands when it succeeds (a test may make the next one fail, or stall). It
 keeps each VM's power and host, each host's maintenance, and the cluster's data resiliency (a test
@@ -22,6 +25,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import re
 import threading
 import uuid
 from collections.abc import Iterator
@@ -30,14 +34,16 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from tests.support import variations
 from tests.support.json_http import JsonHandler, loopback_origins
 from tests.support.provenance import Fact, Facts
 
 # the HTTP methods it reads from requests
-OWN_TOKENS = frozenset({"GET", "POST"})
+OWN_TOKENS = frozenset({"GET", "POST", "OPTIONS"})
 SDK = "nutanix/ntnx-api-golang-clients@5532819 "
 ANS = "nutanix/nutanix.ansible@826678ba plugins/modules/"
 ANS_HEAD = "nutanix/nutanix.ansible@159ec768 plugins/modules/"
+PY_SDK = "ntnx-clustermgmt-py-client 4.3.2 (PyPI) ntnx_clustermgmt_py_client/api_client.py "
 JK = "jkmills/nutanix-mcp-server "
 CAPTURE = (f"{JK}tests/test_health_check_tools.py (the live-capture version; platforms.md dates it fbe31298), "
            "captured from a live AOS 6.8.1 cluster; copied to tests/captures/nutanix/")
@@ -71,6 +77,17 @@ FACTS = Facts("prism", [
     Fact("header.etag", "ETag", "documented", f"{SDK}vmm-go-client/README.md L294",
          "the [ETag](https://developer.mozilla.org/en-US/docs/Web/HTTP/Headers/ETag) header received in the response "
          "of a fetch (GET) operation"),
+    Fact("header.etag_alternative", "X-Ntnx-Etag", "documented", f"{PY_SDK}(__add_header_to_reserved)",
+         "if key == 'ETag' and not header_val and hasattr(response_data, \"getheaders\") and \"X-Ntnx-Etag\" in "
+         "response_data.getheaders():"),
+    Fact("version.info", "unversioned/info", "documented", f"{PY_SDK}(negotiate_version)",
+         "response = self.__call_api('/api/clustermgmt/unversioned/info', 'OPTIONS',"),
+    Fact("version.info_field", "data", "documented", f"{PY_SDK}(negotiate_version)",
+         'server_version = response["data"]'),
+    Fact("version.older_served", True, "assumed",
+         "A-prism-api-version: a release serves the v4 paths of every version from v4.0 up to the one its "
+         "unversioned/info answers (the SDK rewrites its paths to that version: `repl = '/\\g<namespace>/%s/"
+         "\\g<suffix>' % self.negotiated_version`; no document lists what else a release serves)"),
     Fact("header.request_id", "NTNX-Request-Id", "documented", f"{SDK}vmm-go-client/client/api_client.go L245",
          "// set NTNX-Request-Id header"),
     Fact("power.on", "ON", "documented", f"{ANS_HEAD}ntnx_vms_power_actions_v2.py L316",
@@ -112,8 +129,15 @@ FACTS = Facts("prism", [
     Fact("etag.stale_status", 412, "assumed", "A-prism-stale-etag: no document gives the status of a change with a "
                                               "stale If-Match; 412 Precondition Failed is HTTP's"),
     Fact("etag.required", True, "stricter",
-         "Nutanix's Ansible sends If-Match with every power action (`kwargs = {\"if_match\": etag}`) but not with "
-         "enter-host-maintenance; the model refuses any change without it, as the platform always sends one"),
+         "Nutanix's Ansible sends If-Match with every power action (`kwargs = {\"if_match\": etag}`); the SDK README: "
+         "'Nutanix APIs require that concurrent updates are protected using ETag headers'; the model refuses a VM "
+         "change without one"),
+    Fact("maintenance.unguarded", True, "assumed",
+         f"A-prism-maintenance-unguarded: {ANS}ntnx_cluster_host_maintenance_v2.py sends no If-Match "
+         "(`resp = api_instance.enter_host_maintenance(clusterExtId=cluster_ext_id, extId=ext_id, body=spec)`), and "
+         f"{PY_SDK}adds one only from an ETag the body carries (`if body and hasattr(body, \"get_reserved\") and "
+         "'ETag' in body.get_reserved():`), which a new EnterHostMaintenanceSpec does not; so Prism takes a host's "
+         "maintenance without If-Match"),
     Fact("request_id.dedup", True, "assumed",
          "A-prism-request-id-dedup: a change repeating an NTNX-Request-Id answers the first one's task and is not "
          "done again (the SDK sends the header for idempotency; no document states the reply)"),
@@ -184,10 +208,13 @@ class PrismModel:
     stall: bool = False
     changed_after_read: dict[str, int] = field(default_factory=dict)  # extId -> after which read it changes behind
     central_down: bool = False
+    element_password: str | None = None  # a Prism Element with a login of its own (not Prism Central's)
     failures_tolerable: int = 1
     under_replicated: int = 0
     drain_per_read: int = 0
     cluster_id: str = "0006361b-6855-3644-7458-2268f8ffb2bd"
+    versions: dict[str, str] = field(default_factory=dict)  # namespace -> the highest it serves (a test's older one)
+    if_match_sent: list[tuple[str, bool]] = field(default_factory=list)  # (action, whether it carried If-Match)
     _ids: Iterator[int] = field(default_factory=itertools.count, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -276,12 +303,17 @@ class PrismModel:
 
     # -- changes and tasks -------------------------------------------------------------------------
     def change(self, path: str, headers: dict[str, str], entity: str, action: str, effect: Any,
-               affected: list[dict[str, str]] | None = None) -> tuple[int, Any]:
+               affected: list[dict[str, str]] | None = None, *, unguarded: bool = False) -> tuple[int, Any]:
+        """A change Prism takes, or refuses for its If-Match; `unguarded`: one Nutanix's own client sends without
+        If-Match (a host's maintenance), taken without one."""
         request_id = headers.get(str(_v("header.request_id")).lower(), "")  # HTTP header names: any case
         if request_id in self.seen_ids and FACTS.as_documented("request_id.dedup"):
             return 202, {"data": {"extId": self.seen_ids[request_id]}}
         if_match = headers.get(str(_v("header.if_match")).lower())
-        if entity and (if_match != self.etag(entity)) and (if_match or FACTS.as_documented("etag.required")):
+        self.if_match_sent.append((action, if_match is not None))
+        checked = not (unguarded and FACTS.as_documented("maintenance.unguarded"))
+        if entity and checked and (if_match != self.etag(entity)) \
+                and (if_match or FACTS.as_documented("etag.required")):
             status = int(_v("etag.stale_status"))
             self.refused.append((path, status))
             return status, {"data": {"error": [{"message": f"stale or missing If-Match for {entity}"}]}}
@@ -326,6 +358,18 @@ class PrismModel:
         self.vms[vm]["host"] = {"extId": host}
         self.touch(vm)
 
+    def serves(self, namespace: str, version: str) -> bool:
+        """Whether `/api/<namespace>/<version>/...` is served: the highest version, and older v4 ones."""
+        highest = self.highest(namespace)
+        if version == highest:
+            return True
+        older = re.fullmatch(r"v4\.(\d+)", version)
+        return bool(older and FACTS.as_documented("version.older_served")
+                    and int(older.group(1)) < int(highest.split(".")[1]))
+
+    def highest(self, namespace: str) -> str:
+        return self.versions.get(namespace) or str(_v(f"version.{namespace}"))
+
     def maintenance(self, host: str, entering: bool) -> None:
         self.hosts[host]["maintenanceState"] = _v("host.in_maintenance") if entering else _v("host.normal")
         self.touch(host)
@@ -349,11 +393,19 @@ def _handler(model: PrismModel, role: str) -> type[JsonHandler]:
         def do_POST(self) -> None:
             self._answer("POST")
 
+        def do_OPTIONS(self) -> None:
+            self._answer("OPTIONS")
+
+        @property
+        def served_variations(self) -> set[str]:
+            return variations.served(variations.PRISM, self.excluded)
+
         def _answer(self, method: str) -> None:
             if role == "central" and model.central_down:
                 self.close_connection = True  # as a Prism lost with its site: no answer at all
                 return
-            expected = "Basic " + base64.b64encode(f"{model.user}:{model.password}".encode()).decode()
+            password = model.element_password if role == "element" and model.element_password else model.password
+            expected = "Basic " + base64.b64encode(f"{model.user}:{password}".encode()).decode()
             if self.headers.get("Authorization") != expected:
                 self.reply({"data": {"error": [{"message": "Authentication required"}]}}, 401)
                 return
@@ -365,11 +417,13 @@ def _handler(model: PrismModel, role: str) -> type[JsonHandler]:
                 status, reply, etag = _route(model, role, method, [unquote(p) for p in url.path.split("/")],
                                              parse_qs(url.query), {k.lower(): v for k, v in self.headers.items()}, body,
                                              url.path)
-            self.reply(reply, status, {str(_v("header.etag")): etag} if etag else None)
+            named = "header.etag_alternative" if variations.X_NTNX_ETAG in self.served_variations else "header.etag"
+            self.reply(reply, status, {str(_v(named)): etag} if etag else None)
 
     return Handler
 
 
+NAMESPACES = ("vmm", "clustermgmt", "prism")
 NOT_FOUND: tuple[int, Any, str | None] = (404, {"data": {"error": [{"message": "no such entity"}]}}, None)
 
 
@@ -381,12 +435,16 @@ def _route(model: PrismModel, role: str, method: str, parts: list[str], query: d
         return (200, model.fault_tolerance(), None) if role == "element" else NOT_FOUND
     if role == "element" and not FACTS.as_documented("element.v4_reads"):
         return NOT_FOUND
-    if parts[:3] == ["", "api", "vmm"] and parts[3:4] == [_v("version.vmm")] and parts[4:7] == ["ahv", "config", "vms"]:
+    namespace = parts[2] if len(parts) > 3 and parts[:2] == ["", "api"] else ""
+    if namespace in NAMESPACES and "/".join(parts[3:]) == _v("version.info") and method == "OPTIONS":
+        return 200, {str(_v("version.info_field")): model.highest(namespace)}, None
+    if namespace not in NAMESPACES or not model.serves(namespace, parts[3]):
+        return NOT_FOUND
+    if namespace == "vmm" and parts[4:7] == ["ahv", "config", "vms"]:
         return _vms(model, method, parts[7:], query, headers, body, path)
-    if parts[:3] == ["", "api", "clustermgmt"] and parts[3:4] == [_v("version.clustermgmt")]:
+    if namespace == "clustermgmt":
         return _clusters(model, method, parts[4:], headers, body, path)
-    if parts[:3] == ["", "api", "prism"] and parts[3:4] == [_v("version.prism")] and parts[4:6] == ["config", "tasks"] \
-            and len(parts) == 7 and method == "GET":
+    if namespace == "prism" and parts[4:6] == ["config", "tasks"] and len(parts) == 7 and method == "GET":
         task = model.task(parts[6])
         return (200, {"data": task}, None) if task else NOT_FOUND
     return NOT_FOUND
@@ -451,9 +509,11 @@ def _clusters(model: PrismModel, method: str, rest: list[str], headers: dict[str
             stranded = model.non_migratable.get(host) and not (body or {}).get(_v("body.should_shutdown"))
             if stranded:
                 return 400, {"data": {"error": [{"message": "non-migratable VMs on the host"}]}}, None
-            status, reply = model.change(path, headers, host, action, lambda: model.maintenance(host, True))
+            status, reply = model.change(path, headers, host, action, lambda: model.maintenance(host, True),
+                                         unguarded=True)
             return status, reply, None
         if action == _v("action.exit"):
-            status, reply = model.change(path, headers, host, action, lambda: model.maintenance(host, False))
+            status, reply = model.change(path, headers, host, action, lambda: model.maintenance(host, False),
+                                         unguarded=True)
             return status, reply, None
     return NOT_FOUND

@@ -33,6 +33,11 @@ SOAP over HTTP (the WS-Management stand-in, `wsman.py`), besides `lowercase-head
   order, the optional headers and attributes a Windows listener adds, and the operation-timeout fault before a
   command's first output (each quoted where `wsman.py` serves it).
 
+Nutanix Prism (`prism_model.py`), besides the JSON ones:
+- `x-ntnx-etag`: a read's ETag under `X-Ntnx-Etag` instead of `ETag`. Nutanix's own v4 SDK reads it there when the
+  reply has no `ETag` (ntnx-clustermgmt-py-client 4.3.2, api_client.py `__add_header_to_reserved`: `if key == 'ETag'
+  and not header_val and hasattr(response_data, "getheaders") and "X-Ntnx-Etag" in response_data.getheaders():`).
+
 DB-API (the SQL Server model, `sqlserver_model.py`):
 - `member-order`: the rows of a statement without ORDER BY in reverse order. Microsoft's SELECT - ORDER BY Clause
   (MicrosoftDocs/sql-docs docs/t-sql/queries/select-order-by-clause-transact-sql.md):
@@ -61,12 +66,14 @@ EXTRA_FIELDS = "extra-fields"
 RETRY_AFTER = "retry-after"
 XML_WHITESPACE = "xml-whitespace"
 NAMESPACE_PREFIXES = "namespace-prefixes"
+X_NTNX_ETAG = "x-ntnx-etag"
 KNOWN = (LOWERCASE_HEADERS, CHUNKED, JSON_WHITESPACE, MEMBER_ORDER, EXTRA_FIELDS, RETRY_AFTER, XML_WHITESPACE,
-         NAMESPACE_PREFIXES)
+         NAMESPACE_PREFIXES, X_NTNX_ETAG)
 # what each kind of stand-in serves (README, "Testing": the count per stand-in)
 JSON_OVER_HTTP = (LOWERCASE_HEADERS, CHUNKED, JSON_WHITESPACE, MEMBER_ORDER, EXTRA_FIELDS, RETRY_AFTER)
 SOAP_OVER_HTTP = (LOWERCASE_HEADERS, CHUNKED, XML_WHITESPACE, NAMESPACE_PREFIXES, MEMBER_ORDER, EXTRA_FIELDS,
                   RETRY_AFTER)
+PRISM = (*JSON_OVER_HTTP, X_NTNX_ETAG)
 DB_API = (MEMBER_ORDER,)
 EXTRA_MEMBER = ("$standInExtra", {"note": "a member this client was not written for"})
 

@@ -18,7 +18,7 @@ import pytest
 from faults import registry
 from faults.base import Check, Fault, FaultSpec, FaultState, Uncertain
 from faults.transports import wire
-from harness.clusters import cluster_parts, observers, probe
+from harness.clusters import cluster_parts, observers, probe, probes
 from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError, HarnessError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
@@ -111,6 +111,52 @@ def test_an_etag_sent_under_a_lower_case_header_name_is_the_etag(model: PrismMod
     fault.revert()
     assert model.vm_power("sql01-vm") == "ON" and model.refused == []
     assert sent(model, "power-off") and sent(model, "power-on")
+
+
+@pytest.mark.reproducer("AA-etag-alternative")
+def test_an_etag_prism_sends_as_x_ntnx_etag_is_the_etag(model: PrismModel, topology: Topology,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nutanix's own SDK reads a reply's ETag from `X-Ntnx-Etag` when it has no `ETag`: so does the platform."""
+    monkeypatch.setenv(variations.ENV, variations.X_NTNX_ETAG)
+    fault = build(topology, "vm-power-off", "node:db/sql01")
+    fault.inject()
+    fault.revert()
+    assert model.vm_power("sql01-vm") == "ON" and model.refused == []
+    assert ("power-off", True) in model.if_match_sent and ("power-on", True) in model.if_match_sent
+
+
+@pytest.mark.reproducer("AA-maintenance-if-match")
+def test_maintenance_is_asked_as_nutanix_s_own_client_asks_it_without_if_match(model: PrismModel,
+                                                                                topology: Topology) -> None:
+    """Nutanix's Ansible module enters maintenance with a new spec and no If-Match, and the SDK adds none: a Prism
+    that never gave the host an ETag, or checks none there, is asked as its vendor's client asks it."""
+    fault = build(topology, "host-maintenance", "host:ahv-b2", timeout_s=5)
+    assert not any("If-Match" in line for line in (*fault.plan().inject_steps, *fault.plan().revert_steps)
+                   if "maintenance" in line)
+    fault.inject()
+    fault.revert()
+    assert [(action, carried) for action, carried in model.if_match_sent if "maintenance" in action] == \
+        [("enter-host-maintenance", False), ("exit-host-maintenance", False)]
+    assert not model.in_maintenance("ahv-b2")
+
+
+@pytest.mark.reproducer("AA-api-version")
+def test_a_prism_serving_an_older_v4_version_is_asked_at_that_version_as_the_sdk_negotiates(
+        model: PrismModel, topology: Topology) -> None:
+    """The SDK asks `OPTIONS /api/<namespace>/unversioned/info` and uses the server's version where it is older than
+    its own: a release serving clustermgmt up to v4.2 is asked at v4.2, the other namespaces at the SDK's."""
+    model.versions["clustermgmt"] = "v4.2"
+    fault = build(topology, "host-maintenance", "host:ahv-b2", timeout_s=5)
+    fault.preflight()  # type: ignore[attr-defined]
+    fault.inject()
+    fault.revert()
+    asked = [path for _, method, path in model.requests if method != "OPTIONS"]
+    assert not [p for p in asked if p.startswith("/api/clustermgmt/") and not p.startswith("/api/clustermgmt/v4.2/")]
+    assert [p for p in asked if p.startswith("/api/prism/v4.4/")], "prism's own version is the SDK's"
+    assert ("central", "OPTIONS", "/api/clustermgmt/unversioned/info") in model.requests
+    assert not model.in_maintenance("ahv-b2")
+    assert "API versions asked: vmm v4.3, clustermgmt v4.2 (Prism serves no newer; the section's v4.3), prism v4.4" \
+        in probe(topology)["nutanix probe harness_nutanix.view:probe"], "doctor names the version negotiated"
 
 
 def test_guest_shutdown_asks_the_guest_tools_and_the_revert_powers_the_vm_on(model: PrismModel,
@@ -276,7 +322,23 @@ def test_after_prism_central_is_lost_the_survivor_s_prism_element_is_read(model:
     assert "fault tolerance current (v4)" in figures, "Prism Element answered the v4 read as well"
     assert {role for role, _, _ in model.requests} == {"element"}
     said = probe(topology)["nutanix probe harness_nutanix.view:probe"]
-    assert said.startswith("cluster ahv-esrp-cluster (stand-in (documentation-derived)): failures tolerable 0")
+    assert said.startswith("cluster ahv-esrp-cluster (stand-in (documentation-derived); API versions asked: vmm v4.3, "
+                           "clustermgmt v4.3, prism v4.4): failures tolerable 0")
+
+
+def test_doctor_asks_each_prism_element_for_a_v4_read_with_the_section_s_login(model: PrismModel,
+                                                                              topology: Topology) -> None:
+    """A-prism-element-reads, probed read-only: after a site loss the harness reads Prism Element with Prism Central's
+    login. One that has a login of its own is a WARN naming it, before any run relies on it."""
+    name = "nutanix probe harness_nutanix.view:probe_elements"
+    with wire.watching(read_only=True) as seen:
+        assert probe(topology)[name].endswith("answers the v4 reads with this login")
+    assert seen.writes() == []
+    model.element_password = "its-own-" + secrets.token_urlsafe(8)
+    with pytest.raises(Uncertain, match=r"A-prism-element-reads does not hold here: prism 127\.0\.0\.1:\d+: "
+                                        r"GET /api/clustermgmt/v4\.3/config/clusters refused the login \(HTTP 401"):
+        probes(topology)[name]()
+    assert {role for role, method, _ in model.requests if method == "GET"} >= {"element"}
 
 
 def test_a_change_never_goes_to_a_prism_element(model: PrismModel, topology: Topology) -> None:
