@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness_kernel.errors import ConfigError, ControlPlaneError
+from harness_kernel.errors import ConfigError
 from harness_kernel.topology.models import DatabaseNode, Topology
-from harness_nutanix.prism import PrismClient, Read
+from harness_nutanix.prism import PrismClient
 from harness_nutanix.section import FIELD, NutanixSection
+
+KNOWN_SHOWN = 10  # names an error lists when a name is not found
 
 
 @dataclass(frozen=True)
@@ -46,15 +48,6 @@ def node_of(topology: Topology, database: str, node: str) -> DatabaseNode:
     return next(n for d in topology.databases if d.name == database for n in d.nodes if n.name == node)
 
 
-def _items(read: Read, what: str) -> list[dict[str, Any]]:
-    data = read.data
-    if data is None:
-        return []
-    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
-        raise ControlPlaneError(f"{what}: expected a list of objects in data, got {type(data).__name__}")
-    return data
-
-
 @dataclass
 class Inventory:
     client: PrismClient
@@ -67,12 +60,14 @@ class Inventory:
     def cluster_id(self) -> str:
         """The extId of the section's cluster, found by name among Prism Central's clusters (read once)."""
         if self._cluster is None:
-            clusters = _items(self.client.get(self.client.paths.clusters()), "clusters")
+            clusters = self.client.get_all(self.client.paths.clusters(), "clusters")
             found = [c for c in clusters if c.get("name") == self.section.cluster]
             if len(found) != 1:
-                known = ", ".join(sorted(str(c.get("name")) for c in clusters)) or "none"
+                names = sorted(str(c.get("name")) for c in clusters)
+                known = ", ".join(names[:KNOWN_SHOWN]) + (f" and {len(names) - KNOWN_SHOWN} more"
+                                                          if len(names) > KNOWN_SHOWN else "")
                 raise ConfigError(f"{FIELD}.cluster: Prism knows {len(found)} clusters named "
-                                  f"{self.section.cluster!r} (known: {known})")
+                                  f"{self.section.cluster!r} (known: {known or 'none'})")
             self._cluster = str(found[0]["extId"])
         return self._cluster
 
@@ -82,7 +77,7 @@ class Inventory:
 
     def hosts(self) -> dict[str, Host]:
         """The cluster's hosts by their hostName."""
-        rows = _items(self.client.get(self.client.paths.hosts(self.cluster_id())), "hosts")
+        rows = self.client.get_all(self.client.paths.hosts(self.cluster_id()), "hosts")
         return {str(h.get("hostName")): _host(h) for h in rows if h.get("extId")}
 
     def host(self, name: str) -> Host:
@@ -97,7 +92,7 @@ class Inventory:
 
     def vm(self, name: str) -> Vm:
         """The VM named `name` (exactly one), with the ETag of its own read (what a change sends back)."""
-        listed = _items(self.client.get(self.client.paths.vms_named(name)), f"VMs named {name!r}")
+        listed = self.client.get_all(self.client.paths.vms_named(name), f"VMs named {name!r}")
         found = [v for v in listed if v.get("name") == name and v.get("extId")]
         if len(found) != 1:
             raise ConfigError(f"{FIELD}: Prism has {len(found)} VMs named {name!r}; the database node's VM must be "

@@ -46,6 +46,8 @@ from harness_nutanix.versions import INFO, NAMESPACES, at_version, namespace_of,
 STALE_ETAG_STATUS = 412  # A-prism-stale-etag: presumed, not settled by any document
 ENDED = {"SUCCEEDED": True, "FAILED": False, "CANCELED": False}
 STALE_RETRIES = 3
+PAGE_LIMIT = 100  # the most a v4 list page holds ("a positive integer between 1 and 100"; 50 when not asked)
+MAX_PAGES = 100
 ETAG_ALTERNATIVE = "X-Ntnx-Etag"  # where Nutanix's SDK reads a reply's ETag when it has no ETag
 
 
@@ -91,6 +93,23 @@ class PrismClient:
     def get(self, path: str) -> Read:
         """A v4 read from Prism Central, or from the first Prism Element that answers while it does not."""
         return self._read(path, list(range(len(self.section.origins))))
+
+    def get_all(self, path: str, what: str) -> list[dict[str, Any]]:
+        """Every item of a v4 list, page by page (`$page`, `$limit`), until Prism's `totalAvailableResults` are read or
+        a page comes back short: a Prism Central managing more clusters than a page holds lists the section's later."""
+        items: list[dict[str, Any]] = []
+        joiner = "&" if "?" in path else "?"
+        for page in range(MAX_PAGES):
+            read = self.get(f"{path}{joiner}$page={page}&$limit={PAGE_LIMIT}")
+            data = [] if read.data is None else read.data
+            if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+                raise ControlPlaneError(f"{what}: expected a list of objects in data, got {type(data).__name__}")
+            items += data
+            metadata = read.body.get("metadata") if isinstance(read.body, dict) else None
+            total = metadata.get("totalAvailableResults") if isinstance(metadata, dict) else None
+            if len(data) < PAGE_LIMIT or (isinstance(total, int) and len(items) >= total):
+                return items
+        raise ControlPlaneError(f"{self.where()}: {what}: more than {MAX_PAGES} pages of {PAGE_LIMIT}")
 
     def get_from(self, index: int, path: str) -> Read:
         """A v4 read from one origin only (0: Prism Central; 1..: the listed Prism Elements), for a probe."""

@@ -43,7 +43,8 @@ OWN_TOKENS = frozenset({"GET", "POST", "OPTIONS"})
 SDK = "nutanix/ntnx-api-golang-clients@5532819 "
 ANS = "nutanix/nutanix.ansible@826678ba plugins/modules/"
 ANS_HEAD = "nutanix/nutanix.ansible@159ec768 plugins/modules/"
-PY_SDK = "ntnx-clustermgmt-py-client 4.3.2 (PyPI) ntnx_clustermgmt_py_client/api_client.py "
+PY_PKG = "ntnx-clustermgmt-py-client 4.3.2 (PyPI) ntnx_clustermgmt_py_client/"
+PY_SDK = f"{PY_PKG}api_client.py "
 JK = "jkmills/nutanix-mcp-server "
 CAPTURE = (f"{JK}tests/test_health_check_tools.py (the live-capture version; platforms.md dates it fbe31298), "
            "captured from a live AOS 6.8.1 cluster; copied to tests/captures/nutanix/")
@@ -88,6 +89,18 @@ FACTS = Facts("prism", [
          "A-prism-api-version: a release serves the v4 paths of every version from v4.0 up to the one its "
          "unversioned/info answers (the SDK rewrites its paths to that version: `repl = '/\\g<namespace>/%s/"
          "\\g<suffix>' % self.negotiated_version`; no document lists what else a release serves)"),
+    Fact("page.parameter", "$page", "documented", f"{PY_PKG}api/clusters_api.py (list_clusters)",
+         "query_params.append(('$page', params['_page']))"),
+    Fact("page.limit_parameter", "$limit", "documented", f"{PY_PKG}api/clusters_api.py (list_clusters)",
+         "query_params.append(('$limit', params['_limit']))"),
+    Fact("page.default_limit", 50, "documented", f"{PY_PKG}api/clusters_api.py (list_clusters, _limit)",
+         "If the limit is not provided, a default value of 50 records will be returned in the result set."),
+    Fact("page.max_limit", 100, "documented", f"{PY_PKG}api/clusters_api.py (list_clusters, _limit)",
+         "Must be a positive integer between 1 and 100. Any number out of this range will lead to a validation "
+         "error."),
+    Fact("page.total", "totalAvailableResults", "documented",
+         f"{PY_PKG}models/common/v1/response/ApiResponseMetadata.py",
+         "'total_available_results': 'totalAvailableResults',"),
     Fact("header.request_id", "NTNX-Request-Id", "documented", f"{SDK}vmm-go-client/client/api_client.go L245",
          "// set NTNX-Request-Id header"),
     Fact("power.on", "ON", "documented", f"{ANS_HEAD}ntnx_vms_power_actions_v2.py L316",
@@ -279,6 +292,12 @@ class PrismModel:
                  _v("v2.under_replicated"): self.under_replicated, "cluster_non_fault_tolerant_entries": 0}
                 for domain, name in (("v2.node", "v2.static"), ("v2.disk", "v2.extent_groups"))]
 
+    def other_clusters(self) -> list[dict[str, Any]]:
+        """The clusters Prism Central manages besides this one: 60 under `pagination` (more than a page holds)."""
+        count = OTHER_CLUSTERS if variations.PAGINATION in variations.served(variations.PRISM) else 0
+        return [{"extId": str(uuid.uuid5(uuid.NAMESPACE_OID, f"other-cluster-{n}")), "name": f"other-cluster-{n:02d}"}
+                for n in range(count)]
+
     def cluster(self) -> dict[str, Any]:
         return {"extId": self.cluster_id, "name": self.cluster_name, "config": {
             "buildInfo": {"version": "stand-in (documentation-derived)"},
@@ -424,6 +443,7 @@ def _handler(model: PrismModel, role: str) -> type[JsonHandler]:
 
 
 NAMESPACES = ("vmm", "clustermgmt", "prism")
+OTHER_CLUSTERS = 60
 NOT_FOUND: tuple[int, Any, str | None] = (404, {"data": {"error": [{"message": "no such entity"}]}}, None)
 
 
@@ -443,11 +463,24 @@ def _route(model: PrismModel, role: str, method: str, parts: list[str], query: d
     if namespace == "vmm" and parts[4:7] == ["ahv", "config", "vms"]:
         return _vms(model, method, parts[7:], query, headers, body, path)
     if namespace == "clustermgmt":
-        return _clusters(model, method, parts[4:], headers, body, path)
+        return _clusters(model, method, parts[4:], query, headers, body, path)
     if namespace == "prism" and parts[4:6] == ["config", "tasks"] and len(parts) == 7 and method == "GET":
         task = model.task(parts[6])
         return (200, {"data": task}, None) if task else NOT_FOUND
     return NOT_FOUND
+
+
+def _page(items: list[dict[str, Any]], query: dict[str, list[str]]) -> tuple[int, Any, str | None]:
+    """One page of a v4 list, as `$page` and `$limit` ask it (a limit out of range is a validation error)."""
+    try:
+        limit = int(query.get(str(_v("page.limit_parameter")), [str(_v("page.default_limit"))])[0])
+        page = int(query.get(str(_v("page.parameter")), ["0"])[0])
+    except ValueError:
+        limit = page = -1
+    if not 1 <= limit <= int(_v("page.max_limit")) or page < 0:
+        return 400, {"data": {"error": [{"message": "$page or $limit out of range"}]}}, None
+    return 200, {"data": items[page * limit:(page + 1) * limit],
+                 "metadata": {str(_v("page.total")): len(items)}}, None
 
 
 def _vms(model: PrismModel, method: str, rest: list[str], query: dict[str, list[str]], headers: dict[str, str],
@@ -455,7 +488,7 @@ def _vms(model: PrismModel, method: str, rest: list[str], query: dict[str, list[
     if not rest and method == "GET":
         wanted = query.get("$filter", [""])[0]
         name = wanted[len("name eq '"):-1] if wanted.startswith("name eq '") and wanted.endswith("'") else None
-        return 200, {"data": [v for v in model.vms.values() if name is None or v["name"] == name]}, None
+        return _page([v for v in model.vms.values() if name is None or v["name"] == name], query)
     if not rest or rest[0] not in model.vms:
         return NOT_FOUND
     vm = rest[0]
@@ -478,17 +511,17 @@ def _vms(model: PrismModel, method: str, rest: list[str], query: dict[str, list[
     return status, reply, None
 
 
-def _clusters(model: PrismModel, method: str, rest: list[str], headers: dict[str, str], body: Any,
-              path: str) -> tuple[int, Any, str | None]:
+def _clusters(model: PrismModel, method: str, rest: list[str], query: dict[str, list[str]], headers: dict[str, str],
+              body: Any, path: str) -> tuple[int, Any, str | None]:
     if rest == ["config", "clusters"] and method == "GET":
-        return 200, {"data": [model.cluster()]}, None
+        return _page([*model.other_clusters(), model.cluster()], query)
     if rest[1:3] != ["clusters", model.cluster_id]:
         return NOT_FOUND
     tail = rest[3:]
     if rest[0] == "config" and not tail and method == "GET":
         return 200, {"data": model.cluster()}, None
     if rest[0] == "config" and tail == ["hosts"] and method == "GET":
-        return 200, {"data": list(model.hosts.values())}, None
+        return _page(list(model.hosts.values()), query)
     if rest[0] == "config" and len(tail) == 2 and tail[0] == "hosts" and tail[1] in model.hosts and method == "GET":
         return 200, {"data": model.hosts[tail[1]]}, model.read(tail[1])
     if rest[0] == "config" and tail == ["$actions", _v("action.compute")] and method == "POST":

@@ -34,6 +34,9 @@ SOAP over HTTP (the WS-Management stand-in, `wsman.py`), besides `lowercase-head
   command's first output (each quoted where `wsman.py` serves it).
 
 Nutanix Prism (`prism_model.py`), besides the JSON ones:
+- `pagination`: a list longer than one page: Prism Central manages 60 other clusters, listed before the section's.
+  Nutanix's v4 list calls page with `$page` and `$limit` ("If the limit is not provided, a default value of 50
+  records will be returned in the result set", ntnx-clustermgmt-py-client 4.3.2 `list_clusters`).
 - `x-ntnx-etag`: a read's ETag under `X-Ntnx-Etag` instead of `ETag`. Nutanix's own v4 SDK reads it there when the
   reply has no `ETag` (ntnx-clustermgmt-py-client 4.3.2, api_client.py `__add_header_to_reserved`: `if key == 'ETag'
   and not header_val and hasattr(response_data, "getheaders") and "X-Ntnx-Etag" in response_data.getheaders():`).
@@ -67,13 +70,14 @@ RETRY_AFTER = "retry-after"
 XML_WHITESPACE = "xml-whitespace"
 NAMESPACE_PREFIXES = "namespace-prefixes"
 X_NTNX_ETAG = "x-ntnx-etag"
+PAGINATION = "pagination"
 KNOWN = (LOWERCASE_HEADERS, CHUNKED, JSON_WHITESPACE, MEMBER_ORDER, EXTRA_FIELDS, RETRY_AFTER, XML_WHITESPACE,
-         NAMESPACE_PREFIXES, X_NTNX_ETAG)
+         NAMESPACE_PREFIXES, X_NTNX_ETAG, PAGINATION)
 # what each kind of stand-in serves (README, "Testing": the count per stand-in)
 JSON_OVER_HTTP = (LOWERCASE_HEADERS, CHUNKED, JSON_WHITESPACE, MEMBER_ORDER, EXTRA_FIELDS, RETRY_AFTER)
 SOAP_OVER_HTTP = (LOWERCASE_HEADERS, CHUNKED, XML_WHITESPACE, NAMESPACE_PREFIXES, MEMBER_ORDER, EXTRA_FIELDS,
                   RETRY_AFTER)
-PRISM = (*JSON_OVER_HTTP, X_NTNX_ETAG)
+PRISM = (*JSON_OVER_HTTP, X_NTNX_ETAG, PAGINATION)
 DB_API = (MEMBER_ORDER,)
 EXTRA_MEMBER = ("$standInExtra", {"note": "a member this client was not written for"})
 

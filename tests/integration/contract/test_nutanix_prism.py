@@ -159,6 +159,21 @@ def test_a_prism_serving_an_older_v4_version_is_asked_at_that_version_as_the_sdk
         in probe(topology)["nutanix probe harness_nutanix.view:probe"], "doctor names the version negotiated"
 
 
+@pytest.mark.reproducer("AA-pagination")
+def test_a_cluster_listed_past_prism_s_first_page_is_found(model: PrismModel, topology: Topology,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prism Central managing more clusters than a page holds (50 unless `$limit` says otherwise): the section's
+    cluster is found on a later page, and the hosts' list is read to its end."""
+    monkeypatch.setenv(variations.ENV, variations.PAGINATION)
+    fault = build(topology, "host-maintenance", "host:ahv-b2", timeout_s=5)
+    fault.preflight()  # type: ignore[attr-defined]
+    fault.inject()
+    fault.revert()
+    assert not model.in_maintenance("ahv-b2") and sent(model, "exit-host-maintenance")
+    pages = [path for _, method, path in model.requests if path.endswith("/config/clusters")]
+    assert len(pages) >= 1
+
+
 def test_guest_shutdown_asks_the_guest_tools_and_the_revert_powers_the_vm_on(model: PrismModel,
                                                                              topology: Topology) -> None:
     fault = build(topology, "vm-guest-shutdown", "node:db/sql02")
