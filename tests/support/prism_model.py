@@ -293,7 +293,7 @@ class PrismModel:
                 for domain, name in (("v2.node", "v2.static"), ("v2.disk", "v2.extent_groups"))]
 
     def other_clusters(self) -> list[dict[str, Any]]:
-        """The clusters Prism Central manages besides this one: 60 under `pagination` (more than a page holds)."""
+        """The clusters Prism Central manages besides this one: 120 under `pagination` (more than any page holds)."""
         count = OTHER_CLUSTERS if variations.PAGINATION in variations.served(variations.PRISM) else 0
         return [{"extId": str(uuid.uuid5(uuid.NAMESPACE_OID, f"other-cluster-{n}")), "name": f"other-cluster-{n:02d}"}
                 for n in range(count)]
@@ -443,7 +443,7 @@ def _handler(model: PrismModel, role: str) -> type[JsonHandler]:
 
 
 NAMESPACES = ("vmm", "clustermgmt", "prism")
-OTHER_CLUSTERS = 60
+OTHER_CLUSTERS = 120  # more than the largest page holds (100)
 NOT_FOUND: tuple[int, Any, str | None] = (404, {"data": {"error": [{"message": "no such entity"}]}}, None)
 
 

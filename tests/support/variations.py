@@ -34,7 +34,7 @@ SOAP over HTTP (the WS-Management stand-in, `wsman.py`), besides `lowercase-head
   command's first output (each quoted where `wsman.py` serves it).
 
 Nutanix Prism (`prism_model.py`), besides the JSON ones:
-- `pagination`: a list longer than one page: Prism Central manages 60 other clusters, listed before the section's.
+- `pagination`: a list longer than one page: Prism Central manages 120 other clusters, listed before the section's.
   Nutanix's v4 list calls page with `$page` and `$limit` ("If the limit is not provided, a default value of 50
   records will be returned in the result set", ntnx-clustermgmt-py-client 4.3.2 `list_clusters`).
 - `x-ntnx-etag`: a read's ETag under `X-Ntnx-Etag` instead of `ETag`. Nutanix's own v4 SDK reads it there when the
