@@ -1,4 +1,4 @@
-"""Variations a protocol allows that a stand-in serves when asked, so that no backend passes only against the one
+r"""Variations a protocol allows that a stand-in serves when asked, so that no backend passes only against the one
 shape its stand-in happens to send.
 
 `HARNESS_STANDIN_VARIATIONS` names them, comma-separated (a test sets it, or a person forcing one by hand; `all`
@@ -37,6 +37,12 @@ Nutanix Prism (`prism_model.py`), besides the JSON ones:
 - `pagination`: a list longer than one page: Prism Central manages 120 other clusters, listed before the section's.
   Nutanix's v4 list calls page with `$page` and `$limit` ("If the limit is not provided, a default value of 50
   records will be returned in the result set", ntnx-clustermgmt-py-client 4.3.2 `list_clusters`).
+- `null-omitted`: a member whose value is null left out. Nutanix's v4 models are Go structs whose optional members
+  are `omitempty` (`ProgressPercentage *int \`json:"progressPercentage,omitempty"\``, prism-go-client
+  config_model.go), and Go's encoding/json leaves such a member out when it is a nil pointer.
+- `array-order`: every array of a reply in reverse order. Nothing in Nutanix's v4 SDK promises an order to a list
+  asked without `$orderby` ("A URL query parameter that allows clients to specify the sort criteria for the returned
+  list of objects", `_orderby` of `list_clusters`), nor to `entitiesAffected` or the v2 domains.
 - `x-ntnx-etag`: a read's ETag under `X-Ntnx-Etag` instead of `ETag`. Nutanix's own v4 SDK reads it there when the
   reply has no `ETag` (ntnx-clustermgmt-py-client 4.3.2, api_client.py `__add_header_to_reserved`: `if key == 'ETag'
   and not header_val and hasattr(response_data, "getheaders") and "X-Ntnx-Etag" in response_data.getheaders():`).
@@ -56,6 +62,7 @@ import random
 import re
 import zlib
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -71,13 +78,15 @@ XML_WHITESPACE = "xml-whitespace"
 NAMESPACE_PREFIXES = "namespace-prefixes"
 X_NTNX_ETAG = "x-ntnx-etag"
 PAGINATION = "pagination"
+NULL_OMITTED = "null-omitted"
+ARRAY_ORDER = "array-order"
 KNOWN = (LOWERCASE_HEADERS, CHUNKED, JSON_WHITESPACE, MEMBER_ORDER, EXTRA_FIELDS, RETRY_AFTER, XML_WHITESPACE,
-         NAMESPACE_PREFIXES, X_NTNX_ETAG, PAGINATION)
+         NAMESPACE_PREFIXES, X_NTNX_ETAG, PAGINATION, NULL_OMITTED, ARRAY_ORDER)
 # what each kind of stand-in serves (README, "Testing": the count per stand-in)
 JSON_OVER_HTTP = (LOWERCASE_HEADERS, CHUNKED, JSON_WHITESPACE, MEMBER_ORDER, EXTRA_FIELDS, RETRY_AFTER)
 SOAP_OVER_HTTP = (LOWERCASE_HEADERS, CHUNKED, XML_WHITESPACE, NAMESPACE_PREFIXES, MEMBER_ORDER, EXTRA_FIELDS,
                   RETRY_AFTER)
-PRISM = (*JSON_OVER_HTTP, X_NTNX_ETAG, PAGINATION)
+PRISM = (*JSON_OVER_HTTP, X_NTNX_ETAG, PAGINATION, NULL_OMITTED, ARRAY_ORDER)
 DB_API = (MEMBER_ORDER,)
 EXTRA_MEMBER = ("$standInExtra", {"note": "a member this client was not written for"})
 
@@ -116,8 +125,10 @@ def header_name(name: str, active: Collection[str]) -> str:
 
 
 def json_body(body: object, active: Collection[str]) -> bytes:
-    """A reply's JSON as the active variations serve it: members reordered, an unknown one added, indented."""
-    shaped = _shape(body, reorder=MEMBER_ORDER in active, extra=EXTRA_FIELDS in active)
+    """A reply's JSON as the active variations serve it: members reordered, an unknown one added, null members left
+    out, arrays in another order, indented."""
+    shaped = _shape(body, Shaping(reorder=MEMBER_ORDER in active, extra=EXTRA_FIELDS in active,
+                                  omit_null=NULL_OMITTED in active, reverse=ARRAY_ORDER in active))
     return json_text(shaped, active).encode()
 
 
@@ -125,15 +136,24 @@ def json_text(body: object, active: Collection[str]) -> str:
     return json.dumps(body, indent=2 if JSON_WHITESPACE in active else None)
 
 
-def _shape(value: Any, *, reorder: bool, extra: bool) -> Any:
+@dataclass(frozen=True)
+class Shaping:
+    reorder: bool
+    extra: bool
+    omit_null: bool = False
+    reverse: bool = False
+
+
+def _shape(value: Any, how: Shaping) -> Any:
     if isinstance(value, list):
-        return [_shape(item, reorder=reorder, extra=extra) for item in value]
+        shaped = [_shape(item, how) for item in value]
+        return shaped[::-1] if how.reverse else shaped
     if not isinstance(value, dict):
         return value
-    items = [(key, _shape(item, reorder=reorder, extra=extra)) for key, item in value.items()]
-    if extra:
+    items = [(key, _shape(item, how)) for key, item in value.items() if not (how.omit_null and item is None)]
+    if how.extra:
         items.append(EXTRA_MEMBER)
-    return dict(reversed(items) if reorder else items)
+    return dict(reversed(items) if how.reorder else items)
 
 
 def send(handler: BaseHTTPRequestHandler, raw: bytes, status: int, headers: Mapping[str, str],
