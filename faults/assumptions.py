@@ -64,7 +64,8 @@ DISK_FAULT_SCRIPT = Assumption(
 RESYNC_TYPE_UNSET = Assumption(
     "A-vsan-resync-type-unset",
     "a VsanSyncingObjectFilter without resyncType counts every resync, whatever its VsanSyncReason",
-    "none found (the API documents resyncType as 'one of the values defined in VsanSyncReason')",
+    "none found (the API documents resyncType as 'one of the values defined in VsanSyncReason'); probed: no reason "
+    "counts more objects than the unset filter (their sum may: a component's sync state lists several reasons)",
     ("disk-failure", "disk-group-failure"))
 
 PHYSICAL_DISK_DEVNAME = Assumption(

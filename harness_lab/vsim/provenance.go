@@ -59,7 +59,7 @@ var facts = []Fact{
 	{"sync_reason.other", "InvalidArgument", "stricter",
 		"no source says what vCenter does with a resyncType outside VsanSyncReason; refused so that a backend sending one fails a test", ""},
 	{"sync_reason.unset_matches_all", "true", "assumed",
-		"A-vsan-resync-type-unset (the backend's probe compares the unset totals with the sum over the reasons)", ""},
+		"A-vsan-resync-type-unset (the backend's probe compares the unset totals with each reason's)", ""},
 	{"ha.host_failed.legacy", "DasHostFailedEvent", "documented", eventCatalogue,
 		"| DasHostFailedEvent | Standard | vSphere HA host failed |"},
 	{"ha.host_failed.extended", "com.vmware.vc.HA.DasHostFailedEvent", "documented", eventCatalogue,

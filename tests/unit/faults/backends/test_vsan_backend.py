@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from faults import registry
+from faults.assumptions import ProbeResult
 from faults.backends.vsan.faults import DiskFailure, DiskGroupFailure, fill
 from faults.backends.vsan.probes import (
     ComponentSeen,
@@ -323,3 +324,40 @@ def test_the_resync_falls_back_to_the_hosts_when_the_cluster_call_fails() -> Non
     vsan = FallbackCluster()
     summary = vsan.resync()
     assert vsan.asked_hosts and summary.source == "hosts" and summary.bytes_left == 2147483648 + 1024
+
+
+class ReasonCounts:
+    """The object system answering the resync summary by reason: one object whose component resyncs for a repair and
+    a rebalance at once (a component's sync state carries `reasons`, a list)."""
+
+    def __init__(self, unset: int, by_reason: dict[str, int]) -> None:
+        self.unset, self.by_reason = unset, by_reason
+
+    def QuerySyncingVsanObjectsSummary(self, cluster: Any, syncingObjectFilter: Any) -> Any:
+        reason = getattr(syncingObjectFilter, "resyncType", None)
+        return type("Summary", (), {"totalObjectsToSync": self.by_reason.get(reason, 0) if reason else self.unset})()
+
+
+class CountingCluster(VsanCluster):
+    def __init__(self, unset: int, by_reason: dict[str, int]) -> None:
+        topo = topology()
+        assert topo.management.vcenter is not None
+        session = VCenterSession(topo.management.vcenter, topo.management.vsan.api_version)
+        session.vsan = lambda name: ReasonCounts(unset, by_reason)  # type: ignore[method-assign]
+        super().__init__(topo, session)
+
+    def cluster(self) -> Any:
+        return "cluster"
+
+
+@pytest.mark.reproducer("AA-resync-double-count")
+def test_an_object_resyncing_for_two_reasons_does_not_fail_the_unset_filter_assumption() -> None:
+    """An object rebuilt for a repair and a rebalance counts under both reasons, so the eight reasons add up to more
+    than the unset filter's objects. The assumption holds (the unset filter saw every object): disk faults are not
+    refused for it. It is broken only where a reason counts objects the unset filter does not."""
+    both = CountingCluster(1, {"repair": 1, "rebalance": 1}).probe_resync_type_unset()
+    assert both.result is ProbeResult.PASS, both.seen
+    assert "more than one reason" in both.seen
+    missed = CountingCluster(0, {"repair": 1}).probe_resync_type_unset()
+    assert missed.result is ProbeResult.FAIL and missed.seen.startswith("unset: 0 objects; by reason: 1")
+    assert CountingCluster(0, {}).probe_resync_type_unset().result is ProbeResult.PASS, "nothing resyncing"
