@@ -160,9 +160,10 @@ VPLEX_REBUILD_UNITS = Assumption(
     "'the estimated time remaining'; the SDK types them int (distributed) or str (local)",
     ())
 
-# Nutanix (harness_nutanix): where Nutanix's documents and SDK leave Prism's behaviour open. None has a read-only
-# probe (each would need a change, or an undocumented call), so none is a fault's precondition: each is guarded
-# where it is used, and the contract stand-in serves it as assumed (tests/support/prism_model.py).
+# Nutanix (harness_nutanix/assumptions.py): where Nutanix's documents and SDK leave Prism's behaviour open. None is a
+# fault's precondition: two are read by doctor's Nutanix probes (the API versions asked, each Prism Element's v4
+# read), the others would need a change to probe; each is guarded where it is used, and the contract stand-in
+# serves it as assumed (tests/support/prism_model.py).
 ASSUMPTIONS: tuple[Assumption, ...] = (DISK_FAULT_SCRIPT, RESYNC_TYPE_UNSET, PHYSICAL_DISK_DEVNAME, PERMANENT_CLEAR,
                                        ROLE_EVENT_STRINGS, HEALTH_CACHE, IOPS_LIMIT_RULE, POLICY_CATEGORY,
                                        VPLEX_BASIC_AUTH, VPLEX_TOKEN_FIELD, VPLEX_STATUS_WORDS, VPLEX_WITNESS_COMPONENTS,
