@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from faults import registry, sections
 from faults.assumptions import Assumes, ProbeResult
+from faults.backends.vsan.probes import VsanCluster
 from faults.base import Checked, Fault, FaultSpec, Preflight, Uncertain
 from faults.catalogue import installed
 from faults.transports import wire
@@ -114,6 +115,7 @@ def examine(topology: Topology, *, open_keyring: bool = True, resolve: Resolver 
             for fault in faults:
                 findings.rows += _ready(fault, topology)
             findings.rows += _names(topology, resolve)
+            findings.rows += _vsan_hosts(topology)
             findings.rows += _cluster(topology)
             for name, probe in probes(topology).items():
                 findings.rows.append(_row(name.partition(" probe ")[0], f"probe {name.partition(' probe ')[2]}", probe))
@@ -230,6 +232,27 @@ def _names(topology: Topology, resolve: Resolver) -> list[Row]:
         else:
             rows.append(Row("names", what, "WARN" if found.warning else "FAIL", found.problem,
                             fix="correct the name in DNS or write the address in the topology"))
+    return rows
+
+
+def _vsan_hosts(topology: Topology) -> list[Row]:
+    """On vSphere, each connected host's vSAN devices read: a host that cannot be read (a compute-only host has no
+    vSAN service) is a WARN naming why, and disk faults cannot target it; the others are still read."""
+    if topology.kind != "vsphere" or topology.management.vcenter is None:
+        return []
+    where = "vsan hosts"
+    try:
+        read = VsanCluster(topology).hosts_read()
+    except Exception as exc:  # vCenter not reached or the cluster not found: one row says why
+        return [_failed(where, "each host's vSAN disks read", exc, (), "")]
+    rows = []
+    for host, found in read.items():
+        check = f"host {host}: its vSAN disks read"
+        if isinstance(found, Exception):
+            rows.append(Row(where, check, "WARN", f"{found}; no disk fault can target it",
+                            fix="a compute-only host has no vSAN disks: leave its disks out of the allow-list"))
+        else:
+            rows.append(Row(where, check, "PASS", f"{len(found)} devices"))
     return rows
 
 

@@ -187,14 +187,28 @@ class VsanCluster:
         return self.session.find("ClusterComputeResource", self.cluster_name)
 
     def _internal(self, seen: Discovery, host: str | None = None) -> tuple[str, Any]:
-        """A connected host's HostVsanInternalSystem (that host's, when named)."""
-        names = [host] if host else sorted(h.name for h in seen.hosts.values() if h.connection == "connected")
+        """A connected host's HostVsanInternalSystem (that host's, when named; else one that contributes storage
+        first: a compute-only host has no vSAN service to ask)."""
+        connected = [h for h in seen.hosts.values() if h.connection == "connected"]
+        names = [host] if host else [h.name for h in sorted(connected, key=lambda h: (not h.disk_groups, h.name))]
         for name in names:
             if name in seen.hosts and seen.hosts[name].connection == "connected":
                 obj = self.session.find("HostSystem", name)
                 system = self.session.read(obj, ["configManager.vsanInternalSystem"], f"reading host {name}")
                 return name, system["configManager.vsanInternalSystem"]
         raise ControlPlaneError(f"{self.session.where}: no connected host to ask ({host or 'any'})")
+
+    def hosts_read(self) -> dict[str, dict[str, PhysicalDisk] | HarnessError]:
+        """Each connected host's vSAN devices, or why they could not be read (a compute-only host has no vSAN
+        service): one host that cannot be read is said, never the end."""
+        seen = discover(self.session, self.topology)
+        found: dict[str, dict[str, PhysicalDisk] | HarnessError] = {}
+        for name in sorted(h.name for h in seen.hosts.values() if h.connection == "connected"):
+            try:
+                found[name] = self.physical_disks(name, seen)
+            except HarnessError as exc:
+                found[name] = exc
+        return found
 
     def disk_groups(self, seen: Discovery | None = None) -> dict[str, tuple[DiskGroupSeen, ...]]:
         """Each host's disk groups as vCenter reports them (cache None: vSAN ESA)."""

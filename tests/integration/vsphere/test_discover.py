@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from faults.backends.vsan.probes import VsanCluster
+from harness import doctor
 from harness_kernel.topology.loader import parse_topology
 from harness_lab.ca import LabCa
 from harness_lab.controller import CODE_ROOT
@@ -25,6 +27,7 @@ from tests.support.vsim import (
     MODEL,
     PASSWORD_ENV,
     SITES,
+    VMS,
     WITNESS,
     WITNESS_ADDRESS,
     Simulator,
@@ -97,19 +100,29 @@ def test_a_wrong_password_is_refused_naming_the_variable_not_the_password(sim: S
 
 
 @pytest.mark.reproducer("AA-compute-only-host")
-def test_a_host_added_without_a_vsan_service_is_named_in_the_draft_with_why_and_the_draft_still_comes(
+def test_a_host_added_without_a_vsan_service_is_named_in_the_draft_and_in_doctor_and_nothing_else_stops(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A compute-only host is real: added to the cluster with govc, the simulator gives it no vSAN service, and
-    `QueryPhysicalVsanDisks` on it fails. One host that cannot be read is a comment in the draft, never the end."""
+    `QueryPhysicalVsanDisks` on it fails. One host that cannot be read is a comment in the draft and a row in doctor,
+    never the end; named to sort first, it is not the host vSAN's object queries are asked through either."""
     password = secrets.token_urlsafe(16)
     monkeypatch.setenv(PASSWORD_ENV, password)
     with running(tmp_path / "vsim", MODEL, password=password, username="harness") as own:
-        own.govc("cluster.add", "-cluster", f"/{DATACENTER}/host/{CLUSTER}", "-hostname", "esx-c1",
+        own.govc("cluster.add", "-cluster", f"/{DATACENTER}/host/{CLUSTER}", "-hostname", "esx-0c1",
                  "-username", "root", "-password", secrets.token_urlsafe(8), "-noverify")
         done = discover(own, "--ca", str(own.ca_file))
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "# host esx-c1: its vSAN disks could not be read (QueryPhysicalVsanDisks on esx-c1 failed: " \
+        assert done.returncode == 0, done.stderr[-2000:]
+        draft = parse_topology(yaml.safe_load(done.stdout), "draft")
+        findings = doctor.examine(draft, open_keyring=False)
+        placed = VsanCluster(draft).vm_placement(next(iter(VMS)))
+    assert "# host esx-0c1: its vSAN disks could not be read (QueryPhysicalVsanDisks on esx-0c1 failed: " \
            "ManagedObjectNotFound" in done.stdout
-    topology = parse_topology(yaml.safe_load(done.stdout), "draft")
-    assert "esx-c1" in {h.name for h in topology.hosts()}
-    assert {h.name: h.disk_groups for h in topology.hosts()}["esx-a1"], "the other hosts' disk groups are read"
+    assert "esx-0c1" in {h.name for h in draft.hosts()}
+    assert {h.name: h.disk_groups for h in draft.hosts()}["esx-a1"], "the other hosts' disk groups are read"
+    rows = {row.check: row for row in findings.rows if row.where == "vsan hosts"}
+    assert rows["host esx-0c1: its vSAN disks read"].status == "WARN"
+    assert "QueryPhysicalVsanDisks on esx-0c1 failed: ManagedObjectNotFound" in rows[
+        "host esx-0c1: its vSAN disks read"].seen
+    assert rows["host esx-a1: its vSAN disks read"].status == "PASS"
+    assert findings.exit_code == 0, "a host that cannot be read is a warning, not a cluster that is not ready"
+    assert placed, "the VM's components are found through a host that serves vSAN"
