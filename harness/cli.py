@@ -107,6 +107,14 @@ def _cmd_discover(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from faults.catalogue import installed
+    from harness.schema import dumps
+
+    print(dumps(installed()), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m harness",
                                      description="Resilience harness: inject infrastructure faults under load and measure.")
@@ -158,6 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     find.add_argument("--sql-user")
     find.add_argument("--sql-password-env", metavar="VAR")
     find.set_defaults(func=_cmd_discover)
+    schema = sub.add_parser("schema", help="print the topology's JSON Schema, with every installed platform's "
+                                           "section (for an editor's completion and checks)")
+    schema.set_defaults(func=_cmd_schema)
     add_lab_parser(sub)
     add_report_parser(sub)
     add_demo_parser(sub)
