@@ -22,12 +22,15 @@ from reports.summary import Outcome, format_summary
 
 EXIT_HARNESS_BROKEN = 10
 EXIT_BAD_INPUT = 4
+KEY_FIGURE_PREFIX = "harness."
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
         item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    if report.when == "teardown":
+        _record_key_figures(item, report)
     if not report.failed:
         _remember_outcome(item, report)
         return report
@@ -45,6 +48,13 @@ def pytest_runtest_makereport(
     if harness is not None and harness.revert_failures:
         item.session.shouldstop = "a revert failed: the target may still be broken (python -m harness recover)"
     return report
+
+
+def _record_key_figures(item: pytest.Item, report: pytest.TestReport) -> None:
+    """The test's key figures as its report's properties, once (on the last phase, when they are all in): pytest's
+    JUnit XML writes them as the test case's `<property name="harness.FIGURE" value="..."/>`, which CI systems read."""
+    numbers = plugin_state(item.config).numbers.get(item.nodeid, {})
+    report.user_properties.extend((f"{KEY_FIGURE_PREFIX}{name}", value) for name, value in numbers.items())
 
 
 def _remember_outcome(item: pytest.Item, report: pytest.TestReport) -> None:

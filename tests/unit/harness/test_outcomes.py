@@ -21,6 +21,11 @@ SUITE = textwrap.dedent("""\
     @pytest.mark.scenario("S4")
     def test_control_plane():
         raise ControlPlaneError("vCenter did not answer within 30 s")
+
+    @pytest.mark.scenario("S4")
+    def test_figures(key_numbers):
+        key_numbers["failover (s)"] = "12.3"
+        key_numbers["lost acknowledged commits"] = "0"
     """)
 
 
@@ -60,3 +65,12 @@ def test_a_run_with_both_exits_as_a_failure(tmp_path):
     code, _, junit = run(tmp_path, "slo or control_plane")
     assert code == 1
     assert counts(junit) == ("1", "1")
+
+
+def test_the_key_figures_are_properties_of_their_test_case_in_junit_xml(tmp_path):
+    code, _, junit = run(tmp_path, "figures")
+    assert code == 0
+    case = junit.find("testsuite/testcase[@name='test_figures']")
+    assert case is not None
+    properties = [(p.get("name"), p.get("value")) for p in case.findall("properties/property")]
+    assert properties == [("harness.failover (s)", "12.3"), ("harness.lost acknowledged commits", "0")]
