@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Sequence
@@ -37,21 +38,33 @@ def _cmd_recover(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
+PLAN_SCHEMA = "harness-plan/1"
+
+
 def _cmd_plan(args: argparse.Namespace) -> int:
     topology = load_source(args.topology, widest_site_prefix=args.widest_site_subnet)
     session = HarnessRun(topology=topology, topology_source=args.topology, state_dir=state_dir(args.state_dir))
+    planned = []
     for text in args.fault:
         kind, _, target = text.partition("@")
         if not target:
             raise ConfigError(f"--fault {text!r}: expected KIND@TARGET, e.g. host-crash@host:host-a")
         spec = FaultSpec(kind=kind, target=target)
         plan = session.build(spec).plan()
-        print(plan.render())
         not_allowed = registry.not_allowed(plan, topology)
-        if not_allowed:
-            print(f"  NOT ALLOWED: {not_allowed}")
+        planned.append({"kind": spec.kind, "target": spec.target, "backend": plan.backend,
+                        "inject": list(plan.inject_steps), "revert": list(plan.revert_steps),
+                        "credentials": list(plan.credentials), "not_allowed": not_allowed or None})
+        if not args.json:
+            print(plan.render())
+            if not_allowed:
+                print(f"  NOT ALLOWED: {not_allowed}")
     missing = session.missing_credentials(open_keyring=False)
-    print("credentials missing for a real run: " + ("; ".join(missing) if missing else "none"))
+    if args.json:
+        print(json.dumps({"schema": PLAN_SCHEMA, "topology": topology.name, "faults": planned,
+                          "credentials_missing": missing}, indent=1))
+    else:
+        print("credentials missing for a real run: " + ("; ".join(missing) if missing else "none"))
     return 0
 
 
@@ -131,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--state-dir", default=None)
     plan.add_argument("--widest-site-subnet", type=int, default=WIDEST_SITE_PREFIX, metavar="PREFIX",
                       choices=range(1, 33), help="accept site subnets as wide as /PREFIX")
+    plan.add_argument("--json", action="store_true", help=f"one JSON document (schema {PLAN_SCHEMA}) for automation")
     plan.set_defaults(func=_cmd_plan)
     doctor = sub.add_parser("doctor", help="run every check a run makes before its first fault, changing nothing")
     where = doctor.add_mutually_exclusive_group(required=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.support.victim import Victim, write_topology
 
@@ -106,6 +108,30 @@ def test_plan_command_prints_its_plan_with_no_network_at_all():
     assert result.returncode == 0, result.stderr
     assert "host-power-off on host:esx-a1 via redfish" in result.stdout
     assert "ComputerSystem.Reset ResetType=ForceOff via redfish bmc-esx-a1" in result.stdout
+
+
+def test_plan_json_is_one_document_automation_reads_and_names_what_the_allow_list_refuses(tmp_path):
+    """`plan --json` (schema harness-plan/1): each fault's backend, inject and revert steps, the credentials it
+    references and what the allow-list refuses; then the credentials a real run would miss. Nothing contacted."""
+    document = yaml.safe_load((ROOT / "examples" / "stretched-2plus2.yaml").read_text())
+    document["allow_list"] = [t for t in document["allow_list"] if t != "site:site-b"]
+    topology = tmp_path / "topology.yaml"
+    topology.write_text(yaml.safe_dump(document))
+    result = subprocess.run([sys.executable, "-m", "harness", "plan", "--topology", str(topology), "--json",
+                             "--fault", "host-power-off@host:esx-a1", "--fault", "site-power-off@site:site-b"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=60, env={"PATH": "/usr/bin:/bin"})
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)
+    assert plan["schema"] == "harness-plan/1" and plan["topology"] == "prod-stretched-01"
+    host, site = plan["faults"]
+    assert (host["kind"], host["target"], host["backend"], host["not_allowed"]) == (
+        "host-power-off", "host:esx-a1", "redfish", None)
+    assert host["inject"] == ["esx-a1: ComputerSystem.Reset ResetType=ForceOff via redfish bmc-esx-a1 (192.0.2.211:443) "
+                              "its only system (discovered from /redfish/v1/Systems), then wait PowerState Off (up to "
+                              "60 s)"]
+    assert host["credentials"] == ["management.redfish[0].credential.password"]
+    assert len(site["inject"]) == 2 and site["not_allowed"] == "target is not in the allow_list"
+    assert any(m.startswith("management.vcenter.credential.password") for m in plan["credentials_missing"])
 
 
 def test_plan_command_refuses_a_fault_that_does_not_fit_its_target_as_bad_input():
