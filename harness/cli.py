@@ -27,10 +27,20 @@ from reports.cli import add_report_parser
 EXIT_HARNESS_BROKEN = EXIT_REVERT_FAILED  # README: 1 = SLO violated; 10 = harness/infrastructure; 4 = bad input
 
 
+RECOVER_SCHEMA = "harness-recover/1"
+
+
 def _cmd_recover(args: argparse.Namespace) -> int:
     """Exit 0: all reverted (or left to their live run) or nothing to do; 10: a revert failed; 4: an entry is unreadable."""
     journal = Journal(state_dir(args.state_dir) / "journal")
-    report = recover(journal, force=args.force, say=print)
+    report = recover(journal, force=args.force, say=(lambda line: print(line, file=sys.stderr)) if args.json else print)
+    if args.json:
+        print(json.dumps({
+            "schema": RECOVER_SCHEMA, "exit_code": report.exit_code, "journal": str(journal.directory),
+            "entries": [{"kind": o.entry.spec.kind, "target": o.entry.spec.target, "run_id": o.entry.run_id,
+                         "pid": o.entry.pid, "action": o.action, "detail": o.detail} for o in report],
+            "unreadable": [{"path": str(path), "reason": reason} for path, reason in report.unreadable]}, indent=1))
+        return report.exit_code
     for line in report.lines():
         print(line)
     if not report and not report.unreadable:
@@ -137,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     rec = sub.add_parser("recover", help="revert every fault a crashed run left in the journal")
     rec.add_argument("--state-dir", default=None)
     rec.add_argument("--force", action="store_true", help="also revert faults of runs that still look alive")
+    rec.add_argument("--json", action="store_true", help=f"one JSON document (schema {RECOVER_SCHEMA}) on stdout; "
+                                                         "progress on stderr")
     rec.set_defaults(func=_cmd_recover)
     plan = sub.add_parser("plan", help="print the plan of faults against a topology without touching anything")
     plan.add_argument("--topology", required=True)

@@ -71,6 +71,19 @@ def test_recover_goes_past_unreadable_entries_reports_them_and_exits_4(topology_
     assert victim.running()
 
 
+def test_recover_json_is_one_document_naming_each_entry_and_what_was_done(topology_file, state, victim: Victim):
+    crashed_run(topology_file, state)
+    (state / "journal" / "000corrupt.json").write_text('{"id": "x", "spec": ')
+    recovered = recover_cli(state, "--json")
+    assert recovered.returncode == 4, recovered.stdout + recovered.stderr
+    document = json.loads(recovered.stdout)
+    assert (document["schema"], document["exit_code"]) == ("harness-recover/1", 4)
+    [entry] = document["entries"]
+    assert (entry["kind"], entry["target"], entry["action"]) == ("process-freeze", "process:victim", "reverted")
+    assert [Path(u["path"]).name for u in document["unreadable"]] == ["000corrupt.json"]
+    assert victim.running()
+
+
 def test_an_entry_whose_pid_now_belongs_to_another_process_is_reverted(topology_file, state, victim: Victim):
     entry = crashed_run(topology_file, state)
     data = json.loads(entry.read_text())
