@@ -29,6 +29,7 @@ from reports.summary_page import SummaryInput, overall, regressed_keys, render, 
 
 SUMMARY_FILE_NAME = "resilience-report.html"
 PDF_FILE_NAME = "resilience-report.pdf"
+REPORT_SCHEMA = "harness-report/1"
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,18 @@ class Report:
     @property
     def verdict(self) -> Verdict:
         return overall(self.tests, self.judgements)
+
+    def document(self, exit_code: int) -> dict[str, object]:
+        """What `report --json` prints (schema harness-report/1): the run's verdict and exit code, each test's
+        verdict, the regressions, and where the page, the PDF, the Allure site and the evidence archive are."""
+        regressed = regressed_keys(self.judgements)
+        return {"schema": REPORT_SCHEMA, "exit_code": exit_code, "verdict": self.verdict,
+                "summary_file": str(self.summary_file), "pdf_file": str(self.pdf_file) if self.pdf_file else None,
+                "allure_site": str(self.allure.site_dir / "index.html"), "evidence": str(self.evidence),
+                "evidence_sha256": self.evidence_sha256,
+                "tests": [{"title": t.title, "full_name": t.full_name, "status": t.status,
+                           "verdict": verdict_of(t, regressed)} for t in self.tests],
+                "regressions": [j.sentence() for j in self.regressions]}
 
 
 def build_report(results: Path, out: Path, *, name: str = "Resilience report", history_file: Path | None = None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,8 @@ def add_report_parser(subparsers: Any) -> None:
                              "history is kept beside it)")
     parser.add_argument("--name", default="Resilience report", help="report title")
     parser.add_argument("--pdf", action="store_true", help="also print the summary page to one PDF (headless Chromium)")
+    parser.add_argument("--json", action="store_true", help="one JSON document on stdout (schema harness-report/1) "
+                                                            "instead of the summary page's path")
     add_regression_options(parser)
     parser.set_defaults(func=run_report)
 
@@ -70,5 +73,6 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"REGRESSION {judgement.sentence()}", file=sys.stderr)
     if report.pdf_file is not None:
         print(f"pdf: {report.pdf_file}", file=sys.stderr)
-    print(report.summary_file)
-    return exit_code(report.verdict, regressed=bool(report.regressions), fail_on_regression=args.fail_on_regression)
+    code = exit_code(report.verdict, regressed=bool(report.regressions), fail_on_regression=args.fail_on_regression)
+    print(json.dumps(report.document(code), indent=1) if args.json else report.summary_file)
+    return code

@@ -10,6 +10,7 @@ test-only knob on the lab's HA manager, never the reported figure).
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import subprocess
@@ -56,9 +57,10 @@ def night(tmp: Path, n: int, windows: list[str] = WINDOWS) -> Path:
     return results
 
 
-def report(results: Path, out: Path) -> subprocess.CompletedProcess[str]:
+def report(results: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "harness", "report", str(results), "--out", str(out),
-                           "--fail-on-regression"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+                           "--fail-on-regression", *extra], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          check=False)
 
 
 def test_a_measured_failover_slower_than_its_earlier_nights_fails_the_report_with_the_regression_code(
@@ -77,6 +79,13 @@ def test_a_measured_failover_slower_than_its_earlier_nights_fails_the_report_wit
     assert len(history.read_text().splitlines()) == 4, "a run reported twice is one night"
     summary = Path(again.stdout.strip().splitlines()[-1]).read_text()
     assert f"<tr><td class=text>{html.escape(key)}</td><td>{tonight:.3g}</td>" in summary
+    as_json = report(results, out, "--json")  # what automation reads: the same judgement, one document
+    document = json.loads(as_json.stdout)
+    assert (as_json.returncode, document["schema"], document["exit_code"]) == (
+        REGRESSION_EXIT_CODE, "harness-report/1", REGRESSION_EXIT_CODE)
+    assert [s for s in document["regressions"] if s.startswith(f"{key}: {tonight:g} tonight, regressed")]
+    assert document["evidence_sha256"] == hashlib.sha256(Path(document["evidence"]).read_bytes()).hexdigest()
+    assert [t["verdict"] for t in document["tests"]] == ["PASS with findings"], "passed, with a regressed figure"
 
 
 @pytest.mark.nightly
