@@ -34,7 +34,7 @@ def pytest_runtest_makereport(
     if not report.failed:
         _remember_outcome(item, report)
         return report
-    broken = call.excinfo is not None and call.excinfo.errisinstance(HarnessError)
+    broken = call.excinfo is not None and (call.excinfo.errisinstance(HarnessError) or _a_scenario_s_bug(item, call))
     if broken and report.when == "call":
         report.when = "setup"  # reported as an error, not as a product failure
     if broken and call.excinfo is not None and call.excinfo.errisinstance(ConfigError):
@@ -48,6 +48,16 @@ def pytest_runtest_makereport(
     if harness is not None and harness.revert_failures:
         item.session.shouldstop = "a revert failed: the target may still be broken (python -m harness recover)"
     return report
+
+
+def _a_scenario_s_bug(item: pytest.Item, call: pytest.CallInfo[None]) -> bool:
+    """A scenario fails only through an SLO check (an AssertionError: `harness.analysis.slo` raises one, and so does a
+    scenario's `assert`; or `pytest.fail`); any other exception in a scenario's call is the harness's code broken, not the cluster's
+    failure. Tests that are not scenarios keep pytest's meaning."""
+    excinfo = call.excinfo
+    return (call.when == "call" and excinfo is not None and item.get_closest_marker("scenario") is not None
+            and not excinfo.errisinstance((AssertionError, pytest.fail.Exception, pytest.skip.Exception,
+                                           pytest.xfail.Exception)))
 
 
 def _record_key_figures(item: pytest.Item, report: pytest.TestReport) -> None:

@@ -23,6 +23,13 @@ SUITE = textwrap.dedent("""\
         raise ControlPlaneError("vCenter did not answer within 30 s")
 
     @pytest.mark.scenario("S4")
+    def test_scenario_bug():
+        {}["a key the scenario's own code forgot"]
+
+    def test_not_a_scenario():
+        raise TypeError("a plain bug in a test that is not the harness's")
+
+    @pytest.mark.scenario("S4")
     def test_figures(key_numbers):
         key_numbers["failover (s)"] = "12.3"
         key_numbers["lost acknowledged commits"] = "0"
@@ -74,3 +81,18 @@ def test_the_key_figures_are_properties_of_their_test_case_in_junit_xml(tmp_path
     assert case is not None
     properties = [(p.get("name"), p.get("value")) for p in case.findall("properties/property")]
     assert properties == [("harness.failover (s)", "12.3"), ("harness.lost acknowledged commits", "0")]
+
+
+def test_a_scenario_that_raises_anything_but_an_slo_check_is_a_broken_harness_not_a_failure(tmp_path):
+    """Exit 1 means an SLO was violated: a KeyError in a scenario's own code is the harness broken (10), an error in
+    JUnit, never a failure a change board would read as the cluster's."""
+    code, out, junit = run(tmp_path, "scenario_bug")
+    assert code == 10, out
+    assert counts(junit) == ("0", "1")
+    assert "ERROR (harness or infrastructure broken)" in out
+
+
+def test_a_test_outside_the_scenarios_keeps_pytest_s_meaning(tmp_path):
+    code, _, junit = run(tmp_path, "not_a_scenario")
+    assert code == 1
+    assert counts(junit) == ("1", "0")
