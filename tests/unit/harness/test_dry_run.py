@@ -216,3 +216,13 @@ def test_a_repeated_test_plans_each_fault_as_many_trials_as_repeat_asks(tmp_path
     assert result.returncode == 0, result.stdout + result.stderr
     assert "--repeat=3" in result.stdout
     assert "3 trials (--repeat), each after a baseline and, bounded, a quiet cluster" in result.stdout
+
+
+def test_a_usage_error_is_bad_input_exit_4_as_the_readme_says():
+    """argparse exits 2 on a usage error; the README's table gives bad input 4, and so does every command."""
+    for argv in (["plan"], ["plan", "--topology", "examples/stretched-2plus2.yaml", "--widest-site-subnet", "40"],
+                 ["no-such-command"]):
+        result = subprocess.run([sys.executable, "-m", "harness", *argv], capture_output=True, text=True, cwd=ROOT,
+                                timeout=60)
+        assert result.returncode == 4, (argv, result.stderr)
+        assert "error:" in result.stderr and "usage:" in result.stderr
