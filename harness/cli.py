@@ -7,8 +7,8 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 from pathlib import Path
+from typing import NoReturn
 
 from faults import registry
 from faults.base import FaultSpec
