@@ -51,13 +51,14 @@ def pytest_runtest_makereport(
 
 
 def _a_scenario_s_bug(item: pytest.Item, call: pytest.CallInfo[None]) -> bool:
-    """A scenario fails only through an SLO check (an AssertionError: `harness.analysis.slo` raises one, and so does a
-    scenario's `assert`; or `pytest.fail`); any other exception in a scenario's call is the harness's code broken,
-    not the cluster's failure. Tests that are not scenarios keep pytest's meaning."""
+    """A scenario fails only through an SLO check: an AssertionError (`harness.analysis.slo` raises one, and so does
+    a scenario's `assert`), an INCONCLUSIVE verdict under `--inconclusive fail`, or `pytest.fail`. Any other
+    exception in a scenario's call is the harness's code broken, not the cluster's failure. Tests that are not
+    scenarios keep pytest's meaning."""
     excinfo = call.excinfo
     return (call.when == "call" and excinfo is not None and item.get_closest_marker("scenario") is not None
-            and not excinfo.errisinstance((AssertionError, pytest.fail.Exception, pytest.skip.Exception,
-                                           pytest.xfail.Exception)))
+            and not excinfo.errisinstance((AssertionError, InconclusiveVerdict, pytest.fail.Exception,
+                                           pytest.skip.Exception, pytest.xfail.Exception)))
 
 
 def _record_key_figures(item: pytest.Item, report: pytest.TestReport) -> None:
