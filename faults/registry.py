@@ -6,8 +6,9 @@ this topology acts, unless the topology's `owners` names the platform outright. 
 imports this file, and an SDK a user does not need is never imported. Every class named in a
 descriptor has `from_spec(spec, params, target, topology)`; a unit test builds and plans each.
 
-The journal stores specs and the platform that served them, so `recover` rebuilds the very same
-fault after a crash, or names the plug-in that is missing.
+The journal stores each spec with the class that acted and the platform that declares it
+(`acting`), so `recover` rebuilds that very class after a crash (`rebuild`), or names what is
+missing; it never substitutes what the registry would pick today.
 """
 
 from __future__ import annotations
@@ -46,12 +47,14 @@ class Resolved:
         return self.served.platform.name if self.served else None
 
     def record(self) -> dict[str, str]:
-        """What the journal keeps of the choice: the platform, its backend and the distribution it came from."""
-        if self.served is None:
-            return {}
-        origin = self.served.origin
-        return {"platform": self.served.platform.name, "backend": self.served.backend.path,
-                **({"distribution": origin.name, "version": origin.version} if origin else {})}
+        """The platform, its backend and the distribution it came from (empty: nothing serves it here)."""
+        return _record(self.served) if self.served is not None else {}
+
+
+def _record(served: Served) -> dict[str, str]:
+    origin = served.origin
+    return {"platform": served.platform.name, "backend": served.backend.path,
+            **({"distribution": origin.name, "version": origin.version} if origin else {})}
 
 
 def serving(kind: FaultKind, target: Target, topology: Topology, catalogue: Catalogue) -> tuple[Served | None,
@@ -80,27 +83,90 @@ def resolve(spec: FaultSpec, topology: Topology, catalogue: Catalogue | None = N
     return Resolved(spec, kind, target, kind.parse_params(spec.params), served, tried)
 
 
-def check_record(spec: FaultSpec, topology: Topology, record: dict[str, str], catalogue: Catalogue | None = None) -> None:
-    """A reverter acts with the backend that injected (`Resolved.record()` in the journal), or names what is missing.
+def acting(fault: Fault, topology: Topology, catalogue: Catalogue | None = None) -> dict[str, str]:
+    """What the journal keeps of the object that acts: its class as `module:Class`, which a reverter rebuilds after a
+    crash, and the platform (and plug-in distribution) that declares that class for its kind, if one does.
 
-    A record without a platform (an entry of an older release) is resolved as it was then."""
+    A hand-built fault is journaled as itself, not as the backend the registry would pick. A class that no reverter
+    could import again (defined in `__main__` or inside a function, or without `from_spec`) is refused here, before
+    the journal and the fault: after a crash nothing could revert it."""
+    kind = type(fault)
+    path = f"{kind.__module__}:{kind.__qualname__}"
+    what = f"{fault.spec.kind} on {fault.spec.target}"
+    why = _not_rebuildable(path) or ("" if _found(path) is kind else "not importable by that name")
+    if not why and not callable(getattr(kind, "from_spec", None)):
+        why = "without from_spec(spec, params, target, topology)"
+    if why:
+        raise ConfigError(f"{what}: its class {path} is {why}, so no reverter could rebuild it after a crash; "
+                          "define it at the top level of an importable module, with from_spec")
+    declared = next((s for s in (catalogue or installed()).served(fault.spec.kind) if s.backend.path == path), None)
+    return _record(declared) if declared is not None else {"backend": path}
+
+
+def rebuild(spec: FaultSpec, topology: Topology, record: dict[str, str], catalogue: Catalogue | None = None) -> Fault:
+    """The fault a journal entry names, as the class that injected it (`acting`), for a reverter; fail closed.
+
+    Only an installed class that has the fault's methods is imported and built; anything else is refused, naming
+    the class and, for a plug-in's, the distribution to install. A record without a class (an entry of an older
+    release) is resolved as it was then."""
+    path = record.get("backend")
+    if not path:
+        return build(spec, topology, catalogue)
     catalogue = catalogue or installed()
     platform = record.get("platform")
-    if not platform:
-        return
-    what = f"{spec.kind} on {spec.target} was injected by platform {platform}"
-    origin = f"{record['distribution']} {record.get('version', '')}".strip() if record.get("distribution") else ""
-    if catalogue.platform(platform) is None:
-        if origin:
+    if platform and catalogue.platform(platform) is None:
+        what = f"{spec.kind} on {spec.target} was injected by platform {platform}"
+        if record.get("distribution"):
+            origin = f"{record['distribution']} {record.get('version', '')}".strip()
             raise ConfigError(f"{what} of {origin}, which this installation lacks: install it (pip install "
                               f"'{record['distribution']}=={record.get('version', '')}') or let plug-ins load "
                               f"({DISABLE} unset), then recover again")
         raise ConfigError(f"{what}, which this installation lacks")
-    now = resolve(spec, topology, catalogue).record()
-    if (now.get("platform"), now.get("backend")) != (platform, record.get("backend")):
-        acting = f"{now['platform']} ({now['backend']})" if now else "nothing"
-        raise ConfigError(f"{what} ({record.get('backend')}){' of ' + origin if origin else ''}; here it would be "
-                          f"{acting}: a fault is reverted by the backend that injected it, not another")
+    why = _not_rebuildable(path)
+    if why:
+        raise ConfigError(f"{spec.kind} on {spec.target}: the journal names {path} {why}; nothing rebuilds it")
+    try:
+        kind = _class_at(path)
+    except ImportError as exc:
+        raise ConfigError(f"{spec.kind} on {spec.target}: the journal names {path}, which cannot be imported here "
+                          f"({exc}); recover where it is installed, or install it") from None
+    if not isinstance(kind, type) or not all(callable(getattr(kind, m, None)) for m in _FAULT_METHODS):
+        raise ConfigError(f"{spec.kind} on {spec.target}: the journal names {path}, which is not a fault class "
+                          f"(it needs {', '.join(_FAULT_METHODS)}); nothing was acted on")
+    resolved = resolve(spec, topology, catalogue)
+    fault: Fault = kind.from_spec(spec, resolved.params, resolved.target, topology)  # type: ignore[attr-defined]
+    return fault
+
+
+_FAULT_METHODS = ("from_spec", "plan", "inject", "check", "revert")
+
+
+def _not_rebuildable(path: str) -> str:
+    module, _, qualname = path.partition(":")
+    if module == "__main__":
+        return "defined in __main__"
+    if "<locals>" in qualname:
+        return "defined inside a function"
+    return ""
+
+
+def _found(path: str) -> object:
+    try:
+        return _class_at(path)
+    except ImportError:
+        return None
+
+
+def _class_at(path: str) -> object:
+    """The object `module:Qual.Name` names; ImportError if the module or the name is missing."""
+    module_name, _, qualname = path.partition(":")
+    found: object = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            raise ImportError(f"{module_name} has no {qualname}") from None
+    return found
 
 
 def supports(spec: FaultSpec, topology: Topology) -> bool:

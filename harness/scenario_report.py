@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from faults.base import FaultSpec
 from harness.analysis.intervals import NIGHTS_METHOD, nights_interval
 from harness.analysis.slo import Finding, SloCheck, assert_verdicts
 from harness.experiment import Experiment
-from harness_kernel.errors import HarnessError
 from harness_kernel.history import EventKind
 from harness_kernel.history.series import MetricSeries
+from harness_kernel.history.timeline import Timeline
 from reports.allure.steps import (
     Evidence,
     ExperimentLabels,
@@ -46,17 +45,14 @@ def human_title(scenario: str, title: str, target: str) -> str:
     return f"{scenario} · {what} on {where}"
 
 
-def mechanism(experiment: Experiment, fault_kind: str, target: str) -> str:
-    """How the fault was made: its kind and the backend that made it, as the plan names it."""
-    injected = [e for e in experiment.timeline.events(EventKind.INJECT)
+def mechanism(timeline: Timeline, fault_kind: str, target: str) -> str:
+    """How the fault was made: its kind and what acted, as its INJECT event says (the history alone, never the
+    registry: the platform may be gone by the time a report is built)."""
+    injected = [e for e in timeline.events(EventKind.INJECT)
                 if e.attrs.get("fault") == fault_kind and e.attrs.get("target") == target]
-    if not injected:
-        return fault_kind
-    params = {k: v for k, v in injected[-1].attrs.items() if k not in ("fault", "target")}
-    try:
-        return f"{fault_kind} via {experiment.session.build(FaultSpec(fault_kind, target, params)).plan().backend}"
-    except HarnessError:
-        return fault_kind
+    acting = injected[-1].attrs.get("acting") if injected else None
+    via = acting.get("via") if isinstance(acting, dict) else None
+    return f"{fault_kind} via {via}" if via else fault_kind
 
 
 def tps_floor(experiment: Experiment) -> Threshold | None:
@@ -141,7 +137,7 @@ class ScenarioReport:
         if experiment.put_back:  # the report says when the run had to put replication back
             findings = [*findings, f"replication put back after the fault: {', '.join(experiment.put_back)}"]
         self.pending.append(scenario_record(scenario, human_title(scenario, title, target), fault_kind=fault_kind,
-                                            target=target, mechanism=mechanism(experiment, fault_kind, target),
+                                            target=target, mechanism=mechanism(experiment.timeline, fault_kind, target),
                                             table=table, numbers=numbers, modelled=modelled,
                                             findings=findings, ledger=books(experiment),
                                             replication=[r.describe() for r in experiment.replication],

@@ -16,7 +16,7 @@ from harness_kernel.history import EventKind
 from harness_kernel.history.timeline import Event, Timeline
 from reports.html import esc, page
 
-_IDENTITY = ("fault", "target")
+_IDENTITY = ("fault", "target", "acting")  # the rest of an INJECT event's attrs are the fault's params
 
 
 @dataclass(frozen=True)

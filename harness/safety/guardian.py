@@ -34,7 +34,7 @@ from types import FrameType
 
 from faults import sections
 from harness.safety.journal import EntryBusy, Journal, JournalEntry, open_lock_file
-from harness.safety.revert import Builder, build_fault, revert_entry, topology_of
+from harness.safety.revert import Builder, revert_entry, topology_of
 from harness_kernel.errors import MissingCredentialError
 from harness_kernel.paths import private_dir
 from harness_kernel.procs import ProcessIdentity
@@ -151,7 +151,7 @@ class _Masking(logging.Formatter):
 
 
 class Guardian:
-    def __init__(self, state: Path, *, build: Builder = build_fault, poll_s: float = POLL_S,
+    def __init__(self, state: Path, *, build: Builder | None = None, poll_s: float = POLL_S,
                  masking: _Masking | None = None) -> None:
         self.state = state
         self.journal = Journal(state / "journal")

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from faults.base import Fault, FaultSpec
 from harness.safety.journal import EntryBusy, Journal, JournalEntry
-from harness.safety.revert import Builder, Say, build_fault, revert_entry
+from harness.safety.revert import Builder, Say, revert_entry
 from harness_kernel.topology.models import Topology
 
 log = logging.getLogger(__name__)
@@ -72,14 +72,14 @@ def recover(journal: Journal, factory: Factory | None = None, *, force: bool = F
     """Revert each pending entry; revert is idempotent, so a second pass is harmless.
 
     `clear_timeout_s` overrides each entry's own revert timeout (the run's). `factory` builds
-    the faults (default: the fault registry).
+    the faults (default: the class each entry names, `registry.rebuild`).
     """
     report = RecoverReport()
     scan = journal.scan()
     report.unreadable.extend(scan.unreadable)
     for path, reason in scan.unreadable:
         log.error("unreadable journal entry %s: %s", path, reason)
-    build: Builder = factory.build if factory is not None else build_fault
+    build: Builder | None = factory.build if factory is not None else None
     for entry in scan.entries:
         if not force and entry.owner_alive():
             where = "" if entry.owner.local else f" (on host {entry.hostname}: run recover there)"

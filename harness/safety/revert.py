@@ -118,11 +118,6 @@ def revert_until_cleared(fault: Fault, *, timeout_s: float, poll_s: float = 0.2,
 
 # -- rebuilding a fault from its journal entry -----------------------------------------------------
 
-def build_fault(spec: FaultSpec, topology: Topology) -> Fault:
-    """The fault a spec names on a topology: the one place the lifecycle calls the fault registry."""
-    return registry.build(spec, topology)
-
-
 def snapshot(topology: Topology) -> dict[str, Any]:
     """What a revert needs to know of the topology, without the run: secret-free (references only)."""
     return topology.model_dump(mode="json")
@@ -166,13 +161,14 @@ Waiting = Callable[[str, float], None]  # (who holds the entry, seconds waited s
 ALREADY_REVERTED: Final = "already reverted by another reverter"
 
 
-def revert_entry(journal: Journal, entry: JournalEntry, *, role: str, build: Builder = build_fault,
+def revert_entry(journal: Journal, entry: JournalEntry, *, role: str, build: Builder | None = None,
                  fault: Fault | None = None, timeout_s: float | None = None, say: Say | None = None,
                  poll_s: float = 0.2, wait_s: float = 0.0, waiting: Waiting | None = None) -> str:
     """Revert the fault of a journal entry as `role` (run, guardian, recover), holding the entry's lock: the one
     revert routine of the harness.
 
-    The run passes the `fault` it injected; the guardian and `recover` rebuild it from the entry. The entry is
+    The run passes the `fault` it injected; the guardian and `recover` rebuild the class the entry names
+    (`registry.rebuild`; `build` stands in for that in tests). The entry is
     read again under the lock: one another reverter removed is done (never written back). Waits for a positive
     CLEARED as long as the run would have (the entry's revert timeout) unless `timeout_s` says otherwise, then
     disarms the dead man's switch and removes the entry. Raises EntryBusy if another reverter holds the entry
@@ -184,8 +180,8 @@ def revert_entry(journal: Journal, entry: JournalEntry, *, role: str, build: Bui
             return ALREADY_REVERTED
         if fault is None:
             topology = topology_of(current)
-            registry.check_record(current.spec, topology, current.backend)
-            fault = build(current.spec, topology)
+            fault = (build(current.spec, topology) if build is not None
+                     else registry.rebuild(current.spec, topology, current.backend))
             name_deadman(fault, current)
         before, _ = observe(fault)
         returned = current.notes.get("inject_returned") or entry.notes.get("inject_returned")  # the run knows first

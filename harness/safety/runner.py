@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faults.assumptions import Assumes, require
-from faults.base import DeadMansSwitch, Fault, FaultState, NamedDeadMansSwitch, Preflight
-from faults.registry import permit, resolve
+from faults.base import DeadMansSwitch, Fault, FaultPlan, FaultState, NamedDeadMansSwitch, Preflight
+from faults.registry import acting, permit
 from harness.safety.guards import Guard
 from harness.safety.identity import cluster_identity
 from harness.safety.journal import EntryBusy, Journal, JournalEntry
@@ -107,15 +107,18 @@ class FaultRunner:
         self.allow_destructive = allow_destructive
         self.on_revert_failed = on_revert_failed
 
-    def check_allowed(self, fault: Fault) -> None:
-        permit(fault.plan(), self.topology, allow_destructive=self.allow_destructive)
+    def check_allowed(self, fault: Fault) -> FaultPlan:
+        plan = fault.plan()
+        permit(plan, self.topology, allow_destructive=self.allow_destructive)
+        return plan
 
-    def new_entry(self, fault: Fault, duration_s: float | None) -> JournalEntry:
+    def new_entry(self, fault: Fault, duration_s: float | None, acts: dict[str, str]) -> JournalEntry:
+        """`acts`: what acts, as `registry.acting` names it (what a reverter rebuilds)."""
         seconds, basis = self.settings.deadline(duration_s)
         entry = JournalEntry(spec=fault.spec, topology_source=self.topology_source, topology_name=self.topology.name,
                              run_id=self.run_id, cluster=cluster_identity(self.topology),
                              topology=snapshot(self.topology), revert_timeout_s=self.settings.revert_timeout_s,
-                             deadline_basis=basis, backend=resolve(fault.spec, self.topology).record(),
+                             deadline_basis=basis, backend=acts,
                              release=__version__)
         entry.deadline_wall = entry.created_wall + seconds
         return entry
@@ -124,7 +127,8 @@ class FaultRunner:
     def inject(self, fault: Fault, *, duration_s: float | None = None,
                guards: Sequence[Guard] = ()) -> Iterator[ActiveFault]:
         """Inject `fault` for the block's duration, then revert whatever happens."""
-        self.check_allowed(fault)
+        plan = self.check_allowed(fault)
+        acts = acting(fault, self.topology)  # a fault no reverter could rebuild after a crash stops here
         if isinstance(fault, Preflight):
             fault.preflight()  # an unreachable or untrusted endpoint fails here, before the journal and the fault
         if isinstance(fault, Assumes):  # so does a cluster that is not as the backend assumes
@@ -132,8 +136,9 @@ class FaultRunner:
                 log.info("%s on %s: assumption %s holds: %s", fault.spec.kind, fault.spec.target, assumption.id,
                          answer.seen)
         spec = fault.spec
-        entry = self.new_entry(fault, duration_s)
+        entry = self.new_entry(fault, duration_s, acts)
         attrs = {"fault": spec.kind, "target": spec.target, **spec.params}
+        what_acts = {**acts, "via": plan.backend, "plan": plan.render().splitlines()[0]}
         signals = FaultSignals(entry.describe(), self.settings.revert_timeout_s, self.settings.say)
         stop_watch = threading.Event()
         active: ActiveFault | None = None
@@ -144,7 +149,7 @@ class FaultRunner:
             log.info("%s: journaled (entry %s); deadline in %.0f s (%s)", entry.describe(), entry.id,
                      (entry.deadline_wall or 0) - entry.created_wall, entry.deadline_basis)
             active = ActiveFault(fault=fault, entry=entry,
-                                 injected_at=self.timeline.record(EventKind.INJECT, "runner", **attrs).t)
+                                 injected_at=self.timeline.record(EventKind.INJECT, "runner", **attrs, acting=what_acts).t)
             if isinstance(fault, NamedDeadMansSwitch):
                 fault.deadman_marker = entry.deadman_marker
             if isinstance(fault, DeadMansSwitch):

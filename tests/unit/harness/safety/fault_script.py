@@ -10,47 +10,14 @@ import argparse
 import signal
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
-from faults.backends.process import ProcessFreeze
-from faults.base import FaultSpec, FaultState
+from faults.base import FaultSpec
 from harness.safety.run import HarnessRun
 from harness.safety.runner import RunnerSettings
 from harness_kernel.history.timeline import Timeline
 from harness_kernel.topology.loader import load_topology
-
-
-def say(line: str) -> None:
-    print(line, flush=True)
-
-
-@dataclass
-class ScriptedFreeze(ProcessFreeze):
-    inject_s: float = 0.0
-    revert_s: float = 0.0
-    clear_after_s: float = 0.0
-    _reverted_at: float | None = None
-
-    def inject(self) -> None:
-        say("injecting")
-        super().inject()
-        time.sleep(self.inject_s)
-
-    def revert(self) -> None:
-        say("revert-start")
-        time.sleep(self.revert_s)
-        super().revert()
-        if self._reverted_at is None:
-            self._reverted_at = time.monotonic()
-        say("revert-done")
-
-    def check(self) -> FaultState:
-        state = super().check()
-        if state is FaultState.CLEARED and self._reverted_at is not None \
-                and time.monotonic() - self._reverted_at < self.clear_after_s:
-            return FaultState.UNKNOWN  # a revert that takes a while to show (a node rejoining)
-        return state
+from tests.unit.harness.safety.scripted_freeze import ScriptedFreeze, say
 
 
 class SlowGuard:
@@ -97,7 +64,7 @@ def main() -> None:
         session.acquire()
     spec = FaultSpec("process-freeze", "process:victim")
     pidfile = Path(next(p.pidfile for p in topology.processes if p.name == "victim"))
-    fault = ScriptedFreeze(spec, pidfile, "/bin/sh", inject_s=args.inject_s, revert_s=args.revert_s,
+    fault = ScriptedFreeze(spec, pidfile, "/bin/sh", announce=True, inject_s=args.inject_s, revert_s=args.revert_s,
                            clear_after_s=args.clear_after_s)
     guards = {"none": [], "slow": [SlowGuard()], "trip": [TripsAtOnce()]}[args.guard]
     try:

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from faults import registry
 from harness.safety import revert as revert_module
 from harness.safety import runner as runner_module
 from harness.safety.journal import EntryBusy, Journal, JournalEntry
-from harness.safety.revert import build_fault, revert_entry
+from harness.safety.revert import revert_entry
 from harness.safety.runner import FaultRunner, RunnerSettings
 from harness_kernel.history.timeline import Timeline
 from harness_kernel.topology.models import Topology
@@ -83,7 +84,7 @@ def test_a_late_run_and_the_guardian_reverting_one_entry_leave_it_readable_and_t
     for _ in range(100):
         runner = FaultRunner(topology, str(topology_file), journal, Timeline(), "run", FAST, allow_destructive=True)
         unreadable: list[str] = []
-        with runner.inject(build_fault(FREEZE, topology)) as active:
+        with runner.inject(registry.build(FREEZE, topology)) as active:
             guardian = threading.Thread(target=guardian_reverts, args=(journal, active.entry))
             guardian.start()
             unreadable += [str(path) for path, _ in journal.scan().unreadable]
@@ -102,7 +103,7 @@ def test_a_run_stopped_right_after_the_guardian_removed_its_entry_does_not_write
     class Killed(BaseException):
         """The run's process stopped for good here (kill -9): nothing after this line runs."""
 
-    with contextlib.suppress(Killed), runner.inject(build_fault(FREEZE, topology)) as active:
+    with contextlib.suppress(Killed), runner.inject(registry.build(FREEZE, topology)) as active:
         revert_entry(journal, active.entry, role="guardian", poll_s=0.005)  # the run was late: the guardian reverted
         assert journal.pending() == []
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,23 @@ from harness_kernel.topology.models import Topology
 from tests.support.victim import Victim, write_topology
 
 FREEZE = FaultSpec(kind="process-freeze", target="process:victim")
+
+
+@dataclass
+class Spy(ProcessFreeze):
+    """Says when it injects, in the list the test reads."""
+
+    calls: list[str] = field(default_factory=list)
+
+    def inject(self) -> None:
+        self.calls.append("inject")
+        super().inject()
+
+
+class HalfInjected(ProcessFreeze):
+    def inject(self) -> None:
+        super().inject()
+        raise RuntimeError("control plane dropped the connection")
 
 
 def make_session(topology: Topology, source: Path | str, state: Path) -> HarnessRun:
@@ -58,25 +76,15 @@ def test_journal_entry_is_durable_before_the_fault_touches_the_target(topology, 
         calls.append("rename")
         real_replace(src, dst)
 
-    class Spy(ProcessFreeze):
-        def inject(self) -> None:
-            calls.append("inject")
-            super().inject()
-
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "replace", replace)
     session = make_session(topology, topology_file, state)
-    with session.inject(Timeline(), Spy(FREEZE, victim.pidfile, "/bin/sh")):
+    with session.inject(Timeline(), Spy(FREEZE, victim.pidfile, "/bin/sh", calls)):
         pass
     assert calls[:4] == ["fsync-file", "rename", "fsync-dir", "inject"]
 
 
 def test_a_fault_that_raises_mid_inject_is_still_reverted(topology, topology_file, state, victim):
-    class HalfInjected(ProcessFreeze):
-        def inject(self) -> None:
-            super().inject()
-            raise RuntimeError("control plane dropped the connection")
-
     session = make_session(topology, topology_file, state)
     fault = HalfInjected(FREEZE, victim.pidfile, "/bin/sh")
     with pytest.raises(RuntimeError, match="dropped"), session.inject(Timeline(), fault):
