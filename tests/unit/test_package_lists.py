@@ -35,3 +35,13 @@ def test_the_wheel_ships_every_top_level_package() -> None:
     include = PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]
     missing = {p for p in top_level_packages() if not any(fnmatch.fnmatch(p, pattern) for pattern in include)}
     assert missing == set()
+
+
+def test_every_fence_is_an_allow_list_of_importers_not_a_deny_list_of_sources() -> None:
+    """A deny-list names the modules that may not import a target system; a module added later is on no list and
+    may. An allow-list (`protected`) names the few that may, so a new module is outside the fence by default."""
+    contracts = PYPROJECT["tool"]["importlinter"]["contracts"]
+    assert [c["name"] for c in contracts if c["type"] == "forbidden"] == []
+    fenced = {m for c in contracts if c["type"] == "protected" for m in c["protected_modules"]}
+    assert {"harness_lab", "harness_nutanix", "faults.backends.vsphere", "faults.backends.vsan", "faults.backends.sqlserver",
+            "faults.backends.wsfc", "faults.backends.redfish", "faults.transports.vplex", "faults.backends.router"} <= fenced
