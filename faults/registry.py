@@ -20,6 +20,7 @@ from typing import Any
 from faults import allowlist
 from faults.base import Fault, FaultPlan, FaultSpec
 from faults.catalogue import Catalogue, Served, installed
+from faults.contract import BackendClass
 from faults.kinds import FaultKind, Params
 from faults.plugins import DISABLE
 from harness_kernel.errors import ConfigError, TargetNotAllowedError
@@ -126,15 +127,18 @@ def rebuild(spec: FaultSpec, topology: Topology, record: dict[str, str], catalog
     if why:
         raise ConfigError(f"{spec.kind} on {spec.target}: the journal names {path} {why}; nothing rebuilds it")
     try:
-        kind = _class_at(path)
+        kind = named(path)
     except ImportError as exc:
         raise ConfigError(f"{spec.kind} on {spec.target}: the journal names {path}, which cannot be imported here "
                           f"({exc}); recover where it is installed, or install it") from None
     if not isinstance(kind, type) or not all(callable(getattr(kind, m, None)) for m in _FAULT_METHODS):
         raise ConfigError(f"{spec.kind} on {spec.target}: the journal names {path}, which is not a fault class "
                           f"(it needs {', '.join(_FAULT_METHODS)}); nothing was acted on")
+    backend: BackendClass = named(path)  # the same object, checked above
     resolved = resolve(spec, topology, catalogue)
-    fault: Fault = kind.from_spec(spec, resolved.params, resolved.target, topology)  # type: ignore[attr-defined]
+    fault = backend.from_spec(spec, resolved.params, resolved.target, topology)
+    if not isinstance(fault, Fault):
+        raise ConfigError(f"{spec.kind} on {spec.target}: {path}.from_spec built no fault; nothing was acted on")
     return fault
 
 
@@ -152,15 +156,15 @@ def _not_rebuildable(path: str) -> str:
 
 def _found(path: str) -> object:
     try:
-        return _class_at(path)
+        return named(path)
     except ImportError:
         return None
 
 
-def _class_at(path: str) -> object:
-    """The object `module:Qual.Name` names; ImportError if the module or the name is missing."""
+def named(path: str) -> Any:
+    """What `module:Qual.Name` names (a class, a function); ImportError if the module or the name is missing."""
     module_name, _, qualname = path.partition(":")
-    found: object = importlib.import_module(module_name)
+    found: Any = importlib.import_module(module_name)
     for part in qualname.split("."):
         try:
             found = getattr(found, part)
@@ -180,9 +184,8 @@ def build(spec: FaultSpec, topology: Topology, catalogue: Catalogue | None = Non
     if resolved.served is None:
         raise NoBackendError(f"{spec.kind} on {spec.target}: nothing in this installation serves it on this "
                              f"target ({_why_not(resolved, topology)})")
-    backend: Any = _load(resolved.served)
-    fault: Fault = backend.from_spec(spec, resolved.params, resolved.target, topology)
-    return fault
+    backend: BackendClass = _load(resolved.served)
+    return backend.from_spec(spec, resolved.params, resolved.target, topology)
 
 
 def _why_not(resolved: Resolved, topology: Topology) -> str:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from faults.base import FaultSpec, Operation, OperationProgress
+from faults.contract import ClusterPart, Observer
+from faults.metro import MetroWatch, ObservesMetro
 from harness.analysis.align import align
 from harness.analysis.impact import Impact, impact
 from harness.analysis.phases import FailoverPhases, failover_phases
@@ -30,15 +32,12 @@ from harness.analysis.slo import SloCheck
 from harness.analysis.steady import SteadyBand
 from harness.clusters import (
     Cluster,
-    ClusterPart,
     CountsCopies,
     FailoverForecast,
     Forecasting,
-    Observer,
     ReadsReplication,
     ReplicationState,
 )
-from harness.clusters.metro import MetroWatch, ObservesMetro
 from harness.progress import Progress
 from harness.safety.guards import Guard, ThroughputFloor
 from harness.safety.run import HarnessRun

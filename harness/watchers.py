@@ -17,10 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from faults.contract import Observer
 from harness.analysis.redundancy import CopiesPoint
 from harness.analysis.replication import ReplicationReading
 from harness.analysis.resync import progress
-from harness.clusters import Cluster, CountsCopies, Observer, ReadsReplication, ReplicationState
+from harness.clusters import Cluster, CountsCopies, ReadsReplication, ReplicationState
 from harness_kernel.errors import HarnessError
 from harness_kernel.history import EventKind
 from harness_kernel.history.series import MetricSeries

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from faults.assumptions import Assumption
+from faults.contract import Assumption
 
 PRISM_STALE_ETAG = Assumption(
     "A-prism-stale-etag",

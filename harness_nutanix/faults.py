@@ -28,12 +28,25 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.base import Check, FaultPlan, FaultSpec, FaultState, Uncertain, UnknownState, run_checks
-from faults.kinds import MaintenanceParams, MigrationParams, Params
-from faults.sections import section
-from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
-from harness_kernel.topology.models import DatabaseNode, Topology
-from harness_kernel.topology.targets import Target
+from faults.contract import (
+    Check,
+    ConfigError,
+    ControlPlaneError,
+    DatabaseNode,
+    FaultPlan,
+    FaultSpec,
+    FaultState,
+    HarnessError,
+    MaintenanceParams,
+    MigrationParams,
+    Params,
+    Target,
+    Topology,
+    Uncertain,
+    UnknownState,
+    run_checks,
+    section,
+)
 from harness_nutanix.api import Paths, request_id
 from harness_nutanix.inventory import Inventory, Vm, host_name, node_of, vm_name
 from harness_nutanix.prism import PrismClient

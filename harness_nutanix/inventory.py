@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness_kernel.errors import ConfigError
-from harness_kernel.topology.models import DatabaseNode, Topology
+from faults.contract import ConfigError, DatabaseNode, Topology
 from harness_nutanix.prism import PrismClient
 from harness_nutanix.section import FIELD, NutanixSection
 

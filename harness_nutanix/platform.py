@@ -8,19 +8,23 @@ Nutanix's own X-Ray powers nodes off out of band.
 
 from __future__ import annotations
 
-from faults.kinds import FaultKind, NoParams
-from faults.platform import Backend, Condition, Platform
-from harness_kernel.topology.models import Topology
-from harness_kernel.topology.targets import Target, TargetKind
+from typing import TYPE_CHECKING
+
+from faults.contract import Backend, FaultKind, NoParams, Platform, TargetKind, on_section
 from harness_nutanix.assumptions import ASSUMPTIONS
 from harness_nutanix.section import NAME, NutanixSection
 
+if TYPE_CHECKING:  # mypy checks each class against the backend contract; at run time nothing is imported
+    from faults.contract import BackendClass, ClusterPartClass, ObserverClass, Probe
+    from harness_nutanix.faults import HostMaintenance, VmGuestShutdown, VmMigrate, VmPowerOff
+    from harness_nutanix.view import NutanixView, Resilience, probe, probe_elements
 
-def _on_nutanix(target: Target, topology: Topology) -> bool:
-    return topology.kind == NAME and NAME in topology.management.platforms
+    _backends: tuple[BackendClass, ...] = (VmPowerOff, VmGuestShutdown, VmMigrate, HostMaintenance)
+    _view: tuple[ClusterPartClass, ObserverClass, Probe, Probe] = (NutanixView, Resilience, probe, probe_elements)
 
 
-ON_NUTANIX = Condition("the topology's kind is nutanix (with management.platforms.nutanix)", _on_nutanix)
+ON_NUTANIX = on_section("the topology's kind is nutanix (with management.platforms.nutanix)", NAME, NutanixSection,
+                        lambda target, topology, prism: topology.kind == NAME)
 _FAULTS = "harness_nutanix.faults"
 
 KINDS = (

@@ -35,10 +35,18 @@ from typing import Any
 
 from tenacity import Retrying
 
-from faults.transports import wire
-from faults.transports.rest import NotFoundError, Transient, refused, retrying, tls_context, unreachable
-from harness_kernel.errors import ControlPlaneError, HarnessError
-from harness_kernel.topology.credentials import resolve_secret
+from faults.contract import (
+    ControlPlaneError,
+    HarnessError,
+    NotFoundError,
+    Transient,
+    refused,
+    resolve_secret,
+    retrying,
+    tls_context,
+    unreachable,
+    wire,
+)
 from harness_nutanix.api import V2_FAULT_TOLERANCE, Paths
 from harness_nutanix.section import FIELD, NutanixSection
 from harness_nutanix.versions import INFO, NAMESPACES, at_version, namespace_of, negotiated

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness_kernel.errors import ControlPlaneError
+from faults.contract import ControlPlaneError
 
 DOMAINS = ("NODE", "DISK")
 

@@ -16,10 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Self
 
-from faults.base import Uncertain
-from faults.sections import section
-from harness_kernel.errors import ConfigError, HarnessError
-from harness_kernel.topology.models import Topology
+from faults.contract import ConfigError, HarnessError, Topology, Uncertain, section
 from harness_nutanix.inventory import Inventory, host_name, vm_name
 from harness_nutanix.prism import PrismClient
 from harness_nutanix.resiliency import Resiliency, parse_v2, with_v4

@@ -9,14 +9,15 @@ topology is a string map, imported on use, like the fault registry.
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from faults.catalogue import installed
+from faults.contract import ClusterPart, ClusterPartClass, Observer, ObserverClass, Probe
 from faults.platform import Platform
+from faults.registry import named
 from harness_kernel.errors import ConfigError
 from harness_kernel.history.server import ServerEvent
 from harness_kernel.topology.models import Topology
@@ -224,25 +225,8 @@ def load_part(path: str, topology: Topology) -> Cluster:
 
 
 def _named(path: str) -> Any:
-    module_name, _, attribute = path.partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
-
-
-class ClusterPart(Protocol):
-    """What a platform from a plug-in adds to the cluster view: read-only, like the view itself."""
-
-    def preflight(self) -> None:
-        """Raise HarnessError naming the reason if an experiment must not start now."""
-
-    def describe(self) -> Mapping[str, str]:
-        """Versions and settings for the report's environment section."""
-
-
-class Observer(Protocol):
-    """A read-only sampler a platform brings (a metro array's replica sync, say): each call bounded by itself."""
-
-    def sample(self) -> Mapping[str, float]:
-        """The figures now, by name (the unit in the name: `replica lag s`)."""
+    """What a platform's `"module:attr"` names (its contract is the protocol the caller annotates)."""
+    return named(path)
 
 
 def _present(topology: Topology) -> list[Platform]:
@@ -252,18 +236,32 @@ def _present(topology: Topology) -> list[Platform]:
 
 def cluster_parts(topology: Topology) -> dict[str, ClusterPart]:
     """Each present platform's cluster part, built without contacting anything."""
-    return {p.name: _named(p.cluster_part).from_topology(topology) for p in _present(topology) if p.cluster_part}
+    parts: dict[str, ClusterPart] = {}
+    for p in _present(topology):
+        if p.cluster_part:
+            part: ClusterPartClass = _named(p.cluster_part)
+            parts[p.name] = part.from_topology(topology)
+    return parts
 
 
 def observers(topology: Topology) -> dict[str, Observer]:
     """Each present platform's observers, by "platform: module:Class", built without contacting anything."""
-    return {f"{p.name}: {path}": _named(path).from_topology(topology) for p in _present(topology) for path in p.observers}
+    found: dict[str, Observer] = {}
+    for p in _present(topology):
+        for path in p.observers:
+            observer: ObserverClass = _named(path)
+            found[f"{p.name}: {path}"] = observer.from_topology(topology)
+    return found
 
 
 def probes(topology: Topology) -> dict[str, Callable[[], str]]:
     """Each present platform's read-only probes, by "platform probe module:function", ready to run."""
-    return {f"{p.name} probe {path}": functools.partial(_named(path), topology)
-            for p in _present(topology) for path in p.probes}
+    found: dict[str, Callable[[], str]] = {}
+    for p in _present(topology):
+        for path in p.probes:
+            probe: Probe = _named(path)
+            found[f"{p.name} probe {path}"] = functools.partial(probe, topology)
+    return found
 
 
 def probe(topology: Topology) -> dict[str, str]:

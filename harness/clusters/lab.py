@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from faults.metro import Arbiter, MetroGroup, PeerLink, ReplicaSync, Serving, SiteView
 from harness.clusters import CopiesSample, ModelledLimit, ReplicationMode, ReplicationState, ResyncSample
-from harness.clusters.metro import Arbiter, MetroGroup, PeerLink, ReplicaSync, Serving, SiteView
 from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
 from harness_kernel.history import EventKind
 from harness_kernel.history.server import ServerEvent

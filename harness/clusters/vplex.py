@@ -25,12 +25,12 @@ from faults.assumptions import (
     ProbeResult,
 )
 from faults.base import Uncertain
+from faults.metro import MetroGroup, ReplicaSync, Serving
 from faults.sections import section
 from faults.transports.rest import NotFoundError
 from faults.transports.vplex import VplexClient
 from faults.transports.vplex_replies import ConsistencyGroup, leaf
 from faults.transports.vplex_section import FIELD, NAME, VplexSection
-from harness.clusters.metro import MetroGroup, ReplicaSync, Serving
 from harness.clusters.vplex_states import LINK, SERVES, VplexReading, vplex_group, word
 from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
 from harness_kernel.topology.models import Topology

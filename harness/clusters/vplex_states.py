@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from faults.metro import Arbiter, MetroGroup, PeerLink, Rebuild, ReplicaSync, Serving, SiteView
 from faults.transports.vplex_replies import (
     CgStatus,
     Cluster,
@@ -34,7 +35,6 @@ from faults.transports.vplex_replies import (
     WanComHealth,
     leaf,
 )
-from harness.clusters.metro import Arbiter, MetroGroup, PeerLink, Rebuild, ReplicaSync, Serving, SiteView
 
 LINK = {"full": PeerLink.UP, "partial": PeerLink.PARTIAL, "none": PeerLink.DOWN, "not-applicable": PeerLink.UNKNOWN}
 SERVES = {"ok": Serving.SERVING, "degraded": Serving.SERVING, "suspended": Serving.SUSPENDED,

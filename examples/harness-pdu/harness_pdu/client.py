@@ -17,8 +17,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-from harness_kernel.errors import ControlPlaneError, CredentialRejectedError
-from harness_kernel.topology.credentials import resolve_secret
+from faults.contract import ControlPlaneError, CredentialRejectedError, resolve_secret
 from harness_pdu.section import PduSection
 
 FIELD = "management.platforms.pdu"

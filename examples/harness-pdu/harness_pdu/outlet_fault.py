@@ -9,12 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
-from faults.kinds import Params
-from faults.sections import section
-from harness_kernel.errors import ConfigError, ControlPlaneError, RevertFailedError
-from harness_kernel.topology.models import Topology
-from harness_kernel.topology.targets import Target
+from faults.contract import (
+    ConfigError,
+    ControlPlaneError,
+    FaultPlan,
+    FaultSpec,
+    FaultState,
+    Params,
+    RevertFailedError,
+    Target,
+    Topology,
+    UnknownState,
+    section,
+)
 from harness_pdu.client import FIELD, RackPdu
 from harness_pdu.section import NAME, PduSection
 

@@ -6,18 +6,21 @@ when a topology uses them.
 
 from __future__ import annotations
 
-from faults.platform import Backend, Condition, Platform
-from harness_kernel.topology.models import Topology
-from harness_kernel.topology.targets import Target, TargetKind
+from typing import TYPE_CHECKING
+
+from faults.contract import Backend, Platform, TargetKind, on_section
 from harness_pdu.section import NAME, PduSection
 
+if TYPE_CHECKING:  # mypy checks each class against the backend contract; at run time nothing is imported
+    from faults.contract import BackendClass, ClusterPartClass, ObserverClass, Probe
+    from harness_pdu.outlet_fault import OutletPowerOff
+    from harness_pdu.view import OutletPower, PduView, probe
 
-def _fed_by_an_outlet(target: Target, topology: Topology) -> bool:
-    outlets = (topology.management.platforms.get(NAME) or {}).get("outlets")
-    return target.kind is TargetKind.HOST and isinstance(outlets, dict) and target.name in outlets
+    _backends: tuple[BackendClass, ...] = (OutletPowerOff,)
+    _view: tuple[ClusterPartClass, ObserverClass, Probe] = (PduView, OutletPower, probe)
 
-
-FED_BY_AN_OUTLET = Condition("the host is fed by an outlet of management.platforms.pdu", _fed_by_an_outlet)
+FED_BY_AN_OUTLET = on_section("the host is fed by an outlet of management.platforms.pdu", NAME, PduSection,
+                              lambda target, topology, pdu: target.kind is TargetKind.HOST and target.name in pdu.outlets)
 
 PLATFORM = Platform(
     NAME,

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from harness_kernel.topology.credentials import CredentialRef
+from faults.contract import CredentialRef
 
 NAME = "pdu"
 

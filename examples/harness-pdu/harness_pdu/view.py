@@ -6,9 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Self
 
-from faults.sections import section
-from harness_kernel.errors import HarnessError
-from harness_kernel.topology.models import Topology
+from faults.contract import HarnessError, Topology, section
 from harness_pdu.client import RackPdu
 from harness_pdu.section import NAME, PduSection
 

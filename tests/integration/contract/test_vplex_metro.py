@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from faults.metro import Arbiter, PeerLink, ReplicaSync, Serving
 from faults.transports import wire
 from harness import doctor
 from harness.clusters import cluster_parts, observers
-from harness.clusters.metro import Arbiter, PeerLink, ReplicaSync, Serving
 from harness.clusters.vplex import VplexMetro
 from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError, HarnessError
 from harness_kernel.topology.loader import parse_topology

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.clusters.metro import (
+from faults.metro import (
     Arbiter,
     MetroGroup,
     MetroWatch,

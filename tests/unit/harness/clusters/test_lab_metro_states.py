@@ -4,8 +4,8 @@ site failure and a link cut."""
 
 from __future__ import annotations
 
+from faults.metro import Arbiter, MetroGroup, PeerLink, ReplicaSync, Serving
 from harness.clusters.lab import HaNode, lab_group
-from harness.clusters.metro import Arbiter, MetroGroup, PeerLink, ReplicaSync, Serving
 
 SITES = {"node-a": "site-a", "node-b": "site-b"}
 

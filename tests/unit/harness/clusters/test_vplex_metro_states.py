@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from faults.metro import Arbiter, PeerLink, Rebuild, ReplicaSync, Serving
 from faults.transports.vplex_replies import Cluster, ClusterWitness, ConsistencyGroup, DistributedDevice, WanComHealth
-from harness.clusters.metro import Arbiter, PeerLink, Rebuild, ReplicaSync, Serving
 from harness.clusters.vplex_states import VplexReading, vplex_group
 
 SITES = {"cluster-1": "site-a", "cluster-2": "site-b"}
