@@ -31,23 +31,24 @@ def _covered(effect: str, allowed: set[str], topology: Topology) -> bool:
     if target.kind in (TargetKind.DISK, TargetKind.DISK_GROUP):
         return _host_covered(target.parts[0], allowed, topology)
     if target.kind is TargetKind.NODE:
-        return f"database:{target.parts[0]}" in allowed
+        return str(Target.of(TargetKind.DATABASE, target.parts[0])) in allowed
     if target.kind is TargetKind.LINK:
         return _link_covered(target.parts, allowed, topology)
     return False
 
 
 def _host_covered(host: str, allowed: set[str], topology: Topology) -> bool:
-    if f"host:{host}" in allowed:
+    if str(Target.of(TargetKind.HOST, host)) in allowed:
         return True
-    return any(f"site:{site.name}" in allowed for site in topology.sites if any(h.name == host for h in site.hosts))
+    return any(str(Target.of(TargetKind.SITE, site.name)) in allowed for site in topology.sites
+               if any(h.name == host for h in site.hosts))
 
 
 def _link_covered(ends: tuple[str, ...], allowed: set[str], topology: Topology) -> bool:
-    if f"link:{ends[1]}~{ends[0]}" in allowed:
+    if str(Target.of(TargetKind.LINK, ends[1], ends[0])) in allowed:
         return True
     witness = topology.witness
-    if witness is None or f"witness:{witness.name}" not in allowed:
+    if witness is None or str(Target.of(TargetKind.WITNESS, witness.name)) not in allowed:
         return False
     data_sites = {site.name for site in topology.sites}
     witness_site = witness.site or witness.name

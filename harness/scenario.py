@@ -19,6 +19,7 @@ from faults.base import FaultSpec
 from harness.clusters import Cluster, StoragePlacement
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.topology.models import Topology
+from harness_kernel.topology.targets import Target, TargetKind
 
 
 class Role(enum.Enum):
@@ -77,17 +78,17 @@ class ScenarioFault:
     def _target(self, cluster: Cluster, topology: Topology) -> str:
         db = topology.databases[0]
         if self.role is Role.PRIMARY_HOST:
-            target = f"host:{cluster.host_of(cluster.primary_node())}"
+            target = str(Target.of(TargetKind.HOST, cluster.host_of(cluster.primary_node())))
         elif self.role is Role.STANDBY_HOST:
-            target = f"host:{cluster.host_of(cluster.standby_node())}"
+            target = str(Target.of(TargetKind.HOST, cluster.host_of(cluster.standby_node())))
         elif self.role is Role.PRIMARY_SITE:
-            target = f"site:{cluster.site_of(cluster.primary_node())}"
+            target = str(Target.of(TargetKind.SITE, cluster.site_of(cluster.primary_node())))
         elif self.role is Role.STANDBY_NODE:
-            target = f"node:{db.name}/{cluster.standby_node()}"
+            target = str(Target.of(TargetKind.NODE, db.name, cluster.standby_node()))
         elif self.role is Role.PRIMARY_NODE:
-            target = f"node:{db.name}/{cluster.primary_node()}"
+            target = str(Target.of(TargetKind.NODE, db.name, cluster.primary_node()))
         elif self.role is Role.DATABASE:
-            target = f"database:{db.name}"
+            target = str(Target.of(TargetKind.DATABASE, db.name))
         elif self.role in (Role.STANDBY_DISK, Role.STANDBY_DISK_GROUP):
             target = self._standby_device(cluster)
         elif self.role is Role.WITNESS:
@@ -111,8 +112,8 @@ class ScenarioFault:
             raise HarnessError(f"{self.label}: no capacity device holds a component of {node}'s data")
         device = min(capacity, key=lambda d: (d.host != host, d.host, d.group, d.device))
         if self.role is Role.STANDBY_DISK:
-            return f"disk:{device.host}/{device.device}"
-        return f"diskgroup:{device.host}/{device.group}"
+            return str(Target.of(TargetKind.DISK, device.host, device.device))
+        return str(Target.of(TargetKind.DISK_GROUP, device.host, device.group))
 
 
 @dataclass(frozen=True)
@@ -143,18 +144,21 @@ def _candidates(role: Role, topology: Topology) -> list[str]:
     db = topology.databases[0]
     hosts = [n.host for n in db.nodes if n.host]
     if role in (Role.PRIMARY_HOST, Role.STANDBY_HOST):
-        return [f"host:{h}" for h in hosts]
+        return [str(Target.of(TargetKind.HOST, h)) for h in hosts]
     if role is Role.PRIMARY_SITE:
-        return sorted({f"site:{topology.site_of(h).name}" for h in hosts})
+        return sorted({str(Target.of(TargetKind.SITE, topology.site_of(h).name)) for h in hosts})
     if role in (Role.STANDBY_NODE, Role.PRIMARY_NODE):
-        return [f"node:{db.name}/{n.name}" for n in db.nodes]
+        return [str(Target.of(TargetKind.NODE, db.name, n.name)) for n in db.nodes]
     if role is Role.DATABASE:
-        return [f"database:{db.name}"]
+        return [str(Target.of(TargetKind.DATABASE, db.name))]
     if role is Role.STANDBY_DISK:
-        return [f"disk:{h}/{device}" for h in hosts for group in topology.host(h).disk_groups for device in group.capacity]
+        return [str(Target.of(TargetKind.DISK, h, device)) for h in hosts for group in topology.host(h).disk_groups
+                for device in group.capacity]
     if role is Role.STANDBY_DISK_GROUP:
-        return [f"diskgroup:{h}/{index}" for h in hosts for index in range(len(topology.host(h).disk_groups))]
+        return [str(Target.of(TargetKind.DISK_GROUP, h, index)) for h in hosts
+                for index in range(len(topology.host(h).disk_groups))]
     if role is Role.WITNESS:
-        return [f"witness:{topology.witness.name}"] if topology.witness is not None else []
+        return [str(Target.of(TargetKind.WITNESS, topology.witness.name))] if topology.witness is not None else []
     sites = {topology.site_of(h).name for h in hosts}
-    return [f"link:{link.name}" for router in topology.routers for link in router.links if set(link.between) == sites]
+    return [str(Target.of(TargetKind.LINK, *link.between)) for router in topology.routers for link in router.links
+            if set(link.between) == sites]

@@ -23,6 +23,7 @@ from harness.experiment import Experiment
 from harness_kernel.history import EventKind
 from harness_kernel.history.series import MetricSeries
 from harness_kernel.history.timeline import Timeline
+from harness_kernel.topology.targets import shown
 from reports.allure.steps import (
     Evidence,
     ExperimentLabels,
@@ -41,8 +42,7 @@ from reports.tables import Table, to_html, to_markdown
 def human_title(scenario: str, title: str, target: str) -> str:
     """"S2 disk group" on "diskgroup:esx-b1/0" -> "S2 · disk group on esx-b1/0"."""
     what = title.removeprefix(scenario).strip()
-    where = target.partition(":")[2] or target
-    return f"{scenario} · {what} on {where}"
+    return f"{scenario} · {what} on {shown(target)}"
 
 
 def mechanism(timeline: Timeline, fault_kind: str, target: str) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
+from harness_kernel.topology.targets import shown
 from reports.tables import Better, Table, format_cell, to_html_fragment
 
 ATTACHMENT_NAME = "scenario record"
@@ -82,8 +83,7 @@ class ScenarioRecord:
     def case(self) -> str:
         """The title without its target ("S4 · unplanned: ... on host-b" -> "S4 · unplanned: ..."): the same case
         every night, whichever node the fault found there (a verdict's key in the nightly history)."""
-        where = self.target.partition(":")[2] or self.target
-        return self.title.removesuffix(f" on {where}")
+        return self.title.removesuffix(f" on {shown(self.target)}")
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1)

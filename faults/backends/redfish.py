@@ -23,7 +23,7 @@ from faults.transports.redfish import RedfishClient, endpoint_named
 from faults.transports.vcenter import session_for
 from harness_kernel.errors import ConfigError, ControlPlaneError, RevertFailedError
 from harness_kernel.topology.models import Host, Topology
-from harness_kernel.topology.targets import Target
+from harness_kernel.topology.targets import Target, TargetKind
 
 BACKEND = "redfish"
 FORCE_OFF = "ForceOff"
@@ -112,7 +112,7 @@ class _PowerOff:
             revert_steps=tuple(f"{b.host}: ComputerSystem.Reset ResetType={ON} via {b.describe()}, then wait "
                                f"PowerState On (up to {self.power_on_timeout_s:g} s)" for b in self.bmcs),
             credentials=tuple(dict.fromkeys(b.credential for b in self.bmcs)),
-            effects=frozenset(f"host:{b.host}" for b in self.bmcs),
+            effects=frozenset(str(Target.of(TargetKind.HOST, b.host)) for b in self.bmcs),
         )
 
     def checks(self) -> list[Check]:

@@ -449,4 +449,4 @@ def build_latency(spec: FaultSpec, topology: Topology, shell: Shell | None = Non
 
 
 def _links_cut(links: list[RoutedLink]) -> frozenset[str]:
-    return frozenset(f"link:{link.link.name}" for link in links)
+    return frozenset(str(Target.of(TargetKind.LINK, *link.link.between)) for link in links)

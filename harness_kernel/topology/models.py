@@ -29,6 +29,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, Va
 
 from harness_kernel.text import one_line
 from harness_kernel.topology.credentials import CredentialRef, SecretRef
+from harness_kernel.topology.targets import Target, TargetKind
 
 DOCUMENT: Final = MappingProxyType({"document": True})
 """Validation context for input read from a document (a file): `kind: lab` and `lab:` are refused."""
@@ -267,7 +268,7 @@ class Link(_Model):
 
     @property
     def name(self) -> str:
-        return "~".join(self.between)
+        return Target.of(TargetKind.LINK, *self.between).path
 
 
 class Router(_Model):
@@ -690,23 +691,20 @@ class Topology(_Model):
 
     def targets(self) -> set[str]:
         """Every fault target this topology names (the allow-list vocabulary)."""
-        names = {f"site:{s.name}" for s in self.sites}
+        found = [Target.of(TargetKind.SITE, s.name) for s in self.sites]
         for host in self.hosts():
-            names.add(f"host:{host.name}")
+            found.append(Target.of(TargetKind.HOST, host.name))
             for gi, group in enumerate(host.disk_groups):
-                names.add(f"diskgroup:{host.name}/{gi}")
-                names.update(f"disk:{host.name}/{d}" for d in group.capacity)
-                if group.cache:
-                    names.add(f"disk:{host.name}/{group.cache}")
-        for router in self.routers:
-            names.update(f"link:{link.name}" for link in router.links)
+                found.append(Target.of(TargetKind.DISK_GROUP, host.name, gi))
+                found += [Target.of(TargetKind.DISK, host.name, d) for d in [*group.capacity, *filter(None, [group.cache])]]
+        found += [Target.of(TargetKind.LINK, *link.between) for router in self.routers for link in router.links]
         if self.witness:
-            names.add(f"witness:{self.witness.name}")
-        names.update(f"process:{p.name}" for p in self.processes)
+            found.append(Target.of(TargetKind.WITNESS, self.witness.name))
+        found += [Target.of(TargetKind.PROCESS, p.name) for p in self.processes]
         for db in self.databases:
-            names.add(f"database:{db.name}")
-            names.update(f"node:{db.name}/{n.name}" for n in db.nodes)
-        return names
+            found.append(Target.of(TargetKind.DATABASE, db.name))
+            found += [Target.of(TargetKind.NODE, db.name, n.name) for n in db.nodes]
+        return {str(t) for t in found}
 
     def credentials(self) -> list[tuple[str, CredentialRef]]:
         """Every username + password reference with its field path."""

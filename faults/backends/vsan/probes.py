@@ -30,6 +30,7 @@ from faults.backends.vsphere.probes import Discovery, DiskGroupSeen, discover
 from faults.transports.vcenter import VCenterSession, sdk, session_for
 from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
 from harness_kernel.topology.models import Topology
+from harness_kernel.topology.targets import Target, TargetKind
 
 log = logging.getLogger(__name__)
 
@@ -160,14 +161,14 @@ def disk_targets(placement: Iterable[Placement], topology: Topology) -> tuple[li
     for p in placement:
         if p.kind != "Component" or p.host is None or p.device is None:
             continue
-        disks.add(f"disk:{p.host}/{p.device}")
+        disks.add(str(Target.of(TargetKind.DISK, p.host, p.device)))
         try:
             host = topology.host(p.host)
         except KeyError:
             continue
         for index, group in enumerate(host.disk_groups):
             if p.device in group.capacity:
-                groups.add(f"diskgroup:{p.host}/{index}")
+                groups.add(str(Target.of(TargetKind.DISK_GROUP, p.host, index)))
     known = topology.targets()
     return sorted(disks & known), sorted(groups & known)
 
