@@ -160,7 +160,7 @@ VPLEX_REBUILD_UNITS = Assumption(
     "'the estimated time remaining'; the SDK types them int (distributed) or str (local)",
     ())
 
-# Nutanix (harness_nutanix/assumptions.py): where Nutanix's documents and SDK leave Prism's behaviour open. None is a
+# Nutanix (harness_platforms/nutanix/assumptions.py): where Nutanix's documents and SDK leave Prism's behaviour open. None is a
 # fault's precondition: two are read by doctor's Nutanix probes (the API versions asked, each Prism Element's v4
 # read), the others would need a change to probe; each is guarded where it is used, and the contract stand-in
 # serves it as assumed (tests/support/prism_model.py).

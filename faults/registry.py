@@ -123,6 +123,7 @@ def rebuild(spec: FaultSpec, topology: Topology, record: dict[str, str], catalog
                               f"'{record['distribution']}=={record.get('version', '')}') or let plug-ins load "
                               f"({DISABLE} unset), then recover again")
         raise ConfigError(f"{what}, which this installation lacks")
+    path = moved(path)
     why = _not_rebuildable(path)
     if why:
         raise ConfigError(f"{spec.kind} on {spec.target}: the journal names {path} {why}; nothing rebuilds it")
@@ -143,6 +144,15 @@ def rebuild(spec: FaultSpec, topology: Topology, record: dict[str, str], catalog
 
 
 _FAULT_METHODS = ("from_spec", "plan", "inject", "check", "revert")
+
+MOVED: tuple[tuple[str, str], ...] = (("harness_nutanix.", "harness_platforms.nutanix."),)
+"""Modules this package moved (old prefix, new): an entry an earlier release journaled is rebuilt from where its
+class lives now, after an upgrade between a crash and `recover`. Only this package's own moves are listed."""
+
+
+def moved(path: str) -> str:
+    """A journaled class path, where this release keeps that class."""
+    return next((new + path[len(old):] for old, new in MOVED if path.startswith(old)), path)
 
 
 def _not_rebuildable(path: str) -> str:

@@ -22,7 +22,7 @@ from harness.clusters import cluster_parts, observers, probe, probes
 from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError, HarnessError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
-from harness_nutanix.api import request_id
+from harness_platforms.nutanix.api import request_id
 from tests.support import variations
 from tests.support.prism_model import PrismModel
 
@@ -147,7 +147,7 @@ def test_a_prism_serving_an_older_v4_version_is_asked_at_that_version_as_the_sdk
     assert ("central", "OPTIONS", "/api/clustermgmt/unversioned/info") in model.requests
     assert not model.in_maintenance("ahv-b2")
     assert "API versions asked: vmm v4.3, clustermgmt v4.2 (Prism serves no newer; the section's v4.3), prism v4.4" \
-        in probe(topology)["nutanix probe harness_nutanix.view:probe"], "doctor names the version negotiated"
+        in probe(topology)["nutanix probe harness_platforms.nutanix.view:probe"], "doctor names the version negotiated"
 
 
 @pytest.mark.reproducer("AA-pagination")
@@ -273,7 +273,7 @@ def test_a_retried_revert_reuses_its_request_id_and_prism_does_it_once(model: Pr
 
 def test_the_observer_follows_a_node_loss_and_the_drain_back_to_ok(model: PrismModel, topology: Topology) -> None:
     [(name, observer)] = observers(topology).items()
-    assert name == "nutanix: harness_nutanix.view:Resilience"
+    assert name == "nutanix: harness_platforms.nutanix.view:Resilience"
     assert observer.sample()["resiliency ok"] == 1.0
     model.node_lost(under_replicated=3_000, drain_per_read=1_000)
     seen = [dict(observer.sample()) for _ in range(4)]
@@ -298,14 +298,14 @@ def test_a_node_loss_is_reported_in_prism_s_own_words_for_the_component_that_tol
     """A component tolerating no failure carries Prism's reason in `details.message` (the AOS 6.8.1 capture: "Not
     enough nodes (hosts) in the cluster"); a healthy one carries null. The preflight and the probe name it."""
     part = cluster_parts(topology)["nutanix"]
-    assert probe(topology)["nutanix probe harness_nutanix.view:probe"].endswith(
+    assert probe(topology)["nutanix probe harness_platforms.nutanix.view:probe"].endswith(
         "weakest: DISK/EXTENT_GROUPS; NODE/STATIC_CONFIGURATION"), "healthy: no words"
     model.node_lost(under_replicated=10_000, drain_per_read=0)
     with pytest.raises(HarnessError, match=r"failures tolerable 0, .*weakest: DISK/EXTENT_GROUPS\b.*; "
                                            r"NODE/STATIC_CONFIGURATION: Not enough nodes \(hosts\) in the cluster\)"):
         part.preflight()
     assert "NODE/STATIC_CONFIGURATION: Not enough nodes (hosts) in the cluster" in probe(topology)[
-        "nutanix probe harness_nutanix.view:probe"]
+        "nutanix probe harness_platforms.nutanix.view:probe"]
 
 
 def test_preflight_refuses_a_topology_prism_disagrees_with(model: PrismModel, origins: tuple[str, str]) -> None:
@@ -327,7 +327,7 @@ def test_after_prism_central_is_lost_the_survivor_s_prism_element_is_read(model:
     assert figures["fault tolerance (failures tolerable)"] == 0.0 and figures["under-replicated bytes"] == 500.0
     assert "fault tolerance current (v4)" in figures, "Prism Element answered the v4 read as well"
     assert {role for role, _, _ in model.requests} == {"element"}
-    said = probe(topology)["nutanix probe harness_nutanix.view:probe"]
+    said = probe(topology)["nutanix probe harness_platforms.nutanix.view:probe"]
     assert said.startswith("cluster ahv-esrp-cluster (stand-in (documentation-derived); API versions asked: vmm v4.3, "
                            "clustermgmt v4.3, prism v4.4): failures tolerable 0")
 
@@ -336,7 +336,7 @@ def test_doctor_asks_each_prism_element_for_a_v4_read_with_the_section_s_login(m
                                                                               topology: Topology) -> None:
     """A-prism-element-reads, probed read-only: after a site loss the harness reads Prism Element with Prism Central's
     login. One that has a login of its own is a WARN naming it, before any run relies on it."""
-    name = "nutanix probe harness_nutanix.view:probe_elements"
+    name = "nutanix probe harness_platforms.nutanix.view:probe_elements"
     with wire.watching(read_only=True) as seen:
         assert probe(topology)[name].endswith("answers the v4 reads with this login")
     assert seen.writes() == []

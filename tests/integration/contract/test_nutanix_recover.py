@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness_nutanix.api import request_id
+from harness_platforms.nutanix.api import request_id
 from tests.integration.contract.test_nutanix_prism import HOSTS, PASSWORD_ENV, ahv_document
 from tests.support.prism_model import PrismModel
 from tests.unit.harness.safety.safety_support import Child, child_env, journal_files

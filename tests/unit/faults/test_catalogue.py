@@ -145,3 +145,10 @@ def test_a_plugin_that_does_not_load_is_named_not_skipped(tmp_path: Path, monkey
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ConfigError, match=refusal):
         discovered({})
+
+
+def test_an_entry_journaled_before_a_platform_moved_is_rebuilt_from_where_its_class_lives_now() -> None:
+    before = "harness_nutanix.faults:VmPowerOff"  # as the release before the platforms' folder journaled it
+    assert registry.moved(before) == "harness_platforms.nutanix.faults:VmPowerOff"
+    assert registry.named(registry.moved(before)).__name__ == "VmPowerOff"
+    assert registry.moved("faults.backends.redfish:HostPowerOff") == "faults.backends.redfish:HostPowerOff"

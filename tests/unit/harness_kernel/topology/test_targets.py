@@ -11,8 +11,9 @@ from harness_kernel.errors import ConfigError
 from harness_kernel.topology.targets import Target, TargetKind, shown
 
 ROOT = Path(__file__).resolve().parents[4]
-PRODUCT = ("harness", "faults", "reports", "harness_kernel", "harness_suites", "harness_nutanix", "workloads", "harness_lab")
-FORMATTED = re.compile(r"""f["'](?:%s):\{""" % "|".join(k.value for k in TargetKind))
+PRODUCT = ("harness", "faults", "reports", "harness_kernel", "harness_suites", "harness_platforms", "workloads", "harness_lab")
+KINDS = "|".join(k.value for k in TargetKind)
+FORMATTED = re.compile(rf"""f["'](?:{KINDS}):\{{""")
 
 
 @pytest.mark.parametrize(("kind", "parts", "name"), [

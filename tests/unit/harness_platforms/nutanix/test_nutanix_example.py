@@ -13,7 +13,7 @@ from faults import sections
 from harness.clusters import cluster_for, cluster_parts, observers
 from harness.clusters.sqlserver import AvailabilityGroupCluster
 from harness_kernel.topology.loader import load_topology
-from harness_nutanix.view import NutanixView, Resilience
+from harness_platforms.nutanix.view import NutanixView, Resilience
 
 ROOT = Path(__file__).parents[3]
 EXAMPLE = ROOT / "examples" / "nutanix-ahv-esrp.yaml"
@@ -45,7 +45,7 @@ def test_the_suites_dry_run_plans_node_power_loss_through_the_bmcs_and_names_wha
     assert "ahv-a1: ComputerSystem.Reset ResetType=ForceOff via redfish bmc-ahv-a1 (198.51.100.11:443)" in out
     assert "site-power-off on site:site-a via redfish" in out
     assert "NOT ALLOWED" not in out
-    assert "observed read-only during each experiment: nutanix: harness_nutanix.view:Resilience" in out
+    assert "observed read-only during each experiment: nutanix: harness_platforms.nutanix.view:Resilience" in out
     for line in NOT_OFFERED:
         assert line in out
 

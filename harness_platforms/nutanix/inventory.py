@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from faults.contract import ConfigError, DatabaseNode, Topology
-from harness_nutanix.prism import PrismClient
-from harness_nutanix.section import FIELD, NutanixSection
+from harness_platforms.nutanix.prism import PrismClient
+from harness_platforms.nutanix.section import FIELD, NutanixSection
 
 KNOWN_SHOWN = 10  # names an error lists when a name is not found
 

@@ -18,8 +18,8 @@ from faults.base import FaultSpec
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
-from harness_nutanix.api import REQUEST_ID_NAMESPACE, request_id
-from harness_nutanix.resiliency import parse_v2, with_v4
+from harness_platforms.nutanix.api import REQUEST_ID_NAMESPACE, request_id
+from harness_platforms.nutanix.resiliency import parse_v2, with_v4
 
 ROOT = Path(__file__).parents[3]
 CAPTURE = ROOT / "tests" / "captures" / "nutanix" / "domain_fault_tolerance_status.aos-6.8.1.json"

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Self
 
 from faults.contract import ConfigError, HarnessError, Topology, Uncertain, section
-from harness_nutanix.inventory import Inventory, host_name, vm_name
-from harness_nutanix.prism import PrismClient
-from harness_nutanix.resiliency import Resiliency, parse_v2, with_v4
-from harness_nutanix.section import FIELD, NAME, NutanixSection
+from harness_platforms.nutanix.inventory import Inventory, host_name, vm_name
+from harness_platforms.nutanix.prism import PrismClient
+from harness_platforms.nutanix.resiliency import Resiliency, parse_v2, with_v4
+from harness_platforms.nutanix.section import FIELD, NAME, NutanixSection
 
 
 def _inventory(topology: Topology) -> Inventory:

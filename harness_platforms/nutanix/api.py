@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from harness_nutanix.section import ApiVersions
+from harness_platforms.nutanix.section import ApiVersions
 
 REQUEST_ID_NAMESPACE = uuid.UUID("4e1f7c3a-9b2d-5e60-8a17-6c0d2b9f3e41")
 V2_FAULT_TOLERANCE = "/api/nutanix/v2.0/cluster/domain_fault_tolerance_status"

@@ -47,10 +47,10 @@ from faults.contract import (
     run_checks,
     section,
 )
-from harness_nutanix.api import Paths, request_id
-from harness_nutanix.inventory import Inventory, Vm, host_name, node_of, vm_name
-from harness_nutanix.prism import PrismClient
-from harness_nutanix.section import FIELD, NAME, NutanixSection
+from harness_platforms.nutanix.api import Paths, request_id
+from harness_platforms.nutanix.inventory import Inventory, Vm, host_name, node_of, vm_name
+from harness_platforms.nutanix.prism import PrismClient
+from harness_platforms.nutanix.section import FIELD, NAME, NutanixSection
 
 ON, OFF, NORMAL = "ON", "OFF", "normal"
 EXIT_MAINTENANCE_S = 900

@@ -6,7 +6,7 @@ that matters is done here:
   VM change sends `If-Match` with the ETag of the read just before it (Nutanix: "concurrent updates
   are protected using ETag"), a host's maintenance none (Nutanix's own Ansible module and SDK send
   none there: A-prism-maintenance-unguarded); every change sends an `NTNX-Request-Id` the caller
-  derives (`harness_nutanix.api.request_id`), so a change sent twice is done once;
+  derives (`harness_platforms.nutanix.api.request_id`), so a change sent twice is done once;
 - each v4 namespace's version is negotiated as the SDK does it: `OPTIONS /api/<namespace>/unversioned/info`
   answers the highest the cluster serves, and a path is sent at that version where it is older than
   the section's (a cluster that does not answer keeps the section's, as the SDK does);
@@ -47,9 +47,9 @@ from faults.contract import (
     unreachable,
     wire,
 )
-from harness_nutanix.api import V2_FAULT_TOLERANCE, Paths
-from harness_nutanix.section import FIELD, NutanixSection
-from harness_nutanix.versions import INFO, NAMESPACES, at_version, namespace_of, negotiated
+from harness_platforms.nutanix.api import V2_FAULT_TOLERANCE, Paths
+from harness_platforms.nutanix.section import FIELD, NutanixSection
+from harness_platforms.nutanix.versions import INFO, NAMESPACES, at_version, namespace_of, negotiated
 
 STALE_ETAG_STATUS = 412  # A-prism-stale-etag: presumed, not settled by any document
 ENDED = {"SUCCEEDED": True, "FAILED": False, "CANCELED": False}

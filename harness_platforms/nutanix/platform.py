@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from faults.contract import Backend, FaultKind, NoParams, Platform, TargetKind, on_section
-from harness_nutanix.assumptions import ASSUMPTIONS
-from harness_nutanix.section import NAME, NutanixSection
+from harness_platforms.nutanix.assumptions import ASSUMPTIONS
+from harness_platforms.nutanix.section import NAME, NutanixSection
 
 if TYPE_CHECKING:  # mypy checks each class against the backend contract; at run time nothing is imported
     from faults.contract import BackendClass, ClusterPartClass, ObserverClass, Probe
-    from harness_nutanix.faults import HostMaintenance, VmGuestShutdown, VmMigrate, VmPowerOff
-    from harness_nutanix.view import NutanixView, Resilience, probe, probe_elements
+    from harness_platforms.nutanix.faults import HostMaintenance, VmGuestShutdown, VmMigrate, VmPowerOff
+    from harness_platforms.nutanix.view import NutanixView, Resilience, probe, probe_elements
 
     _backends: tuple[BackendClass, ...] = (VmPowerOff, VmGuestShutdown, VmMigrate, HostMaintenance)
     _view: tuple[ClusterPartClass, ObserverClass, Probe, Probe] = (NutanixView, Resilience, probe, probe_elements)
@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # mypy checks each class against the backend contract; at run
 
 ON_NUTANIX = on_section("the topology's kind is nutanix (with management.platforms.nutanix)", NAME, NutanixSection,
                         lambda target, topology, prism: topology.kind == NAME)
-_FAULTS = "harness_nutanix.faults"
+_FAULTS = "harness_platforms.nutanix.faults"
 
 KINDS = (
     FaultKind("vm-power-off", TargetKind.NODE, NoParams, False,
@@ -49,9 +49,9 @@ PLATFORM = Platform(
      Backend("host-maintenance", f"{_FAULTS}:HostMaintenance", ON_NUTANIX)),
     kinds=KINDS,
     section=NutanixSection,
-    cluster_part="harness_nutanix.view:NutanixView",
-    probes=("harness_nutanix.view:probe", "harness_nutanix.view:probe_elements"),
-    observers=("harness_nutanix.view:Resilience",),
+    cluster_part="harness_platforms.nutanix.view:NutanixView",
+    probes=("harness_platforms.nutanix.view:probe", "harness_platforms.nutanix.view:probe_elements"),
+    observers=("harness_platforms.nutanix.view:Resilience",),
     hosts_clusters=True,
     summary="Nutanix AHV through Prism Central v4",
     not_offered=NOT_OFFERED,
