@@ -15,11 +15,11 @@ import pytest
 
 from faults.base import Fault, FaultSpec
 from harness import secret_hooks
+from harness.options import add_options
 from harness.plugin_state import STATE, PluginState, plugin_state
-from harness.run_options import RunOptions, check_restore_destination, read_options
+from harness.run_options import RunOptions, RunSwitches, check_restore_destination, read_options
 from harness.run_record import run_record
 from harness.safety.guards import Guard
-from harness.safety.revert import DEFAULT_REVERT_TIMEOUT_S
 from harness.safety.run import HarnessRun
 from harness.safety.runner import ActiveFault, RunnerSettings
 from harness.safety.signals import sigterm_raises
@@ -27,7 +27,6 @@ from harness.topology_source import canonical, load_source
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.history.timeline import Timeline
 from harness_kernel.paths import state_dir
-from harness_kernel.topology.models import WIDEST_SITE_PREFIX
 from reports.allure.results_dir import environment_properties, write_categories, write_environment
 
 pytest_plugins = ["harness.fixtures", "harness.outcomes", "harness.dryrun"]
@@ -35,98 +34,10 @@ pytest_plugins = ["harness.fixtures", "harness.outcomes", "harness.dryrun"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """The core's options, as `RunSwitches` and `RunOptions` declare them (the suites declare their own)."""
     group = parser.getgroup("harness", "resilience harness")
-    group.addoption("--topology", default=None, metavar="FILE|lab[:PREFIX]",
-                    help="topology YAML of the target, or 'lab' for the embedded lab")
-    group.addoption("--dry-run", action="store_true", default=False,
-                    help="print every planned fault and touch nothing")
-    group.addoption("--allow-destructive", action="store_true", default=False,
-                    help="allow destructive faults on a topology that is not the embedded lab")
-    group.addoption("--state-dir", default=None, help="where the journal and locks live (default $HARNESS_STATE_DIR)")
-    group.addoption("--keep-lab", action="store_true", default=False, help="leave the embedded lab running at the end")
-    group.addoption("--no-guardian", action="store_true", default=False,
-                    help="inject without a guardian: a crash or kill -9 of the run leaves its fault until "
-                         "`python -m harness recover` (the run record says the run was unguarded)")
-    group.addoption("--change-ticket", default=None, help="change ticket id to link from the report")
-    group.addoption("--change-url", default=None, help="URL template of change tickets, with {ticket}")
-    group.addoption("--baseline-s", type=float, default=15.0, help="steady-load baseline before each fault (s)")
-    group.addoption("--observe-s", type=float, default=20.0, help="how long each fault stays in effect (s)")
-    group.addoption("--settle-s", type=float, default=10.0, help="load kept after recovery to read the new level (s)")
-    group.addoption("--recover-timeout-s", type=float, default=240.0,
-                    help="longest wait for the cluster to heal after a fault is reverted (s)")
-    group.addoption("--revert-timeout-s", type=float, default=DEFAULT_REVERT_TIMEOUT_S,
-                    help="longest a revert may take to prove the fault gone; the dead man's switch waits this long "
-                         "past the fault's deadline, and recover as long (s)")
-    group.addoption("--steady-window-s", type=int, default=10,
-                    help="seconds throughput must hold inside the band to count as a steady state")
-    group.addoption("--workload", choices=("oltp", "observe"), default="oltp",
-                    help="oltp: the harness's virtual users with a commit ledger; observe: only read the database's "
-                         "own commit counter while your application or HammerDB makes the load (no lost-commit verdict)")
-    group.addoption("--users", type=int, default=8, help="OLTP virtual users")
-    group.addoption("--scale", type=int, default=10, metavar="BRANCHES",
-                    help="OLTP data scale in branches, as pgbench -s; keep it >= --users, or commits queue on "
-                         "the few branch rows and the suite measures lock waits")
-    group.addoption("--accounts-per-branch", type=int, default=10_000,
-                    help="accounts per branch (pgbench has 100000; fewer keep the load and any rebuild short)")
-    group.addoption("--rtt-steps", default="0,2,4,8", help="S1: added inter-site RTT steps (ms)")
-    group.addoption("--step-s", type=float, default=20.0, help="S1: measured seconds per RTT step")
-    group.addoption("--warmup-s", type=float, default=5.0, help="S1: warm-up seconds per RTT step")
-    group.addoption("--load-workers", type=int, default=0,
-                    help="spread the OLTP users over a local Dask cluster of N worker processes (default: in-process)")
-    group.addoption("--load-scheduler", default=None, metavar="tcp://HOST:PORT",
-                    help="spread the OLTP users over the Dask workers of this scheduler (your load machines; "
-                         "--users per worker)")
-    group.addoption("--migration-rtt-steps", default="0,1,2,4",
-                    help="S5: added inter-site RTT steps (ms) at which the database VM migrates")
-    group.addoption("--io-profile", default="mail", help="S6: the I/O workload's fio profile (mail: 70/30 r/w, 32 KiB)")
-    group.addoption("--io-rate-iops", type=int, default=1000,
-                    help="S6: the I/O workload's offered load (fio rate_iops; 0: as fast as it goes)")
-    group.addoption("--mail-instances", type=int, default=2,
-                    help="S6: mail databases (each with its log) sharing --io-rate-iops")
-    group.addoption("--mail-log-iops", type=int, default=0,
-                    help="S6: log writes/s over all instances (0: a quarter of --io-rate-iops)")
-    group.addoption("--mail-db-read-ms", type=float, default=None,
-                    help="S6: judge the mail databases' average read latency against this (default: not judged)")
-    group.addoption("--mail-log-write-ms", type=float, default=None,
-                    help="S6: judge the mail logs' average write latency against this (default: not judged)")
-    group.addoption("--soak-s", type=float, default=0.0,
-                    help="S6: an N-1 soak of the mail workload this long, one node down throughout (0: none)")
-    group.addoption("--io-dir", default=None,
-                    help="S6: directory fio writes in (default on the lab: the primary site's storage); on a real "
-                         "cluster, a disk of the same datastore mounted on this machine")
-    group.addoption("--backup-rates", default="none",
-                    help="S7: one backup per rate, comma-separated: 'none' (unthrottled) or a pg_basebackup "
-                         "--max-rate such as 4M")
-    group.addoption("--backup-destination", default=None,
-                    help="S7: where the backup is written (default on the lab: its backup area)")
-    group.addoption("--backup-timeout-s", type=float, default=1800.0, help="S7: bound on one backup (and restore)")
-    group.addoption("--restore-destination", default=None,
-                    help="S7: the directory the restore's copy is written into: PostgreSQL: on this machine "
-                         "(default: the database's backup_area; the lab sets its own); SQL Server: on the server, "
-                         "where every file of the copy (databases[].restore_as) is moved")
-    group.addoption("--qos-iops-limit", type=int, default=None,
-                    help="S7: also a backup under this vSAN IOPS limit (a storage policy with VSAN.iopsLimit on the "
-                         "primary's disk), beside one without it; where a platform sets one (vSphere)")
-    group.addoption("--qos-disk", default="Hard disk 1",
-                    help="S7: the label of the primary's virtual disk that holds the backup destination")
-    group.addoption("--inconclusive", choices=("flag", "fail"), default="flag",
-                    help="a figure whose 95 %% interval holds its threshold: flag it in the summary (nightly runs), "
-                         "or fail the test (go-live acceptance)")
-    group.addoption("--figures-history", default=None, metavar="PATH",
-                    help="the figures history of earlier nights (figures.jsonl beside the report): a duration measured "
-                         "in one trial tonight takes its 95 %% interval from its spread over the last nights")
-    group.addoption("--accept-weaker-replication", action="store_true", default=False,
-                    help="judge the lost-commit SLO even when the cluster replicates more weakly than the topology's "
-                         "databases[].replication (by default a '0 lost' then is not judged: it proves nothing)")
-    group.addoption("--repeat", type=int, default=1, metavar="N",
-                    help="S2, S3 and S4: each fault case N times, a baseline before each (slow drift cancels); the "
-                         "tables give the median of the trials and the verdicts their 95 %% interval across them")
-    group.addoption("--quiet-progress", action="store_true", default=False,
-                    help="one line per wait instead of a live progress bar (CI)")
-    group.addoption("--tables-dir", default=None, help="write the scenario tables (HTML, Markdown, JSON) here")
-    group.addoption("--widest-site-subnet", type=int, default=WIDEST_SITE_PREFIX, metavar="PREFIX",
-                    help=f"accept site subnets as wide as /PREFIX (default /{WIDEST_SITE_PREFIX}): a partition drops a "
-                         "whole site subnet, so only the command line may widen it")
+    add_options(group, RunSwitches)
+    add_options(group, RunOptions)
 
 
 MARKERS = (

@@ -15,9 +15,11 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from faults.kinds import BackupParams, IopsLimitParams, RestoreParams
+from harness.options import read, render
+from harness.safety.revert import DEFAULT_REVERT_TIMEOUT_S
 from harness_kernel.errors import ConfigError
 from harness_kernel.text import escaped, one_line
 from harness_kernel.topology.models import FILE_PATH, WIDEST_SITE_PREFIX, Topology, shown
@@ -183,47 +185,102 @@ Finite = Annotated[float, Field(allow_inf_nan=False)]
 
 
 class RunOptions(BaseModel):
-    """The harness's options as the run uses them (field names are the options' without `--`)."""
+    """The harness's options as the run uses them (field names are the options' without `--`), declared once:
+    `harness.options` makes them pytest's options and reads them back through this model."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    baseline_s: Finite = Field(ge=0, le=86_400)
-    observe_s: Finite = Field(gt=0, le=86_400)
-    settle_s: Finite = Field(ge=0, le=86_400)
-    recover_timeout_s: Finite = Field(gt=0, le=86_400)
-    revert_timeout_s: Finite = Field(gt=0, le=86_400)
-    steady_window_s: int = Field(ge=1, le=3600)
-    users: int = Field(ge=1, le=10_000)
-    scale: int = Field(ge=1, le=1_000_000)
-    accounts_per_branch: int = Field(ge=1, le=10_000_000)
-    rtt_steps: Annotated[str, _checked(_steps)]
-    step_s: Finite = Field(gt=0, le=86_400)
-    warmup_s: Finite = Field(ge=0, le=86_400)
-    load_workers: int = Field(ge=0, le=256)
-    load_scheduler: Annotated[str, Field(pattern=SCHEDULER.pattern)] | None = None
-    migration_rtt_steps: Annotated[str, _checked(_steps)]
-    io_profile: Annotated[str, _checked(_profile)]
-    io_rate_iops: int = Field(ge=0, le=10_000_000)
-    io_dir: Annotated[str, _checked(_io_dir)] | None = None
-    mail_instances: int = Field(default=2, ge=1, le=64)
-    mail_log_iops: int = Field(default=0, ge=0, le=10_000_000)
-    mail_db_read_ms: Finite | None = Field(default=None, gt=0, le=60_000)
-    mail_log_write_ms: Finite | None = Field(default=None, gt=0, le=60_000)
-    soak_s: Finite = Field(default=0, ge=0, le=7 * 86_400)
-    backup_rates: Annotated[str, _checked(_rates)]
-    backup_destination: Annotated[str, _checked(_destination)] | None = None
-    backup_timeout_s: Finite = Field(gt=0, le=86_400)
-    restore_destination: Annotated[str, _checked(_restore_destination)] | None = None
-    qos_iops_limit: int | None = Field(default=None, ge=1, le=2_147_483_647)
-    qos_disk: Annotated[str, _checked(_qos_disk)] = "Hard disk 1"
-    change_ticket: Annotated[str, _checked(_plain), Field(max_length=200)] | None = None
-    change_url: Annotated[str, _checked(_plain), Field(max_length=2000)] | None = None
-    tables_dir: Annotated[str, _checked(_path)] | None = None
-    figures_history: Annotated[str, _checked(_path)] | None = None
-    widest_site_subnet: int = Field(default=WIDEST_SITE_PREFIX, ge=1, le=32)
-    inconclusive: Literal["flag", "fail"] = "flag"
-    repeat: int = Field(default=1, ge=1, le=100)
-    accept_weaker_replication: bool = False
+    baseline_s: Finite = Field(15.0, ge=0, le=86_400, description="steady-load baseline before each fault (s)")
+    observe_s: Finite = Field(20.0, gt=0, le=86_400, description="how long each fault stays in effect (s)")
+    settle_s: Finite = Field(10.0, ge=0, le=86_400, description="load kept after recovery to read the new level (s)")
+    recover_timeout_s: Finite = Field(240.0, gt=0, le=86_400,
+                                      description="longest wait for the cluster to heal after a fault is reverted (s)")
+    revert_timeout_s: Finite = Field(
+        DEFAULT_REVERT_TIMEOUT_S, gt=0, le=86_400,
+        description="longest a revert may take to prove the fault gone; the dead man's switch waits this long past "
+                    "the fault's deadline, and recover as long (s)")
+    steady_window_s: int = Field(10, ge=1, le=3600,
+                                 description="seconds throughput must hold inside the band to count as a steady state")
+    users: int = Field(8, ge=1, le=10_000, description="OLTP virtual users")
+    scale: int = Field(10, ge=1, le=1_000_000, json_schema_extra={"metavar": "BRANCHES"},
+                       description="OLTP data scale in branches, as pgbench -s; keep it >= --users, or commits queue "
+                                   "on the few branch rows and the suite measures lock waits")
+    accounts_per_branch: int = Field(10_000, ge=1, le=10_000_000,
+                                     description="accounts per branch (pgbench has 100000; fewer keep the load and any "
+                                                 "rebuild short)")
+    rtt_steps: Annotated[str, _checked(_steps)] = Field("0,2,4,8", description="S1: added inter-site RTT steps (ms)")
+    step_s: Finite = Field(20.0, gt=0, le=86_400, description="S1: measured seconds per RTT step")
+    warmup_s: Finite = Field(5.0, ge=0, le=86_400, description="S1: warm-up seconds per RTT step")
+    load_workers: int = Field(0, ge=0, le=256,
+                              description="spread the OLTP users over a local Dask cluster of N worker processes "
+                                          "(default: in-process)")
+    load_scheduler: Annotated[str, Field(pattern=SCHEDULER.pattern)] | None = Field(
+        None, json_schema_extra={"metavar": "tcp://HOST:PORT"},
+        description="spread the OLTP users over the Dask workers of this scheduler (your load machines; --users per "
+                    "worker)")
+    migration_rtt_steps: Annotated[str, _checked(_steps)] = Field(
+        "0,1,2,4", description="S5: added inter-site RTT steps (ms) at which the database VM migrates")
+    io_profile: Annotated[str, _checked(_profile)] = Field(
+        "mail", description="S6: the I/O workload's fio profile (mail: 70/30 r/w, 32 KiB)")
+    io_rate_iops: int = Field(1000, ge=0, le=10_000_000,
+                              description="S6: the I/O workload's offered load (fio rate_iops; 0: as fast as it goes)")
+    io_dir: Annotated[str, _checked(_io_dir)] | None = Field(
+        None, description="S6: directory fio writes in (default on the lab: the primary site's storage); on a real "
+                          "cluster, a disk of the same datastore mounted on this machine")
+    mail_instances: int = Field(2, ge=1, le=64, description="S6: mail databases (each with its log) sharing "
+                                                             "--io-rate-iops")
+    mail_log_iops: int = Field(0, ge=0, le=10_000_000,
+                               description="S6: log writes/s over all instances (0: a quarter of --io-rate-iops)")
+    mail_db_read_ms: Finite | None = Field(
+        None, gt=0, le=60_000,
+        description="S6: judge the mail databases' average read latency against this (default: not judged)")
+    mail_log_write_ms: Finite | None = Field(
+        None, gt=0, le=60_000,
+        description="S6: judge the mail logs' average write latency against this (default: not judged)")
+    soak_s: Finite = Field(0.0, ge=0, le=7 * 86_400,
+                           description="S6: an N-1 soak of the mail workload this long, one node down throughout "
+                                       "(0: none)")
+    backup_rates: Annotated[str, _checked(_rates)] = Field(
+        "none", description="S7: one backup per rate, comma-separated: 'none' (unthrottled) or a pg_basebackup "
+                            "--max-rate such as 4M")
+    backup_destination: Annotated[str, _checked(_destination)] | None = Field(
+        None, description="S7: where the backup is written (default on the lab: its backup area)")
+    backup_timeout_s: Finite = Field(1800.0, gt=0, le=86_400, description="S7: bound on one backup (and restore)")
+    restore_destination: Annotated[str, _checked(_restore_destination)] | None = Field(
+        None, description="S7: the directory the restore's copy is written into: PostgreSQL: on this machine "
+                          "(default: the database's backup_area; the lab sets its own); SQL Server: on the server, "
+                          "where every file of the copy (databases[].restore_as) is moved")
+    qos_iops_limit: int | None = Field(
+        None, ge=1, le=2_147_483_647,
+        description="S7: also a backup under this vSAN IOPS limit (a storage policy with VSAN.iopsLimit on the "
+                    "primary's disk), beside one without it; where a platform sets one (vSphere)")
+    qos_disk: Annotated[str, _checked(_qos_disk)] = Field(
+        "Hard disk 1", description="S7: the label of the primary's virtual disk that holds the backup destination")
+    change_ticket: Annotated[str, _checked(_plain), Field(max_length=200)] | None = Field(
+        None, description="change ticket id to link from the report")
+    change_url: Annotated[str, _checked(_plain), Field(max_length=2000)] | None = Field(
+        None, description="URL template of change tickets, with {ticket}")
+    tables_dir: Annotated[str, _checked(_path)] | None = Field(
+        None, description="write the scenario tables (HTML, Markdown, JSON) here")
+    figures_history: Annotated[str, _checked(_path)] | None = Field(
+        None, json_schema_extra={"metavar": "PATH"},
+        description="the figures history of earlier nights (figures.jsonl beside the report): a duration measured in "
+                    "one trial tonight takes its 95 % interval from its spread over the last nights")
+    widest_site_subnet: int = Field(
+        WIDEST_SITE_PREFIX, ge=1, le=32, json_schema_extra={"metavar": "PREFIX"},
+        description=f"accept site subnets as wide as /PREFIX (default /{WIDEST_SITE_PREFIX}): a partition drops a "
+                    "whole site subnet, so only the command line may widen it")
+    inconclusive: Literal["flag", "fail"] = Field(
+        "flag", description="a figure whose 95 % interval holds its threshold: flag it in the summary (nightly runs), "
+                            "or fail the test (go-live acceptance)")
+    repeat: int = Field(1, ge=1, le=100, json_schema_extra={"metavar": "N"},
+                        description="S2, S3 and S4: each fault case N times, a baseline before each (slow drift "
+                                    "cancels); the tables give the median of the trials and the verdicts their 95 % "
+                                    "interval across them")
+    accept_weaker_replication: bool = Field(
+        False, description="judge the lost-commit SLO even when the cluster replicates more weakly than the "
+                           "topology's databases[].replication (by default a '0 lost' then is not judged: it proves "
+                           "nothing)")
 
     @property
     def rtt_step_values(self) -> tuple[float, ...]:
@@ -239,17 +296,32 @@ class RunOptions(BaseModel):
 
     def render(self) -> str:
         """One line for the dry-run: every option as the run will use it."""
-        shown = self.model_dump(exclude_none=True)
-        return "options: " + ", ".join(f"--{k.replace('_', '-')}={v}" for k, v in shown.items())
+        return "options: " + ", ".join(render(self))
+
+
+class RunSwitches(BaseModel):
+    """The run's switches and places: declared here with the options, read where each is used (not in the dry-run's
+    options line: they say what the run is, not how it measures)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    topology: str | None = Field(None, json_schema_extra={"metavar": "FILE|lab[:PREFIX]"},
+                                 description="topology YAML of the target, or 'lab' for the embedded lab")
+    dry_run: bool = Field(False, description="print every planned fault and touch nothing")
+    allow_destructive: bool = Field(False, description="allow destructive faults on a topology that is not the "
+                                                       "embedded lab")
+    state_dir: str | None = Field(None, description="where the journal and locks live (default $HARNESS_STATE_DIR)")
+    keep_lab: bool = Field(False, description="leave the embedded lab running at the end")
+    no_guardian: bool = Field(False, description="inject without a guardian: a crash or kill -9 of the run leaves its "
+                                                 "fault until `python -m harness recover` (the run record says the run "
+                                                 "was unguarded)")
+    workload: Literal["oltp", "observe"] = Field(
+        "oltp", description="oltp: the harness's virtual users with a commit ledger; observe: only read the database's "
+                            "own commit counter while your application or HammerDB makes the load (no lost-commit "
+                            "verdict)")
+    quiet_progress: bool = Field(False, description="one line per wait instead of a live progress bar (CI)")
 
 
 def read_options(getoption: Callable[[str], Any]) -> RunOptions:
     """The options from pytest (or any `--name` reader); a bad one is a `ConfigError` naming it."""
-    raw = {name: getoption("--" + name.replace("_", "-")) for name in RunOptions.model_fields}
-    try:
-        return RunOptions.model_validate({k: v for k, v in raw.items() if v is not None})
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        option = "--" + str(error["loc"][0]).replace("_", "-") if error["loc"] else "an option"
-        message = str(error["msg"]).removeprefix("Value error, ")
-        raise ConfigError(f"{option}: {message}") from None
+    return read(RunOptions, getoption)
