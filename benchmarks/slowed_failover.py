@@ -39,7 +39,7 @@ def night(tmp: Path, n: int, observe_s: int) -> tuple[Path, str]:
     """One S4 unplanned run; its results and its verdict line from the closing summary."""
     results = tmp / f"results-{n}"
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-                          "harness_suites/test_s4_application_failover.py", "-k", "unplanned",
+                          "harness_suites/s4/test_s4_application_failover.py", "-k", "unplanned",
                           "--topology", f"lab:{PREFIX}", "--keep-lab", "--alluredir", str(results), "--quiet-progress",
                           "--state-dir", str(tmp / "state"), "--baseline-s", "8", "--observe-s", str(observe_s),
                           "--settle-s", "3", "--steady-window-s", "3", "--recover-timeout-s", "180"],

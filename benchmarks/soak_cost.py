@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from reports.build import build_report  # noqa: E402
 
-SOAK_TEST = "harness_suites/test_s6_mixed_workloads.py::" \
+SOAK_TEST = "harness_suites/s6/test_s6_mixed_workloads.py::" \
             "test_the_mail_workload_is_held_for_a_whole_window_with_one_node_lost_and_not_replaced"
 SAMPLE_S = 5.0
 GOALS = {"rss_mb_24h": 500.0, "report_mb_24h": 20.0}

@@ -77,15 +77,15 @@ class DemoSettings:
 # One case a scenario where a second would repeat its path at the same cost: S3's witness isolation (the link
 # partition and the bound site failure stay), S4's standby loss (the unplanned and planned failovers stay) and
 # S7's restore (the backup stays) are FULL's; each is about 50-70 s of a demo that must end within 10 minutes.
-FULL_ONLY_CASES = ("harness_suites/test_s3_partitions.py::"
+FULL_ONLY_CASES = ("harness_suites/s3/test_s3_partitions.py::"
                    "test_a_site_keeps_serving_while_the_sites_or_the_witness_are_cut_off[witness-isolation]",
-                   "harness_suites/test_s4_application_failover.py::"
+                   "harness_suites/s4/test_s4_application_failover.py::"
                    "test_losing_the_standby_stalls_the_workload_no_longer_than_tolerated",
-                   "harness_suites/test_s7_backup_under_load.py::"
+                   "harness_suites/s7/test_s7_backup_under_load.py::"
                    "test_a_restore_under_load_completes_and_keeps_the_business_running")
-SLOW_PATHS = (*(f"harness_suites/test_s2_component_failures.py::"
+SLOW_PATHS = (*(f"harness_suites/s2/test_s2_component_failures.py::"
                 f"test_the_business_recovers_to_a_steady_state_within_the_slo[{case}]" for case in ("host", "disk-group")),
-              "harness_suites/test_s6_mixed_workloads.py::"
+              "harness_suites/s6/test_s6_mixed_workloads.py::"
               "test_the_mail_workload_is_held_for_a_whole_window_with_one_node_lost_and_not_replaced")
 DEMO = DemoSettings(PhaseDurations(baseline_s=14, observe_s=25, settle_s=8, steady_window_s=8), step_s=14, warmup_s=2,
                     rtt_steps="0,4", component_mb=256, migration_rtt_steps="4", bound_observe_s=40,
@@ -110,15 +110,16 @@ FULL_ADDS = ("S1 at 1, 2 and 8 ms; S2's disk group and host power-off; S3's witn
 REPORT_DIR = "report"  # under OUT: the report, and the figures history the suites read (`--figures-history`)
 SUITES = "harness_suites"  # run by name (`--pyargs`), from a checkout or an installed package alike
 # S3's partitions read the lab's HA manager as metro storage: they run on the lab, its site failure on the bound lab
-LAB_SUITES = ("test_s1_latency_sweep", "test_s3_partitions", "test_s4_application_failover", "test_s6_mixed_workloads",
-              "test_s7_backup_under_load")
-VSPHERE_SUITES = ("test_s2_component_failures", "test_s3_site_failure", "test_s5_live_migration")
+LAB_SUITES = ("s1.test_s1_latency_sweep", "s3.test_s3_partitions", "s4.test_s4_application_failover",
+              "s6.test_s6_mixed_workloads", "s7.test_s7_backup_under_load")
+VSPHERE_SUITES = ("s2.test_s2_component_failures", "s3.test_s3_site_failure", "s5.test_s5_live_migration")
 # on the bound lab S7 runs its QoS comparison only: its backup and restore are the lab run's
-S7 = "test_s7_backup_under_load"
-S7_LAB_ONLY = tuple(f"harness_suites/{S7}.py::{test}" for test in (
+S7 = "s7.test_s7_backup_under_load"
+S7_FILE = "harness_suites/s7/test_s7_backup_under_load.py"
+S7_LAB_ONLY = tuple(f"{S7_FILE}::{test}" for test in (
     "test_a_full_backup_under_load_completes_and_keeps_the_business_running",
     "test_a_restore_under_load_completes_and_keeps_the_business_running"))
-S7_QOS = f"harness_suites/{S7}.py::test_a_backup_under_a_vsan_iops_limit_holds_the_limit_and_keeps_the_business_running"
+S7_QOS = f"{S7_FILE}::test_a_backup_under_a_vsan_iops_limit_holds_the_limit_and_keeps_the_business_running"
 
 
 def suites_root() -> Path:

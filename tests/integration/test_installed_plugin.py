@@ -82,7 +82,7 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_plugs_into_any_pytest_project(i
     wheel, venv = installed.harness_wheel, installed.venv
     shipped = zipfile.ZipFile(wheel).namelist()
     assert any(name.startswith("harness/plugin.py") for name in shipped)
-    for layer in ("harness_suites/test_s4_application_failover.py", "harness_lab/controller.py", "harness_kernel/errors.py"):
+    for layer in ("harness_suites/s4/test_s4_application_failover.py", "harness_lab/controller.py", "harness_kernel/errors.py"):
         assert layer in shipped, f"{layer} must ship: the suites, the lab and the kernel are part of the product"
     assert not [name for name in shipped if name.startswith("tests/")], "test support must not ship"
     assert any(line.startswith("[pytest11]") for line in zipfile.ZipFile(wheel).read(

@@ -100,7 +100,7 @@ def test_two_load_machines_agree_with_the_database_and_lose_nothing_through_a_fa
 def test_a_load_machine_lost_mid_run_is_a_harness_error_the_fault_reverted_and_no_verdict(
         lab: Lab, dask: LabDask, tmp_path: Path) -> None:
     run = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA",
-                            "harness_suites/test_s4_application_failover.py", "-k", "unplanned",
+                            "harness_suites/s4/test_s4_application_failover.py", "-k", "unplanned",
                             "--topology", f"lab:{lab.layout.prefix}", "--keep-lab", "--quiet-progress",
                             "--load-scheduler", dask.scheduler, "--users", str(USERS), "--state-dir", str(tmp_path / "s"),
                             "--baseline-s", "6", "--observe-s", "20", "--settle-s", "2"],
@@ -126,7 +126,7 @@ def s4_unplanned(lab: Lab, out: Path, *load: str) -> tuple[int, str, dict[str, o
     """The ready-made S4 suite's unplanned case as a user runs it on this lab; its exit code, output and table row."""
     tables = out / "tables"
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA",
-                          "harness_suites/test_s4_application_failover.py", "-k", "unplanned",
+                          "harness_suites/s4/test_s4_application_failover.py", "-k", "unplanned",
                           "--topology", f"lab:{lab.layout.prefix}", "--keep-lab", "--quiet-progress",
                           "--state-dir", str(out / "state"), "--tables-dir", str(tables), *load,
                           "--baseline-s", "8", "--observe-s", "12", "--settle-s", "5"],

@@ -49,7 +49,7 @@ def lab() -> Iterator[Lab]:
 def night(tmp: Path, n: int, windows: list[str] = WINDOWS) -> Path:
     results = tmp / f"results-{n}"
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-                          "harness_suites/test_s4_application_failover.py", "-k", "unplanned",
+                          "harness_suites/s4/test_s4_application_failover.py", "-k", "unplanned",
                           "--topology", f"lab:{PREFIX}", "--keep-lab", "--alluredir", str(results), "--quiet-progress",
                           "--state-dir", str(tmp / "state"), *windows],
                          cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)

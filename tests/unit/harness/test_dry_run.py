@@ -195,7 +195,7 @@ def test_the_suites_plan_a_cross_site_migration_of_each_database_vm_and_the_n_mi
 
 def test_the_backup_suite_plans_a_copy_only_backup_where_it_is_told_to_write():
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             "harness_suites/test_s7_backup_under_load.py", "--topology", "examples/stretched-2plus2.yaml",
+                             "harness_suites/s7/test_s7_backup_under_load.py", "--topology", "examples/stretched-2plus2.yaml",
                              "--dry-run", "--backup-destination", "D:\\Backup"], capture_output=True, text=True, cwd=ROOT,
                             timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
     assert result.returncode == 0, result.stdout + result.stderr

@@ -89,14 +89,14 @@ def test_item_1_a_value_with_any_powershell_quote_stays_inside_its_literal(quote
 
 def test_item_1_a_backup_destination_with_a_unicode_quote_is_refused_before_anything_is_planned() -> None:
     result = dry_run("--topology", FCI, "--backup-destination", "D:\\bak\u2019; Stop-Computer -Force; \u2018x",
-                     suite="harness_suites/test_s7_backup_under_load.py")
+                     suite="harness_suites/s7/test_s7_backup_under_load.py")
     assert result.returncode == 4, result.stdout + result.stderr
     assert "--backup-destination" in result.stderr and "Stop-Computer" not in result.stdout
 
 
 def test_item_1_a_line_separator_cannot_add_a_line_to_a_plan() -> None:
     result = dry_run("--topology", FCI, "--backup-destination", "D:\\bak\u2028      revert: nothing to undo",
-                     suite="harness_suites/test_s7_backup_under_load.py")
+                     suite="harness_suites/s7/test_s7_backup_under_load.py")
     assert result.returncode == 4 and "U+2028" in result.stderr, result.stdout + result.stderr
     plan = FaultPlan(FaultSpec("backup", "database:x"), "b", ("write\u2028  revert: nothing to undo\x85x",), ("r",))
     assert plan.render().count("\n") == 2, "one line per step, whatever a value holds"
@@ -403,7 +403,7 @@ def test_every_option_value_is_checked_before_anything_runs(option: str, value: 
 
 def test_the_dry_run_shows_the_options_and_plans_each_step_of_a_sweep() -> None:
     result = dry_run("--topology", "examples/stretched-2plus2.yaml", "--rtt-steps", "0,3,7",
-                     suite="harness_suites/test_s1_latency_sweep.py")
+                     suite="harness_suites/s1/test_s1_latency_sweep.py")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "--rtt-steps=0,3,7" in result.stdout
     assert "params: rtt_ms=3.0" in result.stdout and "params: rtt_ms=7.0" in result.stdout
@@ -577,7 +577,7 @@ def test_x7_a_restore_destination_right_for_some_engine_is_left_to_where_the_eng
 def test_x7_a_restore_destination_wrong_for_the_topologys_engine_stops_the_dry_run(
         topology: str, destination: str, said: str) -> None:
     result = dry_run("--topology", topology, "--restore-destination", destination,
-                     suite="harness_suites/test_s7_backup_under_load.py")
+                     suite="harness_suites/s7/test_s7_backup_under_load.py")
     assert result.returncode == 4, result.stdout + result.stderr
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("ERROR: --restore-destination: ") and said in last, result.stderr

@@ -3,7 +3,7 @@ stop only the revert ended is never passed for being short, and without an allow
 
 from __future__ import annotations
 
-from harness_suites.test_s3_partitions import STALL, Stall, stall_check
+from harness_suites.s3.test_s3_partitions import STALL, Stall, stall_check
 
 
 def test_without_an_allowance_a_stop_is_measured_and_said_not_judged() -> None:

@@ -32,7 +32,7 @@ def test_the_suites_are_run_by_package_name_with_their_node_ids_rooted_beside_th
     command = demo.pytest_command(args, Path("/r"), Path("/t"), suites=demo.LAB_SUITES)
     assert command[3:4 + len(demo.LAB_SUITES)] == ["--pyargs", *(f"harness_suites.{s}" for s in demo.LAB_SUITES)]
     root = Path(command[command.index("--rootdir") + 1])
-    assert (root / "harness_suites" / "test_s2_component_failures.py").is_file()
+    assert (root / "harness_suites" / "s2" / "test_s2_component_failures.py").is_file()
 
 
 def test_the_demo_holds_the_fault_longer_on_the_bound_lab_and_leaves_the_soak_to_full() -> None:

@@ -1,0 +1,1 @@
+"""S1: the inter-site latency sweep."""

@@ -1,0 +1,1 @@
+"""S2: component failures (disk, disk group, host)."""

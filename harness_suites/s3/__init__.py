@@ -1,0 +1,1 @@
+"""S3: partitions and the loss of a site."""

@@ -1,0 +1,1 @@
+"""S4: application failover, planned and unplanned."""

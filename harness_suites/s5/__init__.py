@@ -1,0 +1,1 @@
+"""S5: live migration under added latency."""

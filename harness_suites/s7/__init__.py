@@ -1,0 +1,1 @@
+"""S7: backup and restore under load."""
