@@ -10,14 +10,15 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import pytest
+from pydantic import BaseModel
 
 from faults import registry
 from faults.assumptions import Assumes
 from faults.base import FaultSpec
 from faults.catalogue import installed
 from harness.clusters import observers
+from harness.options import render
 from harness.plugin_state import plugin_state
-from harness.run_options import RunOptions
 from harness.scenario import Sweep
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.models import Topology
@@ -30,9 +31,9 @@ class Plannable(Protocol):
     def plan_specs(self, topology: Topology) -> list[FaultSpec]: ...
 
 
-def planned_specs(item: pytest.Item, topology: Topology, options: RunOptions | None = None) -> list[FaultSpec]:
+def planned_specs(item: pytest.Item, topology: Topology, options: Sequence[BaseModel] = ()) -> list[FaultSpec]:
     """The faults a collected test will inject, read from its parameters and `faults` marker (a sweep at
-    each step its option lists)."""
+    each step its option lists, found among the run's `options`: the core's and the suites')."""
     values: list[Any] = []
     callspec = getattr(item, "callspec", None)
     if callspec is not None:
@@ -45,11 +46,13 @@ def planned_specs(item: pytest.Item, topology: Topology, options: RunOptions | N
     return specs
 
 
-def _specs_in(value: Any, topology: Topology, options: RunOptions | None) -> list[FaultSpec]:
+def _specs_in(value: Any, topology: Topology, options: Sequence[BaseModel]) -> list[FaultSpec]:
     if isinstance(value, FaultSpec):
         return [value]
-    if isinstance(value, Sweep) and options is not None:
-        return value.plan_steps(topology, getattr(options, value.option))
+    if isinstance(value, Sweep):
+        steps = next((getattr(o, value.option) for o in options if hasattr(o, value.option)), None)
+        if steps is not None:
+            return value.plan_steps(topology, steps)
     if isinstance(value, Plannable):
         return list(value.plan_specs(topology))
     if isinstance(value, list | tuple):
@@ -99,12 +102,14 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
     lines = [f"dry-run against topology {harness.topology.name!r} ({harness.topology_source}); nothing is contacted"]
     options = plugin_state(config).options
     if options is not None:
-        lines.append(options.render())
+        lines.append("options: " + ", ".join(shown for o in (options, *plugin_state(config).more_options)
+                                             for shown in render(o)))
     planned = 0
     for item in items:
         if inapplicable(item, harness.topology):
             continue  # skipped with its reason: its other faults would never run here either
-        for spec in planned_specs(item, harness.topology, options):
+        groups = [*([options] if options else []), *plugin_state(config).more_options]
+        for spec in planned_specs(item, harness.topology, groups):
             lines.append(f"[{item.nodeid}]")
             try:
                 supported = registry.supports(spec, harness.topology)

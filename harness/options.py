@@ -15,12 +15,18 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 import pytest
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 
 from harness_kernel.errors import ConfigError
 
 Declared = TypeVar("Declared", bound=BaseModel)
+
+
+class Declaration(BaseModel):
+    """The base of a group of options: unknown names, NaN and infinity refused; read once, never changed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def option_of(field: str) -> str:

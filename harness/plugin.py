@@ -17,7 +17,7 @@ from faults.base import Fault, FaultSpec
 from harness import secret_hooks
 from harness.options import add_options
 from harness.plugin_state import STATE, PluginState, plugin_state
-from harness.run_options import RunOptions, RunSwitches, check_restore_destination, read_options
+from harness.run_options import RunOptions, RunSwitches, read_options
 from harness.run_record import run_record
 from harness.safety.guards import Guard
 from harness.safety.run import HarnessRun
@@ -63,7 +63,6 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     try:
         topology = load_source(source, widest_site_prefix=state.options.widest_site_subnet)
-        check_restore_destination(state.options.restore_destination, topology, source)  # now the engine is known
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     run = HarnessRun(topology=topology, topology_source=canonical(source),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
+from pydantic import BaseModel
 
 from harness.run_options import RunOptions
 from harness.safety.run import HarnessRun
@@ -16,6 +17,7 @@ from reports.summary import Outcome
 class PluginState:
     run: HarnessRun | None = None  # None without --topology
     options: RunOptions | None = None  # read when pytest configures the run, before anything else
+    more_options: list[BaseModel] = field(default_factory=list)  # the suites' own (harness_suites.plugin)
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # node id -> the worst phase's outcome
     numbers: dict[str, dict[str, str]] = field(default_factory=dict)  # node id -> key figures for the summary
     products: dict[str, str] = field(default_factory=dict)  # product versions as discovered

@@ -30,7 +30,7 @@ SCHEDULER = re.compile(r"tcp://[A-Za-z0-9.:\[\]-]{1,253}:[0-9]{1,5}")
 MAX_RTT_MS = 10_000.0
 
 
-def _steps(text: str) -> tuple[float, ...]:
+def steps_of(text: str) -> tuple[float, ...]:
     """`0,2,4,8`: RTT steps in ms, each finite, within 0..10000, at least one."""
     steps = []
     for word in text.split(","):
@@ -44,7 +44,7 @@ def _steps(text: str) -> tuple[float, ...]:
     return tuple(steps)
 
 
-def _rates(text: str) -> tuple[str, ...]:
+def rates_of(text: str) -> tuple[str, ...]:
     rates = tuple(r.strip() for r in text.split(",") if r.strip())
     for rate in rates:
         if rate != "none" and not RATE.fullmatch(rate):
@@ -61,7 +61,7 @@ def _path(text: str) -> str:
     return text
 
 
-def _io_dir(text: str) -> str:
+def io_dir_of(text: str) -> str:
     """fio reads it in its job file: `:` separates directories there and `$` expands a variable."""
     _path(text)
     if not JOB_PATH.fullmatch(text):
@@ -69,7 +69,7 @@ def _io_dir(text: str) -> str:
     return text
 
 
-def _destination(text: str) -> str:
+def destination_of(text: str) -> str:
     BackupParams(destination=text)
     return text
 
@@ -128,7 +128,7 @@ def windows_directory_problem(path: str) -> str | None:
     return None
 
 
-def _restore_destination(text: str) -> str:
+def restore_destination_of(text: str) -> str:
     """Refused here when wrong for every engine; what is wrong for one engine only waits for the topology to say
     which (`check_restore_destination`)."""
     RestoreParams(backup="/", destination=text)
@@ -158,12 +158,12 @@ def check_restore_destination(destination: str | None, topology: Topology, origi
                                   f"({origin}: databases[0].kind is {kind})"))
 
 
-def _qos_disk(text: str) -> str:
+def qos_disk_of(text: str) -> str:
     IopsLimitParams(iops_limit=1, disk=text)
     return text
 
 
-def _profile(text: str) -> str:
+def profile_of(text: str) -> str:
     if text not in PROFILES:
         raise ValueError(f"not one of {', '.join(sorted(PROFILES))}")
     return text
@@ -173,7 +173,7 @@ def _plain(text: str) -> str:
     return one_line(text)
 
 
-def _checked(check: Callable[[str], Any]) -> Any:
+def checked(check: Callable[[str], Any]) -> Any:
     """A validator that runs `check` on the option's text and keeps the text (the run parses it when it reads it)."""
     def keep(text: str) -> str:
         check(text)
@@ -208,9 +208,6 @@ class RunOptions(BaseModel):
     accounts_per_branch: int = Field(10_000, ge=1, le=10_000_000,
                                      description="accounts per branch (pgbench has 100000; fewer keep the load and any "
                                                  "rebuild short)")
-    rtt_steps: Annotated[str, _checked(_steps)] = Field("0,2,4,8", description="S1: added inter-site RTT steps (ms)")
-    step_s: Finite = Field(20.0, gt=0, le=86_400, description="S1: measured seconds per RTT step")
-    warmup_s: Finite = Field(5.0, ge=0, le=86_400, description="S1: warm-up seconds per RTT step")
     load_workers: int = Field(0, ge=0, le=256,
                               description="spread the OLTP users over a local Dask cluster of N worker processes "
                                           "(default: in-process)")
@@ -218,51 +215,13 @@ class RunOptions(BaseModel):
         None, json_schema_extra={"metavar": "tcp://HOST:PORT"},
         description="spread the OLTP users over the Dask workers of this scheduler (your load machines; --users per "
                     "worker)")
-    migration_rtt_steps: Annotated[str, _checked(_steps)] = Field(
-        "0,1,2,4", description="S5: added inter-site RTT steps (ms) at which the database VM migrates")
-    io_profile: Annotated[str, _checked(_profile)] = Field(
-        "mail", description="S6: the I/O workload's fio profile (mail: 70/30 r/w, 32 KiB)")
-    io_rate_iops: int = Field(1000, ge=0, le=10_000_000,
-                              description="S6: the I/O workload's offered load (fio rate_iops; 0: as fast as it goes)")
-    io_dir: Annotated[str, _checked(_io_dir)] | None = Field(
-        None, description="S6: directory fio writes in (default on the lab: the primary site's storage); on a real "
-                          "cluster, a disk of the same datastore mounted on this machine")
-    mail_instances: int = Field(2, ge=1, le=64, description="S6: mail databases (each with its log) sharing "
-                                                             "--io-rate-iops")
-    mail_log_iops: int = Field(0, ge=0, le=10_000_000,
-                               description="S6: log writes/s over all instances (0: a quarter of --io-rate-iops)")
-    mail_db_read_ms: Finite | None = Field(
-        None, gt=0, le=60_000,
-        description="S6: judge the mail databases' average read latency against this (default: not judged)")
-    mail_log_write_ms: Finite | None = Field(
-        None, gt=0, le=60_000,
-        description="S6: judge the mail logs' average write latency against this (default: not judged)")
-    soak_s: Finite = Field(0.0, ge=0, le=7 * 86_400,
-                           description="S6: an N-1 soak of the mail workload this long, one node down throughout "
-                                       "(0: none)")
-    backup_rates: Annotated[str, _checked(_rates)] = Field(
-        "none", description="S7: one backup per rate, comma-separated: 'none' (unthrottled) or a pg_basebackup "
-                            "--max-rate such as 4M")
-    backup_destination: Annotated[str, _checked(_destination)] | None = Field(
-        None, description="S7: where the backup is written (default on the lab: its backup area)")
-    backup_timeout_s: Finite = Field(1800.0, gt=0, le=86_400, description="S7: bound on one backup (and restore)")
-    restore_destination: Annotated[str, _checked(_restore_destination)] | None = Field(
-        None, description="S7: the directory the restore's copy is written into: PostgreSQL: on this machine "
-                          "(default: the database's backup_area; the lab sets its own); SQL Server: on the server, "
-                          "where every file of the copy (databases[].restore_as) is moved")
-    qos_iops_limit: int | None = Field(
-        None, ge=1, le=2_147_483_647,
-        description="S7: also a backup under this vSAN IOPS limit (a storage policy with VSAN.iopsLimit on the "
-                    "primary's disk), beside one without it; where a platform sets one (vSphere)")
-    qos_disk: Annotated[str, _checked(_qos_disk)] = Field(
-        "Hard disk 1", description="S7: the label of the primary's virtual disk that holds the backup destination")
-    change_ticket: Annotated[str, _checked(_plain), Field(max_length=200)] | None = Field(
+    change_ticket: Annotated[str, checked(_plain), Field(max_length=200)] | None = Field(
         None, description="change ticket id to link from the report")
-    change_url: Annotated[str, _checked(_plain), Field(max_length=2000)] | None = Field(
+    change_url: Annotated[str, checked(_plain), Field(max_length=2000)] | None = Field(
         None, description="URL template of change tickets, with {ticket}")
-    tables_dir: Annotated[str, _checked(_path)] | None = Field(
+    tables_dir: Annotated[str, checked(_path)] | None = Field(
         None, description="write the scenario tables (HTML, Markdown, JSON) here")
-    figures_history: Annotated[str, _checked(_path)] | None = Field(
+    figures_history: Annotated[str, checked(_path)] | None = Field(
         None, json_schema_extra={"metavar": "PATH"},
         description="the figures history of earlier nights (figures.jsonl beside the report): a duration measured in "
                     "one trial tonight takes its 95 % interval from its spread over the last nights")
@@ -281,18 +240,6 @@ class RunOptions(BaseModel):
         False, description="judge the lost-commit SLO even when the cluster replicates more weakly than the "
                            "topology's databases[].replication (by default a '0 lost' then is not judged: it proves "
                            "nothing)")
-
-    @property
-    def rtt_step_values(self) -> tuple[float, ...]:
-        return _steps(self.rtt_steps)
-
-    @property
-    def migration_rtt_step_values(self) -> tuple[float, ...]:
-        return _steps(self.migration_rtt_steps)
-
-    @property
-    def backup_rate_values(self) -> tuple[str, ...]:
-        return _rates(self.backup_rates)
 
     def render(self) -> str:
         """One line for the dry-run: every option as the run will use it."""

@@ -120,7 +120,8 @@ class ScenarioFault:
 class Sweep:
     """A fault repeated at each value a run option lists (S1's RTT steps): the dry-run plans every step.
 
-    `option` names the `RunOptions` property with the values; a step of 0 injects nothing."""
+    `option` names the options property with the values (the suite's own options, or the core's); a step of 0
+    injects nothing."""
 
     fault: ScenarioFault
     param: str

@@ -17,12 +17,14 @@ import pytest
 from faults.base import new_instance
 from harness.analysis.slo import SloCheck
 from harness.experiment import Experiment
-from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault, Sweep
 from harness.scenario_report import ScenarioReport
 from harness_kernel.history import EventKind
 from harness_suites.evidence import below_target, kept_rtt_check, kept_share, window_stats
+from harness_suites.plugin import options_of
+from harness_suites.s1.options import Options
+from harness_suites.steps import options as steps_options
 from reports.allure.steps import phase
 from reports.published_tables import LatencyStep, largest_kept_rtt, s1_latency_table
 
@@ -74,8 +76,9 @@ def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
         experiment: Experiment, harness_run: HarnessRun, scenario_report: ScenarioReport,
         pytestconfig: pytest.Config) -> None:
     topology = harness_run.topology
-    steps = run_options(pytestconfig).rtt_step_values
-    warmup_s, step_s = pytestconfig.getoption("--warmup-s"), pytestconfig.getoption("--step-s")
+    steps = options_of(pytestconfig, Options).rtt_step_values
+    measured_steps = options_of(pytestconfig, steps_options.Options)
+    warmup_s, step_s = measured_steps.warmup_s, measured_steps.step_s
     users = pytestconfig.getoption("--users")
     windows = []
     link = None

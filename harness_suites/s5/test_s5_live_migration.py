@@ -22,12 +22,14 @@ from harness.analysis.intervals import Interval
 from harness.analysis.phases import longest_gap_within
 from harness.analysis.slo import SloCheck
 from harness.experiment import Experiment
-from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault, Sweep
 from harness.scenario_report import ScenarioReport
 from harness_kernel.topology.models import Slo
 from harness_suites.evidence import fmt, fmt_lost, fmt_modelled, kept_share, window_ratio, window_stats, within
+from harness_suites.plugin import options_of
+from harness_suites.s5.options import Options
+from harness_suites.steps import options as steps_options
 from reports.allure.steps import phase
 from reports.published_tables import MigrationStep, s5_migration_table
 from workloads.oltp import DriverConfig
@@ -93,8 +95,9 @@ def test_a_live_migration_across_sites_keeps_the_business_running(
         experiment: Experiment, harness_run: HarnessRun, scenario_report: ScenarioReport,
         product_versions: dict[str, str], pytestconfig: pytest.Config) -> None:
     topology = harness_run.topology
-    steps = run_options(pytestconfig).migration_rtt_step_values
-    warmup_s, step_s = pytestconfig.getoption("--warmup-s"), pytestconfig.getoption("--step-s")
+    steps = options_of(pytestconfig, Options).migration_rtt_step_values
+    measured_steps = options_of(pytestconfig, steps_options.Options)
+    warmup_s, step_s = measured_steps.warmup_s, measured_steps.step_s
     users = pytestconfig.getoption("--users")
     link = LATENCY.resolve(experiment.cluster, topology)
     measured, ratios, found, migration = [], [], [], None

@@ -37,7 +37,6 @@ from harness.analysis.slo import SloCheck
 from harness.clusters import Cluster, Provisioned
 from harness.experiment import Experiment, PhaseDurations
 from harness.fixtures import heal_or_rebuild, new_experiment
-from harness.plugin_state import run_options
 from harness.progress import Progress
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
@@ -45,6 +44,9 @@ from harness.scenario_report import ScenarioReport
 from harness_kernel.history.series import MetricSeries, TransactionSeries
 from harness_kernel.history.timeline import Timeline
 from harness_suites.evidence import fmt, kept_share, pooled_window_stats, window_ratio, window_stats
+from harness_suites.plugin import options_of
+from harness_suites.s6.options import Options
+from harness_suites.steps import options as steps_options
 from reports.allure.steps import phase
 from reports.published_tables import Interference, esrp_table, s6_interference_table
 from workloads.fio import PROFILES, FioJob, FioWorkload, direct_io_supported, flush_files
@@ -115,7 +117,7 @@ class Setting:
 
     @property
     def window_s(self) -> float:
-        return float(self.config.getoption("--step-s"))
+        return options_of(self.config, steps_options.Options).step_s
 
     @property
     def users(self) -> int:
@@ -123,7 +125,7 @@ class Setting:
 
     def fio(self, name: str, runtime_s: float | None = None) -> FioWorkload:
         """The I/O workload: the mail workload (databases and logs), or one fio job of another profile."""
-        options = run_options(self.config)
+        options = options_of(self.config, Options)
         runtime = int((runtime_s or self.window_s * 2) + 30)
         if options.io_profile == "mail":
             return MailWorkload(self.mail_job(runtime), self.io_root / "logs", self.timeline, name=name)
@@ -132,7 +134,7 @@ class Setting:
         return FioWorkload(job, self.io_root / "logs", self.timeline, name=name)
 
     def mail_job(self, runtime_s: int) -> MailJob:
-        options = run_options(self.config)
+        options = options_of(self.config, Options)
         db_iops = options.io_rate_iops or 1000
         return MailJob(even_instances(options.mail_instances, db_iops, options.mail_log_iops or max(1, db_iops // 4)),
                        self.data_dir, runtime_s=runtime_s, direct=self.direct_io)
@@ -228,7 +230,7 @@ def test_mixed_workloads_interfere_within_the_slo_with_all_nodes_and_with_one_lo
         pytest.skip("S6 measures its own OLTP workload alone and mixed: not with --workload observe")
     topology = harness_run.topology
     heal_or_rebuild(cluster, durations, before=True)
-    with own_directory(io_root(cluster, pytestconfig.getoption("--io-dir"))) as root:
+    with own_directory(io_root(cluster, options_of(pytestconfig, Options).io_dir)) as root:
         setting = Setting(harness_run, cluster, schema, timeline, progress, durations, pytestconfig, root)
         first, _, first_ratio, first_found = measure(setting, "all nodes", degraded=False)
         spec = STANDBY_DOWN.resolve(cluster, topology)
@@ -265,7 +267,7 @@ def test_mixed_workloads_interfere_within_the_slo_with_all_nodes_and_with_one_lo
 def test_the_mail_workload_is_held_for_a_whole_window_with_one_node_lost_and_not_replaced(
         harness_run: HarnessRun, cluster: Cluster, schema: Scale | None, timeline: Timeline,
         progress: Progress, durations: PhaseDurations, pytestconfig: pytest.Config, scenario_report: ScenarioReport) -> None:
-    options = run_options(pytestconfig)
+    options = options_of(pytestconfig, Options)
     if not options.soak_s:
         pytest.skip("the N-1 soak runs when asked for by its length (--soak-s)")
     if options.io_profile != "mail":

@@ -23,7 +23,6 @@ from faults.base import Evidential, FaultSpec, OperationProgress, PlansOutput
 from harness.analysis.slo import SloCheck
 from harness.clusters import ModelsDiskLimits
 from harness.experiment import Experiment
-from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
 from harness.safety.runner import ActiveFault
 from harness.scenario import Role, ScenarioFault
@@ -40,6 +39,8 @@ from harness_suites.evidence import (
     window_stats,
     within,
 )
+from harness_suites.plugin import options_of
+from harness_suites.s7.options import Options
 from reports.published_tables import BackupUnderLoad, s7_backup_table
 from reports.tables import MODELLED_MARK
 
@@ -113,7 +114,7 @@ class QosComparison:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    options = run_options(metafunc.config)
+    options = options_of(metafunc.config, Options)
     if "case" in metafunc.fixturenames:
         rates = options.backup_rate_values
         cases = [backup_case(rate, options.backup_destination, options.backup_timeout_s) for rate in rates]
@@ -139,7 +140,8 @@ def test_a_full_backup_under_load_completes_and_keeps_the_business_running(
         case: ScenarioFault, experiment: Experiment, harness_run: HarnessRun, scenario_report: ScenarioReport,
         pytestconfig: pytest.Config) -> None:
     topology, users = harness_run.topology, pytestconfig.getoption("--users")
-    measured = measure_operation("backup", case, experiment, topology, users, pytestconfig.getoption("--backup-timeout-s"))
+    measured = measure_operation("backup", case, experiment, topology, users,
+                                 options_of(pytestconfig, Options).backup_timeout_s)
     report_operation(measured, experiment, scenario_report, topology, users)
 
 
@@ -169,7 +171,7 @@ def test_a_backup_under_a_vsan_iops_limit_holds_the_limit_and_keeps_the_business
     achieved and what OLTP felt. Where the platform cannot enforce a limit (the bound lab), its model caps the
     backup's rate, and the rate under the limit is marked modelled."""
     topology = harness_run.topology
-    users, timeout_s = pytestconfig.getoption("--users"), pytestconfig.getoption("--backup-timeout-s")
+    users, timeout_s = pytestconfig.getoption("--users"), options_of(pytestconfig, Options).backup_timeout_s
     without = measure_operation("backup", qos.backup, experiment, topology, users, timeout_s)
     with experiment.fault(qos.limit.resolve(experiment.cluster, topology), duration_s=timeout_s + 600) as limited:
         evidence = dict(limited.fault.evidence) if isinstance(limited.fault, Evidential) else {}

@@ -24,10 +24,11 @@ from faults import registry
 from faults.backends.sqlserver_backup import remove_script
 from faults.backends.wsfc.faults import move_script
 from faults.base import FaultPlan, FaultSpec
-from harness.run_options import RunOptions, read_options
+from harness.options import read
 from harness.topology_source import load_source
 from harness_kernel.errors import ConfigError, TargetNotAllowedError
 from harness_kernel.topology.loader import parse_topology
+from harness_suites.s7.options import Options as S7Options
 from tests.unit.harness_kernel.topology.topology_docs import example, set_at
 
 ROOT = Path(__file__).parents[3]
@@ -542,8 +543,9 @@ def test_x7_restore_as_may_be_any_other_name() -> None:
     assert parse_topology(doc, "t.yaml").databases[0].restore_as == "bench_restore_test"
 
 
-def read_restore_destination(pytestconfig: pytest.Config, value: str) -> RunOptions:
-    return read_options(lambda name: value if name == "--restore-destination" else pytestconfig.getoption(name))
+def read_restore_destination(pytestconfig: pytest.Config, value: str) -> S7Options:
+    """S7's options as its suite reads them, `--restore-destination` given and the rest at their defaults."""
+    return read(S7Options, lambda name: value if name == "--restore-destination" else None)
 
 
 @pytest.mark.reproducer("X-7")

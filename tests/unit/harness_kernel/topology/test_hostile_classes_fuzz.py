@@ -21,10 +21,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from faults import sections
-from harness.run_options import check_restore_destination, read_options
+from harness.options import read
+from harness.run_options import check_restore_destination
 from harness.topology_source import load_source
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.loader import parse_topology
+from harness_suites.s7.options import Options as S7Options
 from tests.unit.harness_kernel.topology.fuzz_support import PROFILE
 from tests.unit.harness_kernel.topology.test_topology_fuzz import refusal_path
 from tests.unit.harness_kernel.topology.topology_docs import ROOT, example, set_at
@@ -137,7 +139,7 @@ def test_a_restore_destination_wrong_for_every_engine_is_refused_naming_the_opti
     @given(DANGEROUS_DESTINATIONS)
     def destinations(destination: str) -> None:
         with pytest.raises(ConfigError) as caught:
-            read_options(lambda name: destination if name == "--restore-destination" else pytestconfig.getoption(name))
+            read(S7Options, lambda name: destination if name == "--restore-destination" else None)
         message = str(caught.value)
         assert len(message.splitlines()) == 1 and message.startswith("--restore-destination: "), message
 

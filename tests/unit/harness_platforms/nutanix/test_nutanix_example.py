@@ -15,7 +15,7 @@ from harness.clusters.sqlserver import AvailabilityGroupCluster
 from harness_kernel.topology.loader import load_topology
 from harness_platforms.nutanix.view import NutanixView, Resilience
 
-ROOT = Path(__file__).parents[3]
+ROOT = Path(__file__).parents[4]
 EXAMPLE = ROOT / "examples" / "nutanix-ahv-esrp.yaml"
 ENV = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
 NOT_OFFERED = ("not offered on nutanix: disk-failure (no supported interface fails a disk; a planned removal",

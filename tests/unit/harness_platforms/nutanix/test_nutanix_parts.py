@@ -21,7 +21,7 @@ from harness_kernel.topology.models import Topology
 from harness_platforms.nutanix.api import REQUEST_ID_NAMESPACE, request_id
 from harness_platforms.nutanix.resiliency import parse_v2, with_v4
 
-ROOT = Path(__file__).parents[3]
+ROOT = Path(__file__).parents[4]
 CAPTURE = ROOT / "tests" / "captures" / "nutanix" / "domain_fault_tolerance_status.aos-6.8.1.json"
 
 
