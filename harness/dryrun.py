@@ -18,7 +18,7 @@ from faults.base import FaultSpec
 from faults.catalogue import installed
 from harness.clusters import observers
 from harness.options import render
-from harness.plugin_state import plugin_state
+from harness.plugin_state import plugin_state, run_switches
 from harness.scenario import Sweep
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.models import Topology
@@ -86,7 +86,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             reason = inapplicable(item, harness.topology)
             if reason is not None:
                 item.add_marker(pytest.mark.skip(reason=reason))
-    if not config.getoption("--dry-run"):
+    if not run_switches(config).dry_run:
         return
     skip = pytest.mark.skip(reason="dry-run: planned only")
     for item in items:
@@ -94,7 +94,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest.Item]) -> list[str]:
-    if not config.getoption("--dry-run"):
+    if not run_switches(config).dry_run:
         return []
     harness = plugin_state(config).run
     if harness is None:

@@ -17,7 +17,7 @@ import pytest
 
 from harness.clusters import Cluster, Provisioned, cluster_for, cluster_parts, observers, probe
 from harness.experiment import Experiment, PhaseDurations
-from harness.plugin_state import run_options
+from harness.plugin_state import run_options, run_switches
 from harness.progress import Progress
 from harness.safety.run import HarnessRun
 from harness_kernel.errors import ConfigError, HarnessError
@@ -53,7 +53,7 @@ def cluster(harness_run: HarnessRun, pytestconfig: pytest.Config,
         product_versions.update(part.describe())
     product_versions.update(probe(harness_run.topology))
     yield view
-    if started_here and isinstance(view, Provisioned) and not pytestconfig.getoption("--keep-lab"):
+    if started_here and isinstance(view, Provisioned) and not run_switches(pytestconfig).keep_lab:
         view.down()
 
 
@@ -62,10 +62,11 @@ def schema(cluster: Cluster, harness_run: HarnessRun, pytestconfig: pytest.Confi
     """TPC-B data with at least as many branches as users (pgbench's rule): every transaction
     updates one branch row and holds its lock through the commit, so with fewer branches the
     commits, and any added commit latency, queue behind each other. An observe-only run creates nothing."""
-    if pytestconfig.getoption("--workload") == "observe":
+    if run_switches(pytestconfig).workload == "observe":
         return None
-    scale = Scale(branches=pytestconfig.getoption("--scale"), accounts_per_branch=pytestconfig.getoption("--accounts-per-branch"))
-    users = pytestconfig.getoption("--users")
+    options = run_options(pytestconfig)
+    scale = Scale(branches=options.scale, accounts_per_branch=options.accounts_per_branch)
+    users = options.users
     if scale.branches < users:
         warnings.warn(f"--scale {scale.branches} is below --users {users}: commits will queue on branch rows", stacklevel=1)
     dialect, settings = cluster.connection()
@@ -76,9 +77,9 @@ def schema(cluster: Cluster, harness_run: HarnessRun, pytestconfig: pytest.Confi
 
 @pytest.fixture
 def durations(pytestconfig: pytest.Config) -> PhaseDurations:
-    opt = pytestconfig.getoption
-    return PhaseDurations(baseline_s=opt("--baseline-s"), observe_s=opt("--observe-s"), settle_s=opt("--settle-s"),
-                          recover_timeout_s=opt("--recover-timeout-s"), steady_window_s=opt("--steady-window-s"))
+    options = run_options(pytestconfig)
+    return PhaseDurations(baseline_s=options.baseline_s, observe_s=options.observe_s, settle_s=options.settle_s,
+                          recover_timeout_s=options.recover_timeout_s, steady_window_s=options.steady_window_s)
 
 
 @pytest.fixture
@@ -95,7 +96,7 @@ def progress(pytestconfig: pytest.Config) -> Progress:
 
     with released():
         terminal = sys.stderr.isatty()
-    return Progress(write, quiet=bool(pytestconfig.getoption("--quiet-progress")), terminal=terminal)
+    return Progress(write, quiet=run_switches(pytestconfig).quiet_progress, terminal=terminal)
 
 
 def server_counter(dialect: Dialect, settings: ConnectionSettings, timeline: Timeline,
@@ -118,14 +119,15 @@ def new_experiment(harness_run: HarnessRun, cluster: Cluster, schema: Scale | No
     series = series if series is not None else TransactionSeries()
     dialect, settings = cluster.connection()
     workload: Workload
-    driver = DriverConfig(users=config.getoption("--users"), scale=schema) if schema is not None else None
+    options = run_options(config)
+    driver = DriverConfig(users=options.users, scale=schema) if schema is not None else None
     if driver is None:
         workload = server_counter(dialect, settings, timeline, series)
-    elif config.getoption("--load-workers") or config.getoption("--load-scheduler"):
+    elif options.load_workers or options.load_scheduler:
         workload = distributed_load(dialect, settings, timeline, series, driver, config)
     else:
         workload = OltpDriver(dialect, settings, timeline, series, driver)
-    topology, options = harness_run.topology, run_options(config)
+    topology = harness_run.topology
     return Experiment(harness_run, cluster, timeline, progress, [workload], durations, series=series, step=phase,
                       degraded_on_purpose=degraded_on_purpose, parts=list(cluster_parts(topology).values()),
                       observers=observers(topology), repeats=options.repeat,
@@ -137,10 +139,13 @@ def distributed_load(dialect: Dialect, settings: ConnectionSettings, timeline: T
     """The OLTP users spread over Dask workers: a local cluster (--load-workers) or the user's (--load-scheduler)."""
     from workloads.load.distributed import DistributedOltp, local_cluster, remote_cluster
 
-    workers, scheduler = config.getoption("--load-workers"), config.getoption("--load-scheduler")
+    options = run_options(config)
+    workers, scheduler = options.load_workers, options.load_scheduler
     if workers and scheduler:
         raise ConfigError("--load-workers starts a local cluster, --load-scheduler uses yours: give one of them")
-    client = local_cluster(workers) if workers else remote_cluster(scheduler)
+    if scheduler is None and not workers:
+        raise ConfigError("spreading the load needs --load-workers N or --load-scheduler tcp://HOST:PORT")
+    client = local_cluster(workers) if workers else remote_cluster(str(scheduler))
     return DistributedOltp(dialect, settings, timeline, series, driver, client, generators=workers or None,
                            owns_cluster=bool(workers))
 
@@ -152,9 +157,9 @@ def experiment(harness_run: HarnessRun, cluster: Cluster, schema: Scale | None, 
     from reports.allure.steps import ChangeTicket, link_change_ticket  # Allure only when experiments run
 
     heal_or_rebuild(cluster, durations, before=True)
-    ticket = pytestconfig.getoption("--change-ticket")
-    if ticket:
-        link_change_ticket(ChangeTicket(ticket, pytestconfig.getoption("--change-url") or "{ticket}"))
+    options = run_options(pytestconfig)
+    if options.change_ticket:
+        link_change_ticket(ChangeTicket(options.change_ticket, options.change_url or "{ticket}"))
     with new_experiment(harness_run, cluster, schema, timeline, progress, durations, pytestconfig) as running:
         yield running
     heal_or_rebuild(cluster, durations, before=False)
@@ -167,7 +172,8 @@ def scenario_report(pytestconfig: pytest.Config, key_numbers: dict[str, str]) ->
     from harness.scenario_report import ScenarioReport  # plotting only when a scenario reports
     from reports.regression import earlier_values, read_history
 
-    directory, history = pytestconfig.getoption("--tables-dir"), pytestconfig.getoption("--figures-history")
+    options = run_options(pytestconfig)
+    directory, history = options.tables_dir, options.figures_history
     nights = earlier_values(read_history(Path(history))) if history else {}
     report = ScenarioReport(Path(directory) if directory else None, key_numbers, nights)
     yield report

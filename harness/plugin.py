@@ -15,8 +15,8 @@ import pytest
 
 from faults.base import Fault, FaultSpec
 from harness import secret_hooks
-from harness.options import add_options
-from harness.plugin_state import STATE, PluginState, plugin_state
+from harness.options import add_options, read
+from harness.plugin_state import STATE, PluginState, plugin_state, run_options, run_switches
 from harness.run_options import RunOptions, RunSwitches, read_options
 from harness.run_record import run_record
 from harness.safety.guards import Guard
@@ -54,11 +54,13 @@ def pytest_configure(config: pytest.Config) -> None:
     state = config.stash[STATE] = PluginState()
     try:
         state.options = read_options(config.getoption)
+        state.switches = read(RunSwitches, config.getoption)
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     if state.options.inconclusive == "fail":  # go-live acceptance: a verdict the measurement cannot give fails
         config.addinivalue_line("filterwarnings", "error::harness.analysis.slo.InconclusiveVerdict")
-    source = config.getoption("--topology")
+    switches = state.switches
+    source = switches.topology
     if source is None:
         return
     try:
@@ -66,11 +68,11 @@ def pytest_configure(config: pytest.Config) -> None:
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     run = HarnessRun(topology=topology, topology_source=canonical(source),
-                     state_dir=state_dir(config.getoption("--state-dir")),
-                     allow_destructive=config.getoption("--allow-destructive"),
+                     state_dir=state_dir(switches.state_dir),
+                     allow_destructive=switches.allow_destructive,
                      runner_settings=runner_settings(state.options),
-                     start_guardian=not config.getoption("--no-guardian"))
-    if not config.getoption("--dry-run"):
+                     start_guardian=not switches.no_guardian)
+    if not switches.dry_run:
         missing = run.missing_credentials()
         if missing:
             raise pytest.UsageError("missing credentials: " + "; ".join(missing))
@@ -87,7 +89,7 @@ def runner_settings(options: RunOptions) -> RunnerSettings:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     harness = plugin_state(session.config).run
-    if harness is not None and not session.config.getoption("--dry-run") and not _is_collect_only(session.config):
+    if harness is not None and not run_switches(session.config).dry_run and not _is_collect_only(session.config):
         try:
             harness.acquire()
         except HarnessError as exc:
@@ -117,7 +119,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         products = plugin_state(session.config).products
         record = run_record(run_id=harness.run_id, topology_source=harness.topology_source,
                             command=list(session.config.invocation_params.args),
-                            change_ticket=session.config.getoption("--change-ticket"),
+                            change_ticket=run_options(session.config).change_ticket,
                             guarded=harness.start_guardian) if harness else {}
         write_environment(Path(results_dir), environment_properties(topology, products, record))
         write_categories(Path(results_dir))

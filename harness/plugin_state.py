@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import pytest
 from pydantic import BaseModel
 
-from harness.run_options import RunOptions
+from harness.run_options import RunOptions, RunSwitches
 from harness.safety.run import HarnessRun
 from harness_kernel.topology.credentials import Secret
 from reports.summary import Outcome
@@ -17,6 +17,7 @@ from reports.summary import Outcome
 class PluginState:
     run: HarnessRun | None = None  # None without --topology
     options: RunOptions | None = None  # read when pytest configures the run, before anything else
+    switches: RunSwitches = field(default_factory=lambda: RunSwitches())  # read with the options
     more_options: list[BaseModel] = field(default_factory=list)  # the suites' own (harness_suites.plugin)
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # node id -> the worst phase's outcome
     numbers: dict[str, dict[str, str]] = field(default_factory=dict)  # node id -> key figures for the summary
@@ -42,3 +43,8 @@ def run_options(config: pytest.Config) -> RunOptions:
     if options is None:
         raise RuntimeError("the harness's options are read in pytest_configure; it has not run")
     return options
+
+
+def run_switches(config: pytest.Config) -> RunSwitches:
+    """The run's switches and places (`--topology`, `--dry-run`, ...), typed (read when pytest configured the run)."""
+    return config.stash[STATE].switches

@@ -190,54 +190,54 @@ class RunOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    baseline_s: Finite = Field(15.0, ge=0, le=86_400, description="steady-load baseline before each fault (s)")
-    observe_s: Finite = Field(20.0, gt=0, le=86_400, description="how long each fault stays in effect (s)")
-    settle_s: Finite = Field(10.0, ge=0, le=86_400, description="load kept after recovery to read the new level (s)")
-    recover_timeout_s: Finite = Field(240.0, gt=0, le=86_400,
+    baseline_s: Finite = Field(default=15.0, ge=0, le=86_400, description="steady-load baseline before each fault (s)")
+    observe_s: Finite = Field(default=20.0, gt=0, le=86_400, description="how long each fault stays in effect (s)")
+    settle_s: Finite = Field(default=10.0, ge=0, le=86_400, description="load kept after recovery to read the new level (s)")
+    recover_timeout_s: Finite = Field(default=240.0, gt=0, le=86_400,
                                       description="longest wait for the cluster to heal after a fault is reverted (s)")
     revert_timeout_s: Finite = Field(
-        DEFAULT_REVERT_TIMEOUT_S, gt=0, le=86_400,
+        default=DEFAULT_REVERT_TIMEOUT_S, gt=0, le=86_400,
         description="longest a revert may take to prove the fault gone; the dead man's switch waits this long past "
                     "the fault's deadline, and recover as long (s)")
-    steady_window_s: int = Field(10, ge=1, le=3600,
+    steady_window_s: int = Field(default=10, ge=1, le=3600,
                                  description="seconds throughput must hold inside the band to count as a steady state")
-    users: int = Field(8, ge=1, le=10_000, description="OLTP virtual users")
-    scale: int = Field(10, ge=1, le=1_000_000, json_schema_extra={"metavar": "BRANCHES"},
+    users: int = Field(default=8, ge=1, le=10_000, description="OLTP virtual users")
+    scale: int = Field(default=10, ge=1, le=1_000_000, json_schema_extra={"metavar": "BRANCHES"},
                        description="OLTP data scale in branches, as pgbench -s; keep it >= --users, or commits queue "
                                    "on the few branch rows and the suite measures lock waits")
-    accounts_per_branch: int = Field(10_000, ge=1, le=10_000_000,
+    accounts_per_branch: int = Field(default=10_000, ge=1, le=10_000_000,
                                      description="accounts per branch (pgbench has 100000; fewer keep the load and any "
                                                  "rebuild short)")
-    load_workers: int = Field(0, ge=0, le=256,
+    load_workers: int = Field(default=0, ge=0, le=256,
                               description="spread the OLTP users over a local Dask cluster of N worker processes "
                                           "(default: in-process)")
     load_scheduler: Annotated[str, Field(pattern=SCHEDULER.pattern)] | None = Field(
-        None, json_schema_extra={"metavar": "tcp://HOST:PORT"},
+        default=None, json_schema_extra={"metavar": "tcp://HOST:PORT"},
         description="spread the OLTP users over the Dask workers of this scheduler (your load machines; --users per "
                     "worker)")
     change_ticket: Annotated[str, checked(_plain), Field(max_length=200)] | None = Field(
-        None, description="change ticket id to link from the report")
+        default=None, description="change ticket id to link from the report")
     change_url: Annotated[str, checked(_plain), Field(max_length=2000)] | None = Field(
-        None, description="URL template of change tickets, with {ticket}")
+        default=None, description="URL template of change tickets, with {ticket}")
     tables_dir: Annotated[str, checked(_path)] | None = Field(
-        None, description="write the scenario tables (HTML, Markdown, JSON) here")
+        default=None, description="write the scenario tables (HTML, Markdown, JSON) here")
     figures_history: Annotated[str, checked(_path)] | None = Field(
-        None, json_schema_extra={"metavar": "PATH"},
+        default=None, json_schema_extra={"metavar": "PATH"},
         description="the figures history of earlier nights (figures.jsonl beside the report): a duration measured in "
                     "one trial tonight takes its 95 % interval from its spread over the last nights")
     widest_site_subnet: int = Field(
-        WIDEST_SITE_PREFIX, ge=1, le=32, json_schema_extra={"metavar": "PREFIX"},
+        default=WIDEST_SITE_PREFIX, ge=1, le=32, json_schema_extra={"metavar": "PREFIX"},
         description=f"accept site subnets as wide as /PREFIX (default /{WIDEST_SITE_PREFIX}): a partition drops a "
                     "whole site subnet, so only the command line may widen it")
     inconclusive: Literal["flag", "fail"] = Field(
-        "flag", description="a figure whose 95 % interval holds its threshold: flag it in the summary (nightly runs), "
+        default="flag", description="a figure whose 95 % interval holds its threshold: flag it in the summary (nightly runs), "
                             "or fail the test (go-live acceptance)")
-    repeat: int = Field(1, ge=1, le=100, json_schema_extra={"metavar": "N"},
+    repeat: int = Field(default=1, ge=1, le=100, json_schema_extra={"metavar": "N"},
                         description="S2, S3 and S4: each fault case N times, a baseline before each (slow drift "
                                     "cancels); the tables give the median of the trials and the verdicts their 95 % "
                                     "interval across them")
     accept_weaker_replication: bool = Field(
-        False, description="judge the lost-commit SLO even when the cluster replicates more weakly than the "
+        default=False, description="judge the lost-commit SLO even when the cluster replicates more weakly than the "
                            "topology's databases[].replication (by default a '0 lost' then is not judged: it proves "
                            "nothing)")
 
@@ -252,21 +252,21 @@ class RunSwitches(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    topology: str | None = Field(None, json_schema_extra={"metavar": "FILE|lab[:PREFIX]"},
+    topology: str | None = Field(default=None, json_schema_extra={"metavar": "FILE|lab[:PREFIX]"},
                                  description="topology YAML of the target, or 'lab' for the embedded lab")
-    dry_run: bool = Field(False, description="print every planned fault and touch nothing")
-    allow_destructive: bool = Field(False, description="allow destructive faults on a topology that is not the "
+    dry_run: bool = Field(default=False, description="print every planned fault and touch nothing")
+    allow_destructive: bool = Field(default=False, description="allow destructive faults on a topology that is not the "
                                                        "embedded lab")
-    state_dir: str | None = Field(None, description="where the journal and locks live (default $HARNESS_STATE_DIR)")
-    keep_lab: bool = Field(False, description="leave the embedded lab running at the end")
-    no_guardian: bool = Field(False, description="inject without a guardian: a crash or kill -9 of the run leaves its "
+    state_dir: str | None = Field(default=None, description="where the journal and locks live (default $HARNESS_STATE_DIR)")
+    keep_lab: bool = Field(default=False, description="leave the embedded lab running at the end")
+    no_guardian: bool = Field(default=False, description="inject without a guardian: a crash or kill -9 of the run leaves its "
                                                  "fault until `python -m harness recover` (the run record says the run "
                                                  "was unguarded)")
     workload: Literal["oltp", "observe"] = Field(
-        "oltp", description="oltp: the harness's virtual users with a commit ledger; observe: only read the database's "
+        default="oltp", description="oltp: the harness's virtual users with a commit ledger; observe: only read the database's "
                             "own commit counter while your application or HammerDB makes the load (no lost-commit "
                             "verdict)")
-    quiet_progress: bool = Field(False, description="one line per wait instead of a live progress bar (CI)")
+    quiet_progress: bool = Field(default=False, description="one line per wait instead of a live progress bar (CI)")
 
 
 def read_options(getoption: Callable[[str], Any]) -> RunOptions:

@@ -11,7 +11,7 @@ from harness.run_options import checked, steps_of
 
 
 class Options(Declaration):
-    rtt_steps: Annotated[str, checked(steps_of)] = Field("0,2,4,8", description="S1: added inter-site RTT steps (ms)")
+    rtt_steps: Annotated[str, checked(steps_of)] = Field(default="0,2,4,8", description="S1: added inter-site RTT steps (ms)")
 
     @property
     def rtt_step_values(self) -> tuple[float, ...]:

@@ -17,6 +17,7 @@ import pytest
 from faults.base import new_instance
 from harness.analysis.slo import SloCheck
 from harness.experiment import Experiment
+from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault, Sweep
 from harness.scenario_report import ScenarioReport
@@ -79,7 +80,7 @@ def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
     steps = options_of(pytestconfig, Options).rtt_step_values
     measured_steps = options_of(pytestconfig, steps_options.Options)
     warmup_s, step_s = measured_steps.warmup_s, measured_steps.step_s
-    users = pytestconfig.getoption("--users")
+    users = run_options(pytestconfig).users
     windows = []
     link = None
     for rtt in steps:

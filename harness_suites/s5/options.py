@@ -12,7 +12,7 @@ from harness.run_options import checked, steps_of
 
 class Options(Declaration):
     migration_rtt_steps: Annotated[str, checked(steps_of)] = Field(
-        "0,1,2,4", description="S5: added inter-site RTT steps (ms) at which the database VM migrates")
+        default="0,1,2,4", description="S5: added inter-site RTT steps (ms) at which the database VM migrates")
 
     @property
     def migration_rtt_step_values(self) -> tuple[float, ...]:

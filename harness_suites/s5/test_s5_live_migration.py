@@ -22,6 +22,7 @@ from harness.analysis.intervals import Interval
 from harness.analysis.phases import longest_gap_within
 from harness.analysis.slo import SloCheck
 from harness.experiment import Experiment
+from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault, Sweep
 from harness.scenario_report import ScenarioReport
@@ -98,7 +99,7 @@ def test_a_live_migration_across_sites_keeps_the_business_running(
     steps = options_of(pytestconfig, Options).migration_rtt_step_values
     measured_steps = options_of(pytestconfig, steps_options.Options)
     warmup_s, step_s = measured_steps.warmup_s, measured_steps.step_s
-    users = pytestconfig.getoption("--users")
+    users = run_options(pytestconfig).users
     link = LATENCY.resolve(experiment.cluster, topology)
     measured, ratios, found, migration = [], [], [], None
     experiment.baseline()  # a steady state before the first step's own window

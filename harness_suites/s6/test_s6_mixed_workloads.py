@@ -37,6 +37,7 @@ from harness.analysis.slo import SloCheck
 from harness.clusters import Cluster, Provisioned
 from harness.experiment import Experiment, PhaseDurations
 from harness.fixtures import heal_or_rebuild, new_experiment
+from harness.plugin_state import run_options
 from harness.progress import Progress
 from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault
@@ -121,7 +122,7 @@ class Setting:
 
     @property
     def users(self) -> int:
-        return int(self.config.getoption("--users"))
+        return run_options(self.config).users
 
     def fio(self, name: str, runtime_s: float | None = None) -> FioWorkload:
         """The I/O workload: the mail workload (databases and logs), or one fio job of another profile."""

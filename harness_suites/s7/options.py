@@ -25,21 +25,21 @@ from harness_kernel.topology.models import Topology
 
 class Options(Declaration):
     backup_rates: Annotated[str, checked(rates_of)] = Field(
-        "none", description="S7: one backup per rate, comma-separated: 'none' (unthrottled) or a pg_basebackup "
+        default="none", description="S7: one backup per rate, comma-separated: 'none' (unthrottled) or a pg_basebackup "
                             "--max-rate such as 4M")
     backup_destination: Annotated[str, checked(destination_of)] | None = Field(
-        None, description="S7: where the backup is written (default on the lab: its backup area)")
-    backup_timeout_s: Finite = Field(1800.0, gt=0, le=86_400, description="S7: bound on one backup (and restore)")
+        default=None, description="S7: where the backup is written (default on the lab: its backup area)")
+    backup_timeout_s: Finite = Field(default=1800.0, gt=0, le=86_400, description="S7: bound on one backup (and restore)")
     restore_destination: Annotated[str, checked(restore_destination_of)] | None = Field(
-        None, description="S7: the directory the restore's copy is written into: PostgreSQL: on this machine "
+        default=None, description="S7: the directory the restore's copy is written into: PostgreSQL: on this machine "
                           "(default: the database's backup_area; the lab sets its own); SQL Server: on the server, "
                           "where every file of the copy (databases[].restore_as) is moved")
     qos_iops_limit: int | None = Field(
-        None, ge=1, le=2_147_483_647,
+        default=None, ge=1, le=2_147_483_647,
         description="S7: also a backup under this vSAN IOPS limit (a storage policy with VSAN.iopsLimit on the "
                     "primary's disk), beside one without it; where a platform sets one (vSphere)")
     qos_disk: Annotated[str, checked(qos_disk_of)] = Field(
-        "Hard disk 1", description="S7: the label of the primary's virtual disk that holds the backup destination")
+        default="Hard disk 1", description="S7: the label of the primary's virtual disk that holds the backup destination")
 
     @property
     def backup_rate_values(self) -> tuple[str, ...]:

@@ -23,6 +23,7 @@ from faults.base import Evidential, FaultSpec, OperationProgress, PlansOutput
 from harness.analysis.slo import SloCheck
 from harness.clusters import ModelsDiskLimits
 from harness.experiment import Experiment
+from harness.plugin_state import run_options
 from harness.safety.run import HarnessRun
 from harness.safety.runner import ActiveFault
 from harness.scenario import Role, ScenarioFault
@@ -139,7 +140,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def test_a_full_backup_under_load_completes_and_keeps_the_business_running(
         case: ScenarioFault, experiment: Experiment, harness_run: HarnessRun, scenario_report: ScenarioReport,
         pytestconfig: pytest.Config) -> None:
-    topology, users = harness_run.topology, pytestconfig.getoption("--users")
+    topology, users = harness_run.topology, run_options(pytestconfig).users
     measured = measure_operation("backup", case, experiment, topology, users,
                                  options_of(pytestconfig, Options).backup_timeout_s)
     report_operation(measured, experiment, scenario_report, topology, users)
@@ -152,7 +153,7 @@ def test_a_restore_under_load_completes_and_keeps_the_business_running(
     """The backup is taken first (not measured: S7's backup test measures it), then restored beside the database,
     measured against a baseline taken after the backup ended."""
     topology = harness_run.topology
-    users, timeout_s = pytestconfig.getoption("--users"), restore.timeout_s
+    users, timeout_s = run_options(pytestconfig).users, restore.timeout_s
     backup = restore.backup.resolve(experiment.cluster, topology)
     with experiment.fault(backup, duration_s=2 * timeout_s + 120) as taken:
         made, _ = experiment.await_operation(taken, timeout_s)
@@ -171,7 +172,7 @@ def test_a_backup_under_a_vsan_iops_limit_holds_the_limit_and_keeps_the_business
     achieved and what OLTP felt. Where the platform cannot enforce a limit (the bound lab), its model caps the
     backup's rate, and the rate under the limit is marked modelled."""
     topology = harness_run.topology
-    users, timeout_s = pytestconfig.getoption("--users"), options_of(pytestconfig, Options).backup_timeout_s
+    users, timeout_s = run_options(pytestconfig).users, options_of(pytestconfig, Options).backup_timeout_s
     without = measure_operation("backup", qos.backup, experiment, topology, users, timeout_s)
     with experiment.fault(qos.limit.resolve(experiment.cluster, topology), duration_s=timeout_s + 600) as limited:
         evidence = dict(limited.fault.evidence) if isinstance(limited.fault, Evidential) else {}

@@ -9,5 +9,5 @@ from harness.run_options import Finite
 
 
 class Options(Declaration):
-    step_s: Finite = Field(20.0, gt=0, le=86_400, description="S1: measured seconds per RTT step")
-    warmup_s: Finite = Field(5.0, ge=0, le=86_400, description="S1: warm-up seconds per RTT step")
+    step_s: Finite = Field(default=20.0, gt=0, le=86_400, description="S1: measured seconds per RTT step")
+    warmup_s: Finite = Field(default=5.0, ge=0, le=86_400, description="S1: warm-up seconds per RTT step")
