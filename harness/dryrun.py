@@ -80,10 +80,10 @@ def not_offered(topology: Topology) -> list[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    harness = plugin_state(config).run
-    if harness is not None:
+    harness_run = plugin_state(config).run
+    if harness_run is not None:
         for item in items:
-            reason = inapplicable(item, harness.topology)
+            reason = inapplicable(item, harness_run.topology)
             if reason is not None:
                 item.add_marker(pytest.mark.skip(reason=reason))
     if not run_switches(config).dry_run:
@@ -96,23 +96,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest.Item]) -> list[str]:
     if not run_switches(config).dry_run:
         return []
-    harness = plugin_state(config).run
-    if harness is None:
+    harness_run = plugin_state(config).run
+    if harness_run is None:
         return ["dry-run: no --topology given, nothing to plan"]
-    lines = [f"dry-run against topology {harness.topology.name!r} ({harness.topology_source}); nothing is contacted"]
+    lines = [f"dry-run against topology {harness_run.topology.name!r} ({harness_run.topology_source}); nothing is contacted"]
     options = plugin_state(config).options
     if options is not None:
         lines.append("options: " + ", ".join(shown for o in (options, *plugin_state(config).more_options)
                                              for shown in render(o)))
     planned = 0
     for item in items:
-        if inapplicable(item, harness.topology):
+        if inapplicable(item, harness_run.topology):
             continue  # skipped with its reason: its other faults would never run here either
         groups = [*([options] if options else []), *plugin_state(config).more_options]
-        for spec in planned_specs(item, harness.topology, groups):
+        for spec in planned_specs(item, harness_run.topology, groups):
             lines.append(f"[{item.nodeid}]")
             try:
-                supported = registry.supports(spec, harness.topology)
+                supported = registry.supports(spec, harness_run.topology)
             except ConfigError as exc:
                 lines.append(f"  {spec.kind} on {spec.target}: {exc}")
                 continue
@@ -120,7 +120,7 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
                 lines.append(f"  {spec.kind} on {spec.target}: no platform in this installation serves it on this target")
                 continue
             try:
-                fault = harness.build(spec)
+                fault = harness_run.build(spec)
                 plan = fault.plan()
             except ConfigError as exc:
                 lines.append(f"  {spec.kind} on {spec.target}: {exc}")
@@ -131,17 +131,17 @@ def pytest_report_collectionfinish(config: pytest.Config, items: Sequence[pytest
             if isinstance(fault, Assumes):
                 lines.append("    assumes (probed read-only before inject; refused unless each holds): "
                              + ", ".join(a.id for a, _ in fault.assumptions()))
-            not_allowed = registry.not_allowed(plan, harness.topology)
+            not_allowed = registry.not_allowed(plan, harness_run.topology)
             if not_allowed:
                 lines.append(f"  NOT ALLOWED: {not_allowed}")
             planned += 1
     lines.append(f"dry-run: {planned} fault(s) planned in {len(items)} test(s)")
     try:
-        observed = ", ".join(observers(harness.topology)) or "nothing"
+        observed = ", ".join(observers(harness_run.topology)) or "nothing"
     except ConfigError as exc:
         observed = f"none usable: {exc}"
     lines.append(f"observed read-only during each experiment: {observed}")
-    lines.extend(not_offered(harness.topology))
-    missing = harness.missing_credentials(open_keyring=False)
+    lines.extend(not_offered(harness_run.topology))
+    missing = harness_run.missing_credentials(open_keyring=False)
     lines.append("credentials missing for a real run: " + ("; ".join(missing) if missing else "none"))
     return lines

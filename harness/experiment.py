@@ -1,7 +1,7 @@
 """One experiment under load: steady-state baseline → inject → observe → revert → recover.
 
 Chaos-Toolkit shaped: the workload runs for the whole experiment, every phase is a step
-on the timeline (and an Allure step through `phase`), faults go through the session's
+on the timeline (and an Allure step through `phase`), faults go through the harness run's
 lifecycle (journal, guards, guaranteed revert), and the findings are computed afterwards
 from the timeline and the series alone. What is observed beside the workload (resync,
 copies, metro states, platform observers, the replication mode) is one watcher each
@@ -98,7 +98,7 @@ class Findings:
 
 @dataclass
 class Experiment:
-    session: HarnessRun
+    harness_run: HarnessRun
     cluster: Cluster
     timeline: Timeline
     progress: Progress
@@ -314,14 +314,14 @@ class Experiment:
     @property
     def weaker_replication(self) -> str | None:
         """Why this run met a replication weaker than the topology's policy, if it did (for the first screen)."""
-        databases = self.session.topology.databases
+        databases = self.harness_run.topology.databases
         return weaker_than_policy(databases[0].replication, self.replication) if databases else None
 
     def lost_commits_check(self) -> SloCheck:
         """The lost-commit SLO as this run can judge it: no ledger, or a weaker replication than the policy
         with none lost (unless accepted), is said instead of passed."""
         lost = self.ledger.lost_count if self.ledger is not None else None
-        return SloCheck.lost_commits(lost, self.session.topology.slo.lost_commits_max,
+        return SloCheck.lost_commits(lost, self.harness_run.topology.slo.lost_commits_max,
                                      weaker=self.weaker_replication, accepted=self.accept_weaker_replication)
 
     def baseline(self) -> None:
@@ -333,7 +333,7 @@ class Experiment:
     def fault(self, spec: FaultSpec, *, guards: Sequence[Guard] = (),
               duration_s: float | None = None) -> Iterator[ActiveFault]:
         with self.step("inject", f"{spec.kind} on {spec.target}"), \
-                self.session.inject(self.timeline, spec, guards=guards, duration_s=duration_s) as active:
+                self.harness_run.inject(self.timeline, spec, guards=guards, duration_s=duration_s) as active:
             yield active
         self.timeline.record(EventKind.FAULT_ENDED, "experiment", fault=spec.kind, target=spec.target)
 
@@ -357,7 +357,7 @@ class Experiment:
         (the SLO is violated by then): it can trip whenever the fault lasts longer than that."""
         return ThroughputFloor.during_fault(
             recent_tps=lambda s: self.series.recent_tps(s, self.timeline.now()), baseline_tps=baseline_tps,
-            failover_max_s=self.session.topology.slo.failover_max_s, clock=self.timeline.now)
+            failover_max_s=self.harness_run.topology.slo.failover_max_s, clock=self.timeline.now)
 
     def recover(self) -> float | None:
         """Wait for the cluster to be healthy again (resync included); the time it was."""

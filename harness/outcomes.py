@@ -44,8 +44,8 @@ def pytest_runtest_makereport(
     else:
         plugin_state(item.config).failed += 1
     _remember_outcome(item, report)
-    harness = plugin_state(item.config).run
-    if harness is not None and harness.revert_failures:
+    harness_run = plugin_state(item.config).run
+    if harness_run is not None and harness_run.revert_failures:
         item.session.shouldstop = "a revert failed: the target may still be broken (python -m harness recover)"
     return report
 
@@ -148,10 +148,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line("")
         for line in format_summary([o for o in outcomes if o.scenario]).splitlines():
             terminalreporter.write_line(line)
-    harness = state.run
-    if harness is not None and harness.revert_failures:
+    harness_run = state.run
+    if harness_run is not None and harness_run.revert_failures:
         terminalreporter.write_line("")
         terminalreporter.write_line("REVERT FAILED: the target may still be broken; the journal keeps these faults "
                                     "(python -m harness recover):", red=True)
-        for failure in harness.revert_failures:
+        for failure in harness_run.revert_failures:
             terminalreporter.write_line(f"  {failure}", red=True)

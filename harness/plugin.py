@@ -88,10 +88,10 @@ def runner_settings(options: RunOptions) -> RunnerSettings:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    harness = plugin_state(session.config).run
-    if harness is not None and not run_switches(session.config).dry_run and not _is_collect_only(session.config):
+    harness_run = plugin_state(session.config).run
+    if harness_run is not None and not run_switches(session.config).dry_run and not _is_collect_only(session.config):
         try:
-            harness.acquire()
+            harness_run.acquire()
         except HarnessError as exc:
             raise pytest.UsageError(str(exc)) from None
     _install_sigterm(session.config)
@@ -110,17 +110,17 @@ def _install_sigterm(config: pytest.Config) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    harness = plugin_state(session.config).run
-    if harness is not None:
-        harness.release()
+    harness_run = plugin_state(session.config).run
+    if harness_run is not None:
+        harness_run.release()
     results_dir = getattr(session.config.option, "allure_report_dir", None)
     if results_dir:
-        topology = harness.topology.name if harness else "none"
+        topology = harness_run.topology.name if harness_run else "none"
         products = plugin_state(session.config).products
-        record = run_record(run_id=harness.run_id, topology_source=harness.topology_source,
+        record = run_record(run_id=harness_run.run_id, topology_source=harness_run.topology_source,
                             command=list(session.config.invocation_params.args),
                             change_ticket=run_options(session.config).change_ticket,
-                            guarded=harness.start_guardian) if harness else {}
+                            guarded=harness_run.start_guardian) if harness_run else {}
         write_environment(Path(results_dir), environment_properties(topology, products, record))
         write_categories(Path(results_dir))
 
@@ -128,10 +128,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 @pytest.fixture(scope="session")
 def harness_run(pytestconfig: pytest.Config) -> HarnessRun:
     """The run against `--topology`; tests that need a target fail clearly without one."""
-    harness = plugin_state(pytestconfig).run
-    if harness is None:
+    harness_run = plugin_state(pytestconfig).run
+    if harness_run is None:
         raise ConfigError("this test needs a target: pass --topology FILE or --topology lab")
-    return harness
+    return harness_run
 
 
 @pytest.fixture

@@ -63,7 +63,7 @@ def tps_floor(experiment: Experiment) -> Threshold | None:
     points = experiment.series.points(int(start.t) + 1, int(start.t + experiment.durations.baseline_s))
     if not points:
         return None
-    ratio = experiment.session.topology.slo.tps_after_min_ratio
+    ratio = experiment.harness_run.topology.slo.tps_after_min_ratio
     mean = sum(p.tps for p in points) / len(points)
     return Threshold(f"threshold: {100 * ratio:g} % of the first baseline's {mean:.0f} TPS", ratio * mean)
 

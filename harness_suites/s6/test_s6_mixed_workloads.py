@@ -86,7 +86,7 @@ def io_stats(fio: FioWorkload, start: float, end: float) -> IoStats:
 class Setting:
     """Everything one measurement needs, from the run's fixtures and options."""
 
-    session: HarnessRun
+    harness_run: HarnessRun
     cluster: Cluster
     schema: Scale | None
     timeline: Timeline
@@ -141,7 +141,7 @@ class Setting:
                        self.data_dir, runtime_s=runtime_s, direct=self.direct_io)
 
     def experiment(self, *, degraded: bool) -> Experiment:
-        return new_experiment(self.session, self.cluster, self.schema, self.timeline, self.progress, self.durations,
+        return new_experiment(self.harness_run, self.cluster, self.schema, self.timeline, self.progress, self.durations,
                               self.config, series=self.series, degraded_on_purpose=degraded)
 
     def keep_iops(self, fio: FioWorkload) -> None:

@@ -89,7 +89,7 @@ class RemoteLoad:
 @pytest.fixture
 def experiment(topology: Topology, topology_file: Path, state: Path, victim: Victim) -> Iterator[Experiment]:
     timeline, series = Timeline(), TransactionSeries()
-    run = Experiment(session=HarnessRun(topology=topology, topology_source=str(topology_file), state_dir=state,
+    run = Experiment(harness_run=HarnessRun(topology=topology, topology_source=str(topology_file), state_dir=state,
                                         allow_destructive=True),
                      cluster=QuietCluster(),  # type: ignore[arg-type]
                      timeline=timeline, progress=Progress(lambda _: None, quiet=True),

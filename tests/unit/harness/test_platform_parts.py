@@ -54,7 +54,7 @@ class HealthyCluster:
 
 
 def experiment(with_toy: Topology) -> Experiment:
-    return Experiment(session=None, cluster=HealthyCluster(), timeline=Timeline(), progress=None,  # type: ignore[arg-type]
+    return Experiment(harness_run=None, cluster=HealthyCluster(), timeline=Timeline(), progress=None,  # type: ignore[arg-type]
                       workloads=[], parts=list(clusters.cluster_parts(with_toy).values()),
                       observers=clusters.observers(with_toy))
 

@@ -77,7 +77,7 @@ class SteadyLoad:
 def experiment_on(cluster: LosesACopyDuringTheBaseline, topology: Topology, topology_file: Path,
                   state: Path, recover_timeout_s: float = 30.0) -> Experiment:
     series = TransactionSeries()
-    return Experiment(session=HarnessRun(topology=topology, topology_source=str(topology_file), state_dir=state,
+    return Experiment(harness_run=HarnessRun(topology=topology, topology_source=str(topology_file), state_dir=state,
                                          allow_destructive=True),
                       cluster=cluster,  # type: ignore[arg-type]
                       timeline=cluster.timeline, progress=Progress(lambda _: None, quiet=True),

@@ -55,7 +55,7 @@ def run_on(cluster: QuorumCluster, policy: str = "synchronous", *, accepted: boo
            lost: int = 0) -> Experiment:
     topology = SimpleNamespace(databases=[SimpleNamespace(replication=policy)],
                                slo=SimpleNamespace(lost_commits_max=0))
-    run = Experiment(session=SimpleNamespace(topology=topology), cluster=cluster,  # type: ignore[arg-type]
+    run = Experiment(harness_run=SimpleNamespace(topology=topology), cluster=cluster,  # type: ignore[arg-type]
                      timeline=Timeline(), progress=Progress(lambda _: None, quiet=True), workloads=[],
                      accept_weaker_replication=accepted)
     run.ledger = LedgerReport(acknowledged=500, acknowledged_present=500 - lost, lost_count=lost, failed=3,
@@ -203,7 +203,7 @@ def test_a_trial_whose_recovery_fails_still_puts_back_the_replication_it_found(
     cluster = QuorumCluster()
     cluster.primary_node = lambda: "node-a"  # type: ignore[attr-defined]
     cluster.clock_offset = lambda: 0.0  # type: ignore[attr-defined]
-    run = Experiment(session=HarnessRun(topology=topology, topology_source=str(topology_file), state_dir=state,
+    run = Experiment(harness_run=HarnessRun(topology=topology, topology_source=str(topology_file), state_dir=state,
                                         allow_destructive=True),
                      cluster=cluster, timeline=Timeline(),  # type: ignore[arg-type]
                      progress=Progress(lambda _: None, quiet=True), workloads=[],
