@@ -27,7 +27,7 @@ from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from faults.assumptions import Assumption
+from faults.assumptions import Assumption, Probed, ProbeResult
 from faults.base import (
     Check,
     Checked,
@@ -46,7 +46,7 @@ from faults.base import (
     run_checks,
 )
 from faults.kinds import FaultKind, MaintenanceParams, MigrationParams, NoParams, Params
-from faults.metro import Arbiter, MetroGroup, PeerLink, ReplicaSync
+from faults.metro import Arbiter, MetroGroup, PeerLink, Rebuild, ReplicaSync, Serving, SiteView
 from faults.platform import ALWAYS, Backend, Condition, Platform
 from faults.sections import path_of, section
 from faults.transports import wire
@@ -63,14 +63,69 @@ from harness_kernel.topology.models import DatabaseNode, Topology, ca_file, host
 from harness_kernel.topology.targets import Target, TargetKind
 
 __all__ = [
-    "ALWAYS", "Arbiter", "Assumption", "Backend", "BackendClass", "Check", "Checked", "ClusterPart",
-    "ClusterPartClass", "Condition", "ConfigError", "ControlPlaneError", "CredentialRef", "CredentialRejectedError",
-    "DatabaseNode", "DeadMansSwitch", "Evidential", "Fault", "FaultKind", "FaultPlan", "FaultSpec", "FaultState",
-    "HarnessError", "MaintenanceParams", "MetroGroup", "MigrationParams", "NamedDeadMansSwitch", "NoParams",
-    "NotFoundError", "Observer", "ObserverClass", "Operation", "OperationProgress", "Params", "PeerLink", "Platform",
-    "Preflight", "Probe", "ReplicaSync", "RevertFailedError", "Target", "TargetKind", "Topology", "Transient",
-    "Uncertain", "UnknownState", "ca_file", "host_address", "on_section", "path_of", "refused", "resolve_secret",
-    "retrying", "run_checks", "section", "tls_context", "unreachable", "wire",
+    "ALWAYS",
+    "Arbiter",
+    "Assumption",
+    "Backend",
+    "BackendClass",
+    "Check",
+    "Checked",
+    "ClusterPart",
+    "ClusterPartClass",
+    "Condition",
+    "ConfigError",
+    "ControlPlaneError",
+    "CredentialRef",
+    "CredentialRejectedError",
+    "DatabaseNode",
+    "DeadMansSwitch",
+    "Evidential",
+    "Fault",
+    "FaultKind",
+    "FaultPlan",
+    "FaultSpec",
+    "FaultState",
+    "HarnessError",
+    "MaintenanceParams",
+    "MetroGroup",
+    "MigrationParams",
+    "NamedDeadMansSwitch",
+    "NoParams",
+    "NotFoundError",
+    "Observer",
+    "ObserverClass",
+    "Operation",
+    "OperationProgress",
+    "Params",
+    "PeerLink",
+    "Platform",
+    "Preflight",
+    "Probe",
+    "ProbeResult",
+    "Probed",
+    "Rebuild",
+    "ReplicaSync",
+    "RevertFailedError",
+    "Serving",
+    "SiteView",
+    "Target",
+    "TargetKind",
+    "Topology",
+    "Transient",
+    "Uncertain",
+    "UnknownState",
+    "ca_file",
+    "host_address",
+    "on_section",
+    "path_of",
+    "refused",
+    "resolve_secret",
+    "retrying",
+    "run_checks",
+    "section",
+    "tls_context",
+    "unreachable",
+    "wire",
 ]
 
 SectionModel = TypeVar("SectionModel", bound=BaseModel)

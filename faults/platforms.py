@@ -21,7 +21,6 @@ from faults.platform import (
     Platform,
     database_kind,
 )
-from faults.transports.vplex_section import VplexSection
 
 _LAB = "faults.backends.lab"
 _VSPHERE = "faults.backends.vsphere.faults"
@@ -90,11 +89,4 @@ VSAN = Platform("vsan", (
     Backend("disk-group-failure", "faults.backends.vsan.faults:DiskGroupFailure", VCENTER),
 ), extra="vsphere", summary="vSAN (its management API and the hosts' fault-injection script)")
 
-# Observed only: the harness cuts the link or isolates the witness below the storage (router, lab) and reads what
-# the metro storage decided; it serves no fault kind, so it never resumes, detaches or patches anything.
-VPLEX = Platform("vplex", (), section=VplexSection, cluster_part="harness.clusters.vplex:VplexMetro",
-                 probes=("harness.clusters.vplex:probe", "harness.clusters.vplex:probe_assumptions"),
-                 observers=("harness.clusters.vplex:VplexMetro",), extra=None,
-                 summary="Dell VPLEX / metro node (REST API v2), observed only")
-
-IN_TREE: tuple[Platform, ...] = (LAB, PROCESS, ROUTER, POSTGRES, SQLSERVER, WSFC, REDFISH, VSPHERE, VSAN, VPLEX)
+IN_TREE: tuple[Platform, ...] = (LAB, PROCESS, ROUTER, POSTGRES, SQLSERVER, WSFC, REDFISH, VSPHERE, VSAN)

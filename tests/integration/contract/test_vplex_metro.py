@@ -19,10 +19,10 @@ from faults.metro import Arbiter, PeerLink, ReplicaSync, Serving
 from faults.transports import wire
 from harness import doctor
 from harness.clusters import cluster_parts, observers
-from harness.clusters.vplex import VplexMetro
 from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError, HarnessError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
+from harness_platforms.vplex.view import VplexMetro
 from tests.support import variations
 from tests.support.vplex_model import VplexModel
 
@@ -55,7 +55,7 @@ def topology(model: VplexModel) -> Iterator[Topology]:
 
 def observer(topology: Topology) -> VplexMetro:
     [(name, built)] = observers(topology).items()
-    assert name == "vplex: harness.clusters.vplex:VplexMetro" and isinstance(built, VplexMetro)
+    assert name == "vplex: harness_platforms.vplex.view:VplexMetro" and isinstance(built, VplexMetro)
     return built
 
 
@@ -200,9 +200,9 @@ def test_the_observer_only_reads(model: VplexModel, topology: Topology) -> None:
 def test_doctor_shows_what_the_system_says_and_each_assumption(topology: Topology) -> None:
     findings = doctor.examine(topology, open_keyring=False, resolve=lambda name: [])
     rows = {r.check: r for r in findings.rows if r.where in ("vplex", "doctor")}
-    assert rows["probe harness.clusters.vplex:probe"].seen == \
+    assert rows["probe harness_platforms.vplex.view:probe"].seen == \
         "wan_com full; cg-sql: cluster-1 ok, cluster-2 ok; witness enabled"
-    assumptions = rows["probe harness.clusters.vplex:probe_assumptions"]
+    assumptions = rows["probe harness_platforms.vplex.view:probe_assumptions"]
     assert assumptions.status == "PASS", assumptions.seen
     for said in ("A-vplex-basic-auth pass", "A-vplex-status-words pass", "A-vplex-witness-components pass",
                  "A-vplex-references pass", "A-vplex-rebuild-units unknown: unprobed"):

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from faults import sections
-from faults.transports.vplex_section import VplexSection
-from harness.clusters.vplex import VplexMetro
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
+from harness_platforms.vplex.section import VplexSection
+from harness_platforms.vplex.view import VplexMetro
 
 GOOD = {"endpoint": "https://192.0.2.150", "credential": {"username": "ro", "password": {"env": "VPLEX_PW"}},
         "clusters": {"cluster-1": "site-a", "cluster-2": "site-b"}, "consistency_groups": ["cg1"]}

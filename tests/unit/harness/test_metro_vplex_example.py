@@ -10,8 +10,8 @@ from pathlib import Path
 
 from faults import sections
 from harness.clusters import cluster_parts, observers
-from harness.clusters.vplex import VplexMetro
 from harness_kernel.topology.loader import load_topology
+from harness_platforms.vplex.view import VplexMetro
 
 ROOT = Path(__file__).parents[3]
 EXAMPLE = ROOT / "examples" / "stretched-metro-vplex.yaml"
@@ -54,5 +54,5 @@ def test_a_dry_run_plans_the_partition_and_the_witness_isolation_at_the_router_a
     assert "witness-isolation on witness:vplex-witness-01 via router rtr-01" in out
     assert "ip saddr 198.51.100.10/32 ip daddr 192.0.2.64/26 drop" in out
     assert "NOT ALLOWED" not in out and "dry-run: 2 fault(s) planned in 2 test(s)" in out
-    assert "observed read-only during each experiment: vplex: harness.clusters.vplex:VplexMetro" in out
+    assert "observed read-only during each experiment: vplex: harness_platforms.vplex.view:VplexMetro" in out
     assert "management.platforms.vplex.credential.password: the environment variable" in out

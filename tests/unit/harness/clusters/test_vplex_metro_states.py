@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from faults.metro import Arbiter, PeerLink, Rebuild, ReplicaSync, Serving
-from faults.transports.vplex_replies import Cluster, ClusterWitness, ConsistencyGroup, DistributedDevice, WanComHealth
-from harness.clusters.vplex_states import VplexReading, vplex_group
+from harness_platforms.vplex.replies import Cluster, ClusterWitness, ConsistencyGroup, DistributedDevice, WanComHealth
+from harness_platforms.vplex.states import VplexReading, vplex_group
 
 SITES = {"cluster-1": "site-a", "cluster-2": "site-b"}
 WINNER_1 = {"type": "winner", "cluster": "/vplex/v2/clusters/cluster-1", "delay": 5}

@@ -14,8 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from harness_kernel.topology.credentials import CredentialRef
-from harness_kernel.topology.models import ca_file, host_address
+from faults.contract import CredentialRef, ca_file, host_address
 
 NAME = "vplex"
 FIELD = "management.platforms.vplex"

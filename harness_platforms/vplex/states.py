@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from faults.metro import Arbiter, MetroGroup, PeerLink, Rebuild, ReplicaSync, Serving, SiteView
-from faults.transports.vplex_replies import (
+from faults.contract import Arbiter, MetroGroup, PeerLink, Rebuild, ReplicaSync, Serving, SiteView
+from harness_platforms.vplex.replies import (
     CgStatus,
     Cluster,
     ClusterWitness,

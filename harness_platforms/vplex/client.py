@@ -26,9 +26,18 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from tenacity import Retrying
 
-from faults.transports import wire
-from faults.transports.rest import Transient, refused, retrying, tls_context, unreachable
-from faults.transports.vplex_replies import (
+from faults.contract import (
+    ControlPlaneError,
+    CredentialRejectedError,
+    Transient,
+    refused,
+    resolve_secret,
+    retrying,
+    tls_context,
+    unreachable,
+    wire,
+)
+from harness_platforms.vplex.replies import (
     Cluster,
     ClusterWitness,
     ConsistencyGroup,
@@ -36,9 +45,7 @@ from faults.transports.vplex_replies import (
     Version,
     WanComHealth,
 )
-from faults.transports.vplex_section import FIELD, VplexSection
-from harness_kernel.errors import ControlPlaneError, CredentialRejectedError
-from harness_kernel.topology.credentials import resolve_secret
+from harness_platforms.vplex.section import FIELD, VplexSection
 
 Reply = TypeVar("Reply", bound=BaseModel)
 TOKEN_KEYS = ("token", "access_token")  # Dell's SDK model, then its docstring (A-vplex-token-field)

@@ -14,26 +14,32 @@ from dataclasses import dataclass
 from typing import Self, TypeVar
 from urllib.parse import urlsplit
 
-from faults.assumptions import (
+from faults.contract import (
+    Assumption,
+    ConfigError,
+    ControlPlaneError,
+    HarnessError,
+    MetroGroup,
+    NotFoundError,
+    Probed,
+    ProbeResult,
+    ReplicaSync,
+    Serving,
+    Topology,
+    Uncertain,
+    section,
+)
+from harness_platforms.vplex.assumptions import (
     VPLEX_BASIC_AUTH,
     VPLEX_REBUILD_UNITS,
     VPLEX_REFERENCES,
     VPLEX_STATUS_WORDS,
     VPLEX_WITNESS_COMPONENTS,
-    Assumption,
-    Probed,
-    ProbeResult,
 )
-from faults.base import Uncertain
-from faults.metro import MetroGroup, ReplicaSync, Serving
-from faults.sections import section
-from faults.transports.rest import NotFoundError
-from faults.transports.vplex import VplexClient
-from faults.transports.vplex_replies import ConsistencyGroup, leaf
-from faults.transports.vplex_section import FIELD, NAME, VplexSection
-from harness.clusters.vplex_states import LINK, SERVES, VplexReading, vplex_group, word
-from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
-from harness_kernel.topology.models import Topology
+from harness_platforms.vplex.client import VplexClient
+from harness_platforms.vplex.replies import ConsistencyGroup, leaf
+from harness_platforms.vplex.section import FIELD, NAME, VplexSection
+from harness_platforms.vplex.states import LINK, SERVES, VplexReading, vplex_group, word
 
 T = TypeVar("T")
 
