@@ -14,7 +14,8 @@ from tests.unit.faults import toy_platform
 from tests.unit.faults.test_sections import SECTION, with_section
 
 ROOT = Path(__file__).resolve().parents[3]
-PLATFORM_PACKAGES = {"nutanix": ROOT / "harness_platforms/nutanix", "harness_pdu": ROOT / "examples/harness-pdu/harness_pdu"}
+PLATFORM_PACKAGES = {**{p.parent.name: p.parent for p in (ROOT / "harness_platforms").glob("*/__init__.py")},
+                     "harness_pdu": ROOT / "examples/harness-pdu/harness_pdu"}
 HARNESS = ("faults", "harness", "harness_kernel", "harness_lab", "harness_suites", "reports", "workloads")
 
 
