@@ -23,7 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from harness.experiment import PhaseDurations
+from harness.phases import PhaseDurations
 from harness_kernel.paths import tools_dir
 from harness_lab.latency import toxiproxy_binary
 from harness_lab.shell import BASE_PATH

@@ -38,6 +38,7 @@ from harness.clusters import (
     ReadsReplication,
     ReplicationState,
 )
+from harness.phases import PhaseDurations
 from harness.progress import Progress
 from harness.safety.guards import Guard, ThroughputFloor
 from harness.safety.run import HarnessRun
@@ -58,17 +59,6 @@ REPLICATION_SETTLE_S = 30.0  # how long a recovery waits for the replication mod
 @contextmanager
 def no_step(name: str, detail: str) -> Iterator[None]:
     yield
-
-
-@dataclass(frozen=True)
-class PhaseDurations:
-    """How long each phase lasts; nightly runs lengthen them, CI smoke runs shorten them."""
-
-    baseline_s: float = 15.0
-    observe_s: float = 20.0
-    recover_timeout_s: float = 240.0  # --recover-timeout-s's default
-    settle_s: float = 10.0
-    steady_window_s: int = 10  # how long throughput must hold inside the band to count as steady
 
 
 @dataclass

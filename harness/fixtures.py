@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from harness.clusters import Cluster, Provisioned, cluster_for, cluster_parts, observers, probe
-from harness.experiment import Experiment, PhaseDurations
+from harness.experiment import Experiment
+from harness.phases import PhaseDurations
 from harness.plugin_state import run_options, run_switches
 from harness.progress import Progress
 from harness.safety.run import HarnessRun

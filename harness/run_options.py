@@ -19,6 +19,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from faults.kinds import BackupParams, IopsLimitParams, RestoreParams
 from harness.options import read, render
+from harness.phases import PhaseDurations
 from harness.safety.revert import DEFAULT_REVERT_TIMEOUT_S
 from harness_kernel.errors import ConfigError
 from harness_kernel.text import escaped, one_line
@@ -182,6 +183,7 @@ def checked(check: Callable[[str], Any]) -> Any:
 
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
+PHASES: Final = PhaseDurations()  # the phases' defaults are the options'
 
 
 class RunOptions(BaseModel):
@@ -190,16 +192,18 @@ class RunOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    baseline_s: Finite = Field(default=15.0, ge=0, le=86_400, description="steady-load baseline before each fault (s)")
-    observe_s: Finite = Field(default=20.0, gt=0, le=86_400, description="how long each fault stays in effect (s)")
-    settle_s: Finite = Field(default=10.0, ge=0, le=86_400, description="load kept after recovery to read the new level (s)")
-    recover_timeout_s: Finite = Field(default=240.0, gt=0, le=86_400,
+    baseline_s: Finite = Field(default=PHASES.baseline_s, ge=0, le=86_400,
+                               description="steady-load baseline before each fault (s)")
+    observe_s: Finite = Field(default=PHASES.observe_s, gt=0, le=86_400, description="how long each fault stays in effect (s)")
+    settle_s: Finite = Field(default=PHASES.settle_s, ge=0, le=86_400,
+                             description="load kept after recovery to read the new level (s)")
+    recover_timeout_s: Finite = Field(default=PHASES.recover_timeout_s, gt=0, le=86_400,
                                       description="longest wait for the cluster to heal after a fault is reverted (s)")
     revert_timeout_s: Finite = Field(
         default=DEFAULT_REVERT_TIMEOUT_S, gt=0, le=86_400,
         description="longest a revert may take to prove the fault gone; the dead man's switch waits this long past "
                     "the fault's deadline, and recover as long (s)")
-    steady_window_s: int = Field(default=10, ge=1, le=3600,
+    steady_window_s: int = Field(default=PHASES.steady_window_s, ge=1, le=3600,
                                  description="seconds throughput must hold inside the band to count as a steady state")
     users: int = Field(default=8, ge=1, le=10_000, description="OLTP virtual users")
     scale: int = Field(default=10, ge=1, le=1_000_000, json_schema_extra={"metavar": "BRANCHES"},

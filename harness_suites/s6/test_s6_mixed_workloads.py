@@ -35,8 +35,9 @@ from faults.base import new_instance
 from harness.analysis.intervals import Interval
 from harness.analysis.slo import SloCheck
 from harness.clusters import Cluster, Provisioned
-from harness.experiment import Experiment, PhaseDurations
+from harness.experiment import Experiment
 from harness.fixtures import heal_or_rebuild, new_experiment
+from harness.phases import PhaseDurations
 from harness.plugin_state import run_options
 from harness.progress import Progress
 from harness.safety.run import HarnessRun

@@ -31,7 +31,8 @@ from faults.base import FaultSpec
 from harness.analysis.replication import AFTER, BEFORE, START
 from harness.clusters import Cluster
 from harness.clusters.lab import LabCluster
-from harness.experiment import Experiment, PhaseDurations
+from harness.experiment import Experiment
+from harness.phases import PhaseDurations
 from harness.progress import Progress
 from harness.safety.run import HarnessRun
 from harness_kernel.errors import ControlPlaneError

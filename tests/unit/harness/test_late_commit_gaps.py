@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from faults.base import FaultSpec
-from harness.experiment import Experiment, PhaseDurations
+from harness.experiment import Experiment
+from harness.phases import PhaseDurations
 from harness.progress import Progress
 from harness.safety.run import HarnessRun
 from harness_kernel.history import EventKind

@@ -15,7 +15,8 @@ from harness import experiment as experiment_module
 from harness.analysis.replication import AFTER, BEFORE, DURING, START, ReplicationReading, weaker_than_policy
 from harness.analysis.slo import SloCheck
 from harness.clusters import ReplicationState
-from harness.experiment import Experiment, PhaseDurations
+from harness.experiment import Experiment
+from harness.phases import PhaseDurations
 from harness.progress import Progress
 from harness.safety.run import HarnessRun
 from harness_kernel.errors import HarnessError
