@@ -18,7 +18,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from faults.kinds import BackupParams, IopsLimitParams, RestoreParams
-from harness.options import read, render
+from harness.options import read
 from harness.phases import PhaseDurations
 from harness.safety.revert import DEFAULT_REVERT_TIMEOUT_S
 from harness_kernel.errors import ConfigError
@@ -244,10 +244,6 @@ class RunOptions(BaseModel):
         default=False, description="judge the lost-commit SLO even when the cluster replicates more weakly than the "
                            "topology's databases[].replication (by default a '0 lost' then is not judged: it proves "
                            "nothing)")
-
-    def render(self) -> str:
-        """One line for the dry-run: every option as the run will use it."""
-        return "options: " + ", ".join(render(self))
 
 
 class RunSwitches(BaseModel):
