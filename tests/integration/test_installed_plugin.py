@@ -59,13 +59,26 @@ class Installed:
         return str(self.venv / "bin" / "python")
 
 
+def tracked_copy(root: Path, to: Path) -> Path:
+    """The files of `root` that git does not ignore (what a fresh clone has, with the work in progress), copied to `to`."""
+    listed = run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root)
+    assert listed.returncode == 0, listed.stderr
+    for name in filter(None, listed.stdout.split("\0")):
+        if (root / name).is_file():
+            (to / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / name, to / name)
+    return to
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     """One fresh virtualenv with the harness's wheel and the example plug-in's, as a user would install them."""
     here = tmp_path_factory.mktemp("installed")
     dist = here / "dist"
     plugin = shutil.copytree(PLUGIN, here / PLUGIN.name, ignore=shutil.ignore_patterns("build", "*.egg-info"))
-    for source in (ROOT, plugin):  # the plug-in is built from a copy: a build writes beside its sources
+    # each is built from a copy: a build writes beside its sources, and a `build/` left by an earlier build of
+    # this checkout would ship modules that have since moved
+    for source in (tracked_copy(ROOT, here / "resilience-harness"), plugin):
         built = run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(source)], cwd=here)
         assert built.returncode == 0, built.stderr
     wheels = (next(dist.glob("resilience_harness-*.whl")), next(dist.glob("harness_pdu-*.whl")))
