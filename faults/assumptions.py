@@ -80,19 +80,6 @@ PERMANENT_CLEAR = Assumption(
     "cleared only when vSAN shows the device healthy, and a revert that cannot get there fails with the manual remedy",
     ())
 
-ROLE_EVENT_STRINGS = Assumption(
-    "A-wsfc-role-event-strings",
-    "FailoverClustering events 1641 (role moving) and 1201 (role online) carry the role's name in their first "
-    "insertion string and 1641 its target node in its last (the role is read by name, in any position all the same: "
-    "only the failover phases that read them depend on it)",
-    "settled from the provider's message table (a public dump of Microsoft-Windows-FailoverClustering's templates, "
-    "scheatkode/brain knowledgebase/systems/windows/event-logs/Microsoft-Windows-FailoverClustering.md; Microsoft's "
-    "System-log article gives templates for 1135, 1069, 1177 and 1205 only): 1201 \"The Cluster service successfully "
-    "brought the clustered role '%1' online.\"; 1641 in two forms, \"Clustered role '%1' is moving to cluster node "
-    "'%2'.\" and \"Clustered role '%1' is moving from cluster node '%2' to cluster node '%3'.\", so the target node "
-    "is the last string of either; the probe still checks that the roles brought online name a role",
-    ())
-
 HEALTH_CACHE = Assumption(
     "A-vsan-health-cache",
     "the cached health summary (fetchFromCache) carries the groups com.vmware.vsan.health.test.network and "
@@ -115,7 +102,7 @@ POLICY_CATEGORY = Assumption(
     ())
 
 ASSUMPTIONS: tuple[Assumption, ...] = (DISK_FAULT_SCRIPT, RESYNC_TYPE_UNSET, PHYSICAL_DISK_DEVNAME, PERMANENT_CLEAR,
-                                       ROLE_EVENT_STRINGS, HEALTH_CACHE, IOPS_LIMIT_RULE, POLICY_CATEGORY)
+                                       HEALTH_CACHE, IOPS_LIMIT_RULE, POLICY_CATEGORY)
 """Every assumption a backend still in `faults/` makes, in one table (README, "Assumptions"); a platform in its own
 folder keeps its own in its descriptor (`Catalogue.assumptions` gives all of them)."""
 

@@ -18,7 +18,7 @@ from faults.assumptions import ASSUMPTIONS, Assumption
 from faults.kinds import KINDS, FaultKind
 from faults.platform import Backend, Platform
 from faults.platforms import IN_TREE
-from faults.plugins import Distribution, PluginPlatform, autoload_disabled, discovered
+from faults.plugins import DISABLE, Distribution, PluginPlatform, autoload_disabled, discovered
 from harness_kernel.errors import ConfigError
 
 
@@ -101,4 +101,4 @@ def installed(environ: Mapping[str, str] = os.environ) -> Catalogue:
 
 @functools.cache
 def _installed(disabled: bool) -> Catalogue:
-    return Catalogue.of(IN_TREE, [] if disabled else discovered({}))
+    return Catalogue.of(IN_TREE, discovered({DISABLE: "1"} if disabled else {}))

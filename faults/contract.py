@@ -12,9 +12,18 @@ against `BackendClass` while the descriptor imports no SDK at run time.
 - a fault: `Fault` (plan / inject / check / revert), `FaultSpec`, `FaultPlan`, `FaultState`, the
   optional protocols (`Preflight`, `Checked`, `DeadMansSwitch`, `Operation`, `Evidential`) and
   `BackendClass`, the class contract (`from_spec`);
-- the views: `ClusterPart`, `ObserverClass`/`Observer`, `Probe`, and the metro vocabulary;
-- the topology: `Topology`, `Target`, `TargetKind`, `section`, credentials;
-- errors and the HTTP helpers a REST control plane uses.
+- the views: `ClusterPart`, `ObserverClass`/`Observer`, `Probe`, the metro vocabulary, and what a
+  cluster part reads (`faults.readings`: `ResyncSample`, `FailoverForecast`, `ReplicationState`, ...);
+- the topology: `Topology`, `Target`, `TargetKind`, `section`, credentials, and a platform's part of a
+  draft topology (`Drafter`, `DraftPart`, `SeenVm`: `harness discover`);
+- the history a cluster part writes its server's records into: `ServerEvent`, `EventKind`, `measure_offset`;
+- errors, and the clients the harness offers a platform: the HTTP helpers a REST control plane
+  uses, T-SQL over ODBC (`TSqlSession`, `Connector`), PowerShell over WinRM (`WinRmSession`,
+  `powershell`), and the role-move helpers a database platform's failover shares (`RoleMoveState`).
+
+A platform that brings a database part also names the workload's dialect for it
+(`workloads.oltp`: `TSqlDialect`, `ConnectionSettings`): the workload's own public package, the
+one other import a platform may have.
 
 Plug-in authors test against the harness's contract kit (`harness.contract_kit`, a pytest
 fixture set), which runs the harness itself and so lives above this module.
@@ -28,6 +37,7 @@ from typing import Protocol, TypeVar
 from pydantic import BaseModel
 
 from faults.assumptions import Assumption, Probed, ProbeResult
+from faults.backends.role_move import RoleMoveState, database_of, other_site_first
 from faults.base import (
     Check,
     Checked,
@@ -45,12 +55,33 @@ from faults.base import (
     UnknownState,
     run_checks,
 )
-from faults.kinds import FaultKind, MaintenanceParams, MigrationParams, NoParams, Params
+from faults.drafts import Drafter, DrafterFactory, DraftPart, SeenVm
+from faults.kinds import (
+    BackupParams,
+    FaultKind,
+    MaintenanceParams,
+    MigrationParams,
+    NoParams,
+    Params,
+    RestoreParams,
+    RoleMoveParams,
+)
 from faults.metro import Arbiter, MetroGroup, PeerLink, Rebuild, ReplicaSync, Serving, SiteView
-from faults.platform import ALWAYS, Backend, Condition, Platform
+from faults.platform import ALWAYS, Backend, Condition, Platform, database_kind
+from faults.readings import (
+    CopiesSample,
+    DataDevice,
+    FailoverForecast,
+    ModelledLimit,
+    ReplicationMode,
+    ReplicationState,
+    ResyncSample,
+)
 from faults.sections import path_of, section
-from faults.transports import wire
+from faults.transports import powershell, wire
+from faults.transports.odbc import ADMIN_DATABASE, Connector, SqlServerError, TSqlSession
 from faults.transports.rest import NotFoundError, Transient, refused, retrying, tls_context, unreachable
+from faults.transports.winrm import EndpointUnreachable, WinRmSession, winrm_endpoint
 from harness_kernel.errors import (
     ConfigError,
     ControlPlaneError,
@@ -58,28 +89,45 @@ from harness_kernel.errors import (
     HarnessError,
     RevertFailedError,
 )
+from harness_kernel.history import EventKind
+from harness_kernel.history.server import ServerEvent, measure_offset
+from harness_kernel.odbc import sqlserver_driver
+from harness_kernel.odbc.settings import Endpoint
 from harness_kernel.topology.credentials import CredentialRef, resolve_secret
-from harness_kernel.topology.models import DatabaseNode, Topology, ca_file, host_address
+from harness_kernel.topology.models import Database, DatabaseNode, Topology, WinRmEndpoint, ca_file, host_address
 from harness_kernel.topology.targets import Target, TargetKind
 
 __all__ = [
+    "ADMIN_DATABASE",
     "ALWAYS",
     "Arbiter",
     "Assumption",
     "Backend",
     "BackendClass",
+    "BackupParams",
     "Check",
     "Checked",
     "ClusterPart",
     "ClusterPartClass",
     "Condition",
     "ConfigError",
+    "Connector",
     "ControlPlaneError",
+    "CopiesSample",
     "CredentialRef",
     "CredentialRejectedError",
+    "DataDevice",
+    "Database",
     "DatabaseNode",
     "DeadMansSwitch",
+    "DraftPart",
+    "Drafter",
+    "DrafterFactory",
+    "Endpoint",
+    "EndpointUnreachable",
+    "EventKind",
     "Evidential",
+    "FailoverForecast",
     "Fault",
     "FaultKind",
     "FaultPlan",
@@ -89,6 +137,7 @@ __all__ = [
     "MaintenanceParams",
     "MetroGroup",
     "MigrationParams",
+    "ModelledLimit",
     "NamedDeadMansSwitch",
     "NoParams",
     "NotFoundError",
@@ -105,26 +154,45 @@ __all__ = [
     "Probed",
     "Rebuild",
     "ReplicaSync",
+    "ReplicationMode",
+    "ReplicationState",
+    "RestoreParams",
+    "ResyncSample",
     "RevertFailedError",
+    "RoleMoveParams",
+    "RoleMoveState",
+    "SeenVm",
+    "ServerEvent",
     "Serving",
     "SiteView",
+    "SqlServerError",
+    "TSqlSession",
     "Target",
     "TargetKind",
     "Topology",
     "Transient",
     "Uncertain",
     "UnknownState",
+    "WinRmEndpoint",
+    "WinRmSession",
     "ca_file",
+    "database_kind",
+    "database_of",
     "host_address",
+    "measure_offset",
     "on_section",
+    "other_site_first",
     "path_of",
+    "powershell",
     "refused",
     "resolve_secret",
     "retrying",
     "run_checks",
     "section",
+    "sqlserver_driver",
     "tls_context",
     "unreachable",
+    "winrm_endpoint",
     "wire",
 ]
 

@@ -66,6 +66,10 @@ class Platform:
       raise naming what is wrong; the doctor and the preflight run them;
     - `observers`: `"module:Class"` read-only samplers with `from_topology(topology)` and
       `sample() -> Mapping[str, float]`, recorded into the run's history;
+    - `databases`: (`databases[].kind`, `"module:Class"` with `from_topology(topology)`) pairs, the
+      cluster part that observes a database of that kind (SQL Server's availability group view);
+    - `drafter`: `"module:function"`, `function(arguments) -> Drafter | None`, the part of a draft
+      topology it reads (`harness discover`), given the command's arguments by name;
     - `extra`: the pip extra that installs its SDK, named when an import fails.
     """
 
@@ -84,6 +88,8 @@ class Platform:
     """What its backends assume where no document settles it (`faults.assumptions`'s one protocol)."""
     hosts_clusters: bool = False
     """A topology may say `kind: <this platform's name>`: its clusters run on it (Nutanix AHV's on Prism)."""
+    databases: tuple[tuple[str, str], ...] = ()
+    drafter: str | None = None
     not_offered: tuple[tuple[str, str], ...] = ()
     """(fault kind or intent, reason) pairs this platform deliberately does not serve: the dry-run and the
     README name each with its reason, so a missing fault reads as a decision, not an oversight."""

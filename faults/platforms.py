@@ -57,20 +57,6 @@ POSTGRES = Platform("postgres", (
     Backend("restore", "faults.backends.pgrestore:PgRestore", database_kind("postgres")),
 ), summary="PostgreSQL's own tools")
 
-SQLSERVER = Platform("sqlserver", (
-    # BACKUP and RESTORE DATABASE are T-SQL on the instance, AG or FCI alike; an AG's role moves with T-SQL too
-    Backend("backup", "faults.backends.sqlserver_backup:SqlServerBackup",
-            database_kind("sqlserver-ag", "sqlserver-fci")),
-    Backend("restore", "faults.backends.sqlserver_restore:SqlServerRestore",
-            database_kind("sqlserver-ag", "sqlserver-fci")),
-    Backend("role-move", "faults.backends.sqlserver.faults:AgFailover", database_kind("sqlserver-ag")),
-), extra="sqlserver", summary="SQL Server, through T-SQL")
-
-WSFC = Platform("wsfc", (
-    # an FCI's role is a WSFC role (Move-ClusterGroup), never moved with T-SQL
-    Backend("role-move", "faults.backends.wsfc.faults:FciRoleMove", database_kind("sqlserver-fci")),
-), extra="wsfc", summary="Windows Server Failover Clustering, through PowerShell over WinRM")
-
 REDFISH = Platform("redfish", (
     Backend("host-power-off", "faults.backends.redfish:HostPowerOff", HOST_HAS_BMC),
     Backend("site-power-off", "faults.backends.redfish:SitePowerOff", SITE_HAS_BMCS),
@@ -89,4 +75,4 @@ VSAN = Platform("vsan", (
     Backend("disk-group-failure", "faults.backends.vsan.faults:DiskGroupFailure", VCENTER),
 ), extra="vsphere", summary="vSAN (its management API and the hosts' fault-injection script)")
 
-IN_TREE: tuple[Platform, ...] = (LAB, PROCESS, ROUTER, POSTGRES, SQLSERVER, WSFC, REDFISH, VSPHERE, VSAN)
+IN_TREE: tuple[Platform, ...] = (LAB, PROCESS, ROUTER, POSTGRES, REDFISH, VSPHERE, VSAN)

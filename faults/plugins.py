@@ -8,7 +8,8 @@ As pytest's `pytest11`: a distribution declares, in its packaging,
 and the object it names is a `faults.platform.Platform`. The runs, dry-run, `plan`, the guardian
 and `recover` all read the same group, so a fault a plug-in injected is reverted by whoever
 finds it after a crash, in the same environment. `HARNESS_DISABLE_PLUGIN_AUTOLOAD` set to
-anything but empty turns the discovery off (as `PYTEST_DISABLE_PLUGIN_AUTOLOAD` does for pytest).
+anything but empty turns the discovery of other distributions off (as `PYTEST_DISABLE_PLUGIN_AUTOLOAD`
+does for pytest); this package's own platforms, declared in the same group, are part of it and stay.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from harness_kernel.errors import ConfigError
 
 GROUP = "resilience_harness.platforms"
 DISABLE = "HARNESS_DISABLE_PLUGIN_AUTOLOAD"
+THIS_DISTRIBUTION = "resilience-harness"  # its own platforms are entries of the group too
 
 
 @dataclass(frozen=True)
@@ -48,17 +50,22 @@ def autoload_disabled(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def discovered(environ: Mapping[str, str] = os.environ) -> list[PluginPlatform]:
-    """Every platform the installed distributions declare, in the order of their names; none if disabled.
+    """Every platform the installed distributions declare, in the order of their names; this package's own
+    alone if autoloading is disabled.
 
     A declaration that does not load, or loads something that is not a `Platform`, is an error
     naming the entry point and its distribution: a platform that silently vanished would leave
     a fault it injected without a reverter."""
-    if autoload_disabled(environ):
-        return []
+    disabled = autoload_disabled(environ)
     found: list[PluginPlatform] = []
     for point in sorted(entry_points(group=GROUP), key=lambda p: p.name):
-        found.append(_load(point))
+        if not disabled or _own(point):
+            found.append(_load(point))
     return found
+
+
+def _own(point: EntryPoint) -> bool:
+    return point.dist is not None and point.dist.name == THIS_DISTRIBUTION
 
 
 def _load(point: EntryPoint) -> PluginPlatform:

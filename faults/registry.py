@@ -145,7 +145,13 @@ def rebuild(spec: FaultSpec, topology: Topology, record: dict[str, str], catalog
 
 _FAULT_METHODS = ("from_spec", "plan", "inject", "check", "revert")
 
-MOVED: tuple[tuple[str, str], ...] = (("harness_nutanix.", "harness_platforms.nutanix."),)
+MOVED: tuple[tuple[str, str], ...] = (
+    ("harness_nutanix.", "harness_platforms.nutanix."),
+    ("faults.backends.sqlserver.", "harness_platforms.sqlserver."),
+    ("faults.backends.sqlserver_backup:", "harness_platforms.sqlserver.backup:"),
+    ("faults.backends.sqlserver_restore:", "harness_platforms.sqlserver.restore:"),
+    ("faults.backends.wsfc.", "harness_platforms.sqlserver.wsfc."),
+)
 """Modules this package moved (old prefix, new): an entry an earlier release journaled is rebuilt from where its
 class lives now, after an upgrade between a crash and `recover`. Only this package's own moves are listed."""
 

@@ -113,21 +113,10 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _cmd_discover(args: argparse.Namespace) -> int:
     """Exit 0: the draft is printed; 4: no trust given (the thumbprint is printed), a field or login refused; 10: unreachable."""
-    from harness.discover import Request, draft
-    from harness.discover_windows import SqlTarget, WinRmTarget
+    from harness.discover import Request, draft, drafters
 
-    winrm = sql = None
-    if args.winrm:
-        if not (args.winrm_user and args.winrm_password_env):
-            raise ConfigError("--winrm needs --winrm-user and --winrm-password-env")
-        winrm = WinRmTarget(args.winrm, args.winrm_user, args.winrm_password_env, args.winrm_port,
-                            transport=args.winrm_transport, ca_file=args.winrm_ca)
-    if args.sql:
-        if not (args.sql_user and args.sql_password_env):
-            raise ConfigError("--sql needs --sql-user and --sql-password-env")
-        sql = SqlTarget(args.sql, args.sql_user, args.sql_password_env, args.sql_port)
     print(draft(Request(args.vcenter, args.port, args.user, args.password_env, args.ca, args.thumbprint,
-                        args.datacenter, args.cluster, winrm, sql)), end="")
+                        args.datacenter, args.cluster, drafters(vars(args)))), end="")
     return 0
 
 

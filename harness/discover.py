@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,10 +31,11 @@ from pydantic import ValidationError
 
 from faults.backends.vsan.probes import DISK_PROPS, load_json, physical_disks
 from faults.backends.vsphere.probes import Discovery, discover_cluster
+from faults.catalogue import installed
+from faults.drafts import Drafter, DrafterFactory, DraftPart, SeenVm
+from faults.registry import named
 from faults.transports import wire
-from faults.transports.odbc import Connector
 from faults.transports.vcenter import VCenterSession, pinned_context, presented_certificate
-from harness.discover_windows import SqlTarget, WinRmTarget, databases, read, winrm_section
 from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import VCenter
@@ -55,9 +57,19 @@ class Request:
     thumbprint: str | None = None
     datacenter: str | None = None
     cluster: str | None = None
-    winrm: WinRmTarget | None = None
-    sql: SqlTarget | None = None
-    connector: Connector | None = None  # stands in for pyodbc.connect (the contract tests' SQL Server model)
+    parts: tuple[Drafter, ...] = ()  # the platforms' drafters the command's arguments asked for
+
+
+def drafters(arguments: Mapping[str, Any]) -> tuple[Drafter, ...]:
+    """Each installed platform's drafter that `arguments` (the command's, by name) asks for."""
+    found: list[Drafter] = []
+    for platform in installed().platforms:
+        if platform.drafter:
+            factory: DrafterFactory = named(platform.drafter)
+            part = factory(arguments)
+            if part is not None:
+                found.append(part)
+    return tuple(found)
 
 
 def draft(request: Request) -> str:
@@ -71,13 +83,16 @@ def draft(request: Request) -> str:
             addresses = _management_addresses(session)
             unhealthy, unread = _unhealthy_devices(session, seen)
             session.close()
-            windows = read(request.winrm, request.sql, connector=request.connector)
+            for part in request.parts:
+                part.read()
         if sent.writes() or sent.left_open():
             raise ConfigError(f"discover sent something other than reads: {sent.writes() or sent.left_open()}")
     finally:
         session.close()
-    entries, said = databases(windows, request.sql, request.winrm, seen)
-    document = _document(vcenter, seen, addresses, request, entries)
+    vms = [SeenVm(vm.name, vm.host) for vm in seen.vms.values()]
+    parts = [part.drafted(vms) for part in request.parts]
+    said = [line for part in parts for line in part.comments]
+    document = _document(vcenter, seen, addresses, request, parts)
     parse_topology(document, "the draft")  # it must load as it is
     said = [f"# host {name}: its vSAN disks could not be read ({why}): its disk groups, if any, are not in this draft"
             for name, why in sorted(unread.items())] + said
@@ -164,7 +179,7 @@ def _ipv4(text: str) -> bool:
 
 
 def _document(vcenter: VCenter, seen: Discovery, addresses: dict[str, str], request: Request,
-              entries: list[dict[str, Any]]) -> dict[str, Any]:
+              parts: list[DraftPart]) -> dict[str, Any]:
     sites: list[dict[str, Any]] = []
     host_addresses: set[str] = set()
     for site, names in seen.sites.items():
@@ -180,14 +195,16 @@ def _document(vcenter: VCenter, seen: Discovery, addresses: dict[str, str], requ
     witness_address = addresses.get(seen.witness or "")
     if seen.witness and witness_address and witness_address not in host_addresses:
         document["witness"] = {"name": seen.witness, "address": witness_address, "site": "witness"}
-    document["databases"] = entries
+    document["databases"] = [entry for part in parts for entry in part.databases]
     section: dict[str, Any] = {"address": vcenter.address, "port": vcenter.port}
     if vcenter.datacenter:
         section["datacenter"] = vcenter.datacenter
     section["cluster"] = seen.cluster
     section["tls"] = {"verify": True, **({"ca_file": request.ca_file} if request.ca_file else {})}
     section["credential"] = {"username": request.user, "password": {"env": request.password_env}}
-    document["management"] = {"vcenter": section, **({"winrm": winrm_section(request.winrm)} if request.winrm else {})}
+    document["management"] = {"vcenter": section}
+    for part in parts:
+        document["management"].update(part.management)
     document["allow_list"] = []
     return document
 

@@ -106,7 +106,7 @@ REDFISH_KEYS = frozenset({
 SSH_OUTPUT_READ = ("nft list tables", "nft -j list", "tc -j qdisc show", "tc qdisc show", "capsh --print", "id -u",
                    "command -v nft")  # the router's tools and capabilities (`faults.backends.router`)
 
-# PowerShell answers (`faults.backends.wsfc.probes`, JSON from ConvertTo-Json): the properties its readers take.
+# PowerShell answers (`harness_platforms.sqlserver.wsfc.probes`, JSON from ConvertTo-Json): the properties its readers take.
 WINRM_KEYS = frozenset({
     "Name", "OwnerNode", "State", "OwnerGroup", "ResourceType", "QuorumType", "QuorumResource", "Resource",
     "OwnerNodes", "SameSubnetDelay", "SameSubnetThreshold", "CrossSubnetDelay", "CrossSubnetThreshold",

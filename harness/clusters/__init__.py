@@ -10,25 +10,24 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from faults.catalogue import installed
 from faults.contract import ClusterPart, ClusterPartClass, Observer, ObserverClass, Probe
 from faults.platform import Platform
+from faults.readings import CopiesSample as CopiesSample
+from faults.readings import DataDevice as DataDevice
+from faults.readings import FailoverForecast as FailoverForecast
+from faults.readings import ModelledLimit as ModelledLimit
+from faults.readings import ReplicationMode as ReplicationMode
+from faults.readings import ReplicationState as ReplicationState
+from faults.readings import ResyncSample as ResyncSample
 from faults.registry import named
 from harness_kernel.errors import ConfigError
 from harness_kernel.history.server import ServerEvent
 from harness_kernel.topology.models import Topology
 from workloads.oltp import ConnectionSettings, Dialect
-
-
-@dataclass(frozen=True)
-class ResyncSample:
-    bytes_left: float
-    bytes_total: float | None = None
-    eta_s: float | None = None  # the control plane's own estimate, when it gives one
 
 
 class Cluster(Protocol):
@@ -62,38 +61,12 @@ class Cluster(Protocol):
         """Product versions and settings for the report's environment section."""
 
 
-@dataclass(frozen=True)
-class DataDevice:
-    """A storage device that holds a component of a node's data, as the storage layer reports it."""
-
-    host: str
-    device: str  # canonical name, e.g. naa.5000c500a1a1a101
-    group: int  # index of its disk group on the host
-    tier: str  # "cache" or "capacity"
-
-
 @runtime_checkable
 class StoragePlacement(Protocol):
     """A cluster whose storage layer can say where a node's data lives (vSAN object placement)."""
 
     def devices_of(self, node: str) -> list[DataDevice]:
         """The devices holding components of `node`'s data, found on the live cluster, never guessed."""
-
-
-@dataclass(frozen=True)
-class FailoverForecast:
-    """What the cluster's own settings and queues predict for a failover, read before the fault.
-
-    The report prints it next to what was measured: the detection settings beside the measured
-    detection time, the redo-queue RTO and log-send-queue RPO estimates beside the measured RTO
-    and lost commits.
-    """
-
-    detection: str  # the settings as the cluster states them
-    detection_s: float | None  # the detection time they imply
-    rto_s: float | None  # redo queue / redo rate of the failover target
-    rpo_kb: float | None  # log not yet sent to the failover target
-    basis: str  # where each figure came from
 
 
 @runtime_checkable
@@ -103,46 +76,11 @@ class Forecasting(Protocol):
     def failover_forecast(self) -> FailoverForecast | None: ...
 
 
-@dataclass(frozen=True)
-class CopiesSample:
-    """How many copies of the data a commit reaches right now, as the cluster itself says (never inferred from
-    the harness's own events): the HA manager's view and the database's, the smaller one counted.
-
-    `in_sync` is None when nothing confirms any copy (no primary answers): that counts as at risk. `states` is
-    what it was read from, quoted in the report beside the time at risk.
-    """
-
-    in_sync: int | None
-    states: str
-    modelled: bool = False  # a platform's model gave it (the bound lab's vSAN objects), not the cluster
-
-
 @runtime_checkable
 class CountsCopies(Protocol):
     """A cluster that can say how many in-sync copies of the data it holds now (a read-only probe)."""
 
     def copies(self) -> CopiesSample: ...
-
-
-ReplicationMode = Literal["synchronous", "asynchronous", "none", "unknown"]  # none: no copy elsewhere
-
-
-@dataclass(frozen=True)
-class ReplicationState:
-    """The replication a cluster runs with now, as the cluster says it (never assumed from its design).
-
-    `mode` is what a commit waits for: synchronous when it is acknowledged only once another copy has it,
-    asynchronous when another copy follows later, none when there is no other copy to follow.
-    `read_from` quotes what it was read from, for the report. `settings` are the cluster's own switches that
-    make the mode, by name (`replication-quorum node-b: true`): what a recovery compares and puts back.
-    """
-
-    mode: ReplicationMode
-    read_from: str
-    settings: Mapping[str, str] = field(default_factory=dict)
-
-    def describe(self) -> str:
-        return f"{self.mode}, read from {self.read_from}"
 
 
 @runtime_checkable
@@ -154,14 +92,6 @@ class ReadsReplication(Protocol):
     def restore_replication(self, before: ReplicationState) -> list[str]:
         """Set back each of `before.settings` that differs now; one sentence per setting changed (none: nothing
         differed). A setting the harness may not change on this cluster raises HarnessError naming it."""
-
-
-@dataclass(frozen=True)
-class ModelledLimit:
-    """How a platform that cannot limit a disk's IOPS models the limit for an operation writing to that disk."""
-
-    max_rate: str  # the operation's rate cap (pg_basebackup's --max-rate form: "12800k")
-    model: str  # the words the report uses for it
 
 
 @runtime_checkable
@@ -196,12 +126,17 @@ CLUSTERS: dict[str, str] = {
 
 
 # databases[].kind -> "module:Class" with `from_topology(topology)` building its part (its SDK imported only
-# when chosen). PostgreSQL under vSphere is the embedded lab's, bound to its simulator (`lab up --vsphere`).
-DATABASE_PARTS: dict[str, str] = {
+# when chosen), besides what each platform declares (`Platform.databases`: SQL Server's availability group and
+# failover instance). PostgreSQL under vSphere is the embedded lab's, bound to its simulator (`lab up --vsphere`).
+BUILT_IN_DATABASE_PARTS: dict[str, str] = {
     "postgres": "harness.clusters.lab:LabCluster",
-    "sqlserver-ag": "harness.clusters.sqlserver:AvailabilityGroupCluster",
-    "sqlserver-fci": "harness.clusters.sqlserver:FailoverInstanceCluster",
 }
+
+
+def database_parts() -> dict[str, str]:
+    """Each database kind this installation observes, and the part that observes it."""
+    declared = {kind: path for p in installed().platforms for kind, path in p.databases}
+    return {**BUILT_IN_DATABASE_PARTS, **declared}
 
 
 def cluster_for(topology: Topology) -> Cluster:
@@ -211,7 +146,7 @@ def cluster_for(topology: Topology) -> Cluster:
     path = CLUSTERS.get(topology.kind)
     host = installed().platform(topology.kind)
     if path is None and host is not None and host.hosts_clusters and topology.databases:
-        path = DATABASE_PARTS.get(topology.databases[0].kind)
+        path = database_parts().get(topology.databases[0].kind)
     if path is None:
         raise ConfigError(f"topology {topology.name!r}: the {topology.kind} cluster backend is not available yet; "
                           "use --dry-run to plan, or --topology lab")

@@ -4,7 +4,7 @@ vCenter says where each database VM runs, what vSphere HA did and whether the ho
 vSAN says where the VM's data lives, what is resynchronising and whether health allows a run.
 Who is primary, the commits and the database's own failover events come from the database
 part, chosen by `databases[].kind`: an Always On availability group or a failover cluster
-instance (`harness.clusters.sqlserver`), or PostgreSQL with pg_auto_failover on the embedded
+instance (`harness_platforms.sqlserver.view`), or PostgreSQL with pg_auto_failover on the embedded
 lab bound to its simulator.
 """
 
@@ -23,7 +23,6 @@ from faults.backends.vsphere import probes as vsphere
 from faults.base import Check, Checked, run_checks
 from faults.transports.vcenter import VCenterSession
 from harness.clusters import (
-    DATABASE_PARTS,
     Cluster,
     CopiesSample,
     CountsCopies,
@@ -37,6 +36,7 @@ from harness.clusters import (
     ReplicationMode,
     ReplicationState,
     ResyncSample,
+    database_parts,
     load_part,
     vsphere_checks,
 )
@@ -61,10 +61,11 @@ class VsphereCluster:
         if not topology.databases:
             raise ConfigError(f"topology {topology.name!r}: databases: the suites need one database")
         kind = topology.databases[0].kind
-        part = DATABASE_PARTS.get(kind)
+        parts = database_parts()
+        part = parts.get(kind)
         if part is None:
             raise ConfigError(f"topology {topology.name!r}: databases[0].kind {kind!r} has no vSphere database part "
-                              f"in this installation yet (available: {', '.join(sorted(DATABASE_PARTS))})")
+                              f"in this installation yet (available: {', '.join(sorted(parts))})")
         session = VCenterSession(topology.management.vcenter, topology.management.vsan.api_version)
         cluster = cls(topology, load_part(part, topology), session, VsanCluster(topology, session))
         if isinstance(cluster.database, Provisioned):

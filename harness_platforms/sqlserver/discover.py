@@ -1,8 +1,11 @@
 """`discover --winrm HOST` and `--sql HOST`: the failover cluster and SQL Server part of a draft topology.
 
-With `--winrm`, one cluster node is asked (read-only PowerShell, `faults.backends.wsfc.probes`)
+The platform's `drafter` (`faults.drafts`): `harness discover` hands it the command's arguments and
+the VMs vCenter saw, and prints what it drafts.
+
+With `--winrm`, one cluster node is asked (read-only PowerShell, `harness_platforms.sqlserver.wsfc.probes`)
 for the cluster's nodes, roles, resources and quorum; with `--sql`, one instance is asked (read-only
-T-SQL, `faults.backends.sqlserver.probes.instance_seen`) for its availability groups, their
+T-SQL, `harness_platforms.sqlserver.probes.instance_seen`) for its availability groups, their
 replicas, modes and listener, or the failover cluster instance it is. The draft gets the database
 entry (an AG through its listener, or an FCI by its network name), its nodes (the replicas or the
 FCI's nodes, each matched to a vSphere VM of the same name where there is one), the winrm endpoint
@@ -13,16 +16,24 @@ with its credential as a reference, and comments with the rest. What neither say
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.backends.sqlserver.probes import InstanceSeen, instance_seen
-from faults.backends.vsphere.probes import Discovery
-from faults.backends.wsfc.probes import ClusterGroup, ClusterNode, ClusterReader, ClusterResource, Quorum
-from faults.transports.odbc import ADMIN_DATABASE, Connector, TSqlSession
-from faults.transports.winrm import WinRmSession
-from harness_kernel.odbc.settings import Endpoint
-from harness_kernel.topology.models import Database, WinRmEndpoint
+from faults.contract import (
+    ADMIN_DATABASE,
+    ConfigError,
+    Connector,
+    Database,
+    DraftPart,
+    Endpoint,
+    SeenVm,
+    TSqlSession,
+    WinRmEndpoint,
+    WinRmSession,
+)
+from harness_platforms.sqlserver.probes import InstanceSeen, instance_seen
+from harness_platforms.sqlserver.wsfc.probes import ClusterGroup, ClusterNode, ClusterReader, ClusterResource, Quorum
 
 WINRM_NAME = "wsfc-node"  # the draft's name for the endpoint discover used
 GUESSED_DATABASE = "harness_bench"
@@ -88,7 +99,7 @@ def read(winrm: WinRmTarget | None, sql: SqlTarget | None, *, connector: Connect
 
 
 def databases(seen: WindowsSeen, sql: SqlTarget | None, winrm: WinRmTarget | None,
-              vsphere: Discovery) -> tuple[list[dict[str, Any]], list[str]]:
+              vms: Sequence[SeenVm]) -> tuple[list[dict[str, Any]], list[str]]:
     """The database entries of the draft, and the comments that say the rest."""
     comments = _cluster_comments(seen)
     instance = seen.instance
@@ -103,7 +114,7 @@ def databases(seen: WindowsSeen, sql: SqlTarget | None, winrm: WinRmTarget | Non
             "name": _name(group.name), "kind": "sqlserver-ag", "endpoint": endpoint, "port": port or sql.port,
             "database": GUESSED_DATABASE, "ag_name": group.name, "credential": credential,
             **({"winrm": WINRM_NAME} if winrm else {}),
-            "nodes": [_node(r.name, vsphere, winrm, seen) for r in group.replicas]})
+            "nodes": [_node(r.name, vms, winrm, seen) for r in group.replicas]})
         comments += [f"# availability group {g.name}: listener "
                      f"{f'{g.listener[0]}:{g.listener[1]}' if g.listener else '(none: the draft uses the instance)'}"
                      for g in instance.groups]
@@ -116,7 +127,7 @@ def databases(seen: WindowsSeen, sql: SqlTarget | None, winrm: WinRmTarget | Non
             "name": _name(instance.fci_name), "kind": "sqlserver-fci", "endpoint": instance.fci_name.lower(),
             "port": sql.port, "database": GUESSED_DATABASE, **({"role_name": role} if role else {}),
             "credential": credential, **({"winrm": WINRM_NAME} if winrm else {}),
-            "nodes": [_node(name, vsphere, winrm, seen) for name, _, _ in instance.fci_nodes]})
+            "nodes": [_node(name, vms, winrm, seen) for name, _, _ in instance.fci_nodes]})
         comments += [f"# failover cluster instance {instance.fci_name}: nodes "
                      + ", ".join(f"{n} {status}{' (owner)' if owner else ''}" for n, status, owner in instance.fci_nodes)]
         if not role:
@@ -124,6 +135,40 @@ def databases(seen: WindowsSeen, sql: SqlTarget | None, winrm: WinRmTarget | Non
     else:
         comments.append(f"# {sql.address}: a standalone instance (no availability group, no failover cluster instance)")
     return entries, comments
+
+
+@dataclass
+class WindowsDraft:
+    """The SQL Server platform's drafter: what `--winrm` and `--sql` name, read once, drafted against the VMs."""
+
+    winrm: WinRmTarget | None
+    sql: SqlTarget | None
+    connector: Connector | None = None  # stands in for pyodbc.connect (the contract tests' SQL Server model)
+    seen: WindowsSeen = field(default_factory=WindowsSeen)
+
+    def read(self) -> None:
+        self.seen = read(self.winrm, self.sql, connector=self.connector)
+
+    def drafted(self, vms: Sequence[SeenVm]) -> DraftPart:
+        entries, comments = databases(self.seen, self.sql, self.winrm, vms)
+        return DraftPart(entries, {"winrm": winrm_section(self.winrm)} if self.winrm else {}, comments)
+
+
+def drafter(arguments: Mapping[str, Any]) -> WindowsDraft | None:
+    """The drafter for `--winrm`/`--sql` as the command parsed them; None when neither was given."""
+    winrm = sql = None
+    if arguments.get("winrm"):
+        if not (arguments.get("winrm_user") and arguments.get("winrm_password_env")):
+            raise ConfigError("--winrm needs --winrm-user and --winrm-password-env")
+        winrm = WinRmTarget(arguments["winrm"], arguments["winrm_user"], arguments["winrm_password_env"],
+                            arguments.get("winrm_port") or 5986, transport=arguments.get("winrm_transport") or "ntlm",
+                            ca_file=arguments.get("winrm_ca"))
+    if arguments.get("sql"):
+        if not (arguments.get("sql_user") and arguments.get("sql_password_env")):
+            raise ConfigError("--sql needs --sql-user and --sql-password-env")
+        sql = SqlTarget(arguments["sql"], arguments["sql_user"], arguments["sql_password_env"],
+                        arguments.get("sql_port") or 1433)
+    return WindowsDraft(winrm, sql) if winrm or sql else None
 
 
 def winrm_section(winrm: WinRmTarget | None) -> list[dict[str, Any]]:
@@ -137,12 +182,12 @@ def winrm_section(winrm: WinRmTarget | None) -> list[dict[str, Any]]:
     return [section]
 
 
-def _node(name: str, vsphere: Discovery, winrm: WinRmTarget | None, seen: WindowsSeen) -> dict[str, Any]:
+def _node(name: str, vms: Sequence[SeenVm], winrm: WinRmTarget | None, seen: WindowsSeen) -> dict[str, Any]:
     """A replica or FCI node: its name as the cluster writes it, the VM of that name and where it runs now."""
     node: dict[str, Any] = {"name": _name(name), "address": name.lower()}
     if _name(name) != name:
         node["replica"] = name
-    vm = next((v for v in vsphere.vms.values() if v.name.casefold() == name.casefold()), None)
+    vm = next((v for v in vms if v.name.casefold() == name.casefold()), None)
     if vm is not None:
         node["vm"] = vm.name
         if vm.host:

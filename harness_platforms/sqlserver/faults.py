@@ -2,7 +2,7 @@
 
 It sends `ALTER AVAILABILITY GROUP [AG] FAILOVER;` to the target secondary's own instance, and only
 when that replica is synchronous commit, synchronized and failover-ready for every database
-(`faults.backends.sqlserver.probes`); otherwise it refuses, naming why (SQL Server would refuse
+(`harness_platforms.sqlserver.probes`); otherwise it refuses, naming why (SQL Server would refuse
 too, error 41142, after the harness had journaled a fault). A forced failover
 (`FORCE_FAILOVER_ALLOW_DATA_LOSS`) can lose acknowledged commits: it runs only for params
 `mode: forced-allow-data-loss`, and its revert resumes data movement
@@ -14,14 +14,24 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from faults.backends.role_move import RoleMoveState, database_of
-from faults.backends.sqlserver.probes import AvailabilityGroup, bracketed
-from faults.base import Check, FaultPlan, FaultSpec, FaultState, run_checks
-from faults.kinds import Params, RoleMoveParams
-from faults.transports.odbc import SqlServerError
-from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
-from harness_kernel.topology.models import Topology
-from harness_kernel.topology.targets import Target
+from faults.contract import (
+    Check,
+    ConfigError,
+    ControlPlaneError,
+    FaultPlan,
+    FaultSpec,
+    FaultState,
+    HarnessError,
+    Params,
+    RoleMoveParams,
+    RoleMoveState,
+    SqlServerError,
+    Target,
+    Topology,
+    database_of,
+    run_checks,
+)
+from harness_platforms.sqlserver.probes import AvailabilityGroup, bracketed
 
 log = logging.getLogger(__name__)
 

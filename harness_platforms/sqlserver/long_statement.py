@@ -23,13 +23,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from faults.backends.sqlserver.probes import AvailabilityGroup
-from faults.base import UnknownState
-from faults.transports import powershell
-from faults.transports.odbc import Connector, SqlServerError, TSqlSession
-from faults.transports.winrm import WinRmSession, winrm_endpoint
-from harness_kernel.errors import ControlPlaneError
-from harness_kernel.topology.models import Database, Topology
+from faults.contract import (
+    Connector,
+    ControlPlaneError,
+    Database,
+    SqlServerError,
+    Topology,
+    TSqlSession,
+    UnknownState,
+    WinRmSession,
+    powershell,
+    winrm_endpoint,
+)
+from harness_platforms.sqlserver.probes import AvailabilityGroup
 
 log = logging.getLogger(__name__)
 

@@ -24,11 +24,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from faults.backends.role_move import other_site_first
-from faults.base import Uncertain
-from faults.transports.odbc import Connector, TSqlSession
-from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
-from harness_kernel.topology.models import Database, DatabaseNode, Topology
+from faults.contract import (
+    ConfigError,
+    Connector,
+    ControlPlaneError,
+    Database,
+    DatabaseNode,
+    HarnessError,
+    Topology,
+    TSqlSession,
+    Uncertain,
+    other_site_first,
+)
 
 log = logging.getLogger(__name__)
 

@@ -37,7 +37,22 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from faults.backends.sqlserver.long_statement import (
+from faults.contract import (
+    ConfigError,
+    Connector,
+    Database,
+    FaultPlan,
+    FaultSpec,
+    FaultState,
+    HarnessError,
+    OperationProgress,
+    Params,
+    RestoreParams,
+    Target,
+    Topology,
+    TSqlSession,
+)
+from harness_platforms.sqlserver.long_statement import (
     DATABASE_STATE,
     FILE_TIMEOUT_S,
     KILL_TIMEOUT_S,
@@ -51,13 +66,7 @@ from faults.backends.sqlserver.long_statement import (
     requests,
     stop,
 )
-from faults.backends.sqlserver.probes import bracketed
-from faults.base import FaultPlan, FaultSpec, FaultState, OperationProgress
-from faults.kinds import Params, RestoreParams
-from faults.transports.odbc import Connector, TSqlSession
-from harness_kernel.errors import ConfigError, HarnessError
-from harness_kernel.topology.models import Database, Topology
-from harness_kernel.topology.targets import Target
+from harness_platforms.sqlserver.probes import bracketed
 
 log = logging.getLogger(__name__)
 

@@ -21,21 +21,31 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from faults.backends.role_move import other_site_first
-from faults.backends.sqlserver.probes import AvailabilityGroup, RoleChange
-from faults.backends.wsfc.probes import ClusterEvent, DetectionSettings, FailoverCluster
-from faults.base import Check, run_checks
-from harness.clusters import FailoverForecast, ReplicationMode, ReplicationState, ResyncSample
-from harness_kernel.errors import ConfigError, HarnessError
-from harness_kernel.history import EventKind
-from harness_kernel.history.server import ServerEvent, measure_offset
-from harness_kernel.odbc import sqlserver_driver as sqlserver
-from harness_kernel.topology.credentials import resolve_secret
-from harness_kernel.topology.models import Database, DatabaseNode, Topology
+from faults.contract import (
+    Check,
+    ConfigError,
+    Database,
+    DatabaseNode,
+    EventKind,
+    FailoverForecast,
+    HarnessError,
+    ReplicationMode,
+    ReplicationState,
+    ResyncSample,
+    ServerEvent,
+    Topology,
+    measure_offset,
+    other_site_first,
+    resolve_secret,
+    run_checks,
+)
+from faults.contract import sqlserver_driver as sqlserver
+from harness_platforms.sqlserver.probes import AvailabilityGroup, RoleChange
+from harness_platforms.sqlserver.wsfc.probes import ClusterEvent, DetectionSettings, FailoverCluster
 from workloads.oltp import ConnectionSettings, Credentials, Dialect, Endpoint, TSqlDialect
 
 HEALTH_POLL_S = 2.0
-# Microsoft-Windows-FailoverClustering/Operational event ids, as faults.backends.wsfc.probes reads them
+# Microsoft-Windows-FailoverClustering/Operational event ids, as harness_platforms.sqlserver.wsfc.probes reads them
 NODE_REMOVED, RESOURCE_FAILED, QUORUM_LOST, ROLE_MOVING, ROLE_ONLINE = 1135, 1069, 1177, 1641, 1201
 DETECTION_EVENTS = (NODE_REMOVED, RESOURCE_FAILED, QUORUM_LOST)
 

@@ -44,5 +44,5 @@ def test_every_fence_is_an_allow_list_of_importers_not_a_deny_list_of_sources() 
     assert [c["name"] for c in contracts if c["type"] == "forbidden"] == []
     fenced = {m for c in contracts if c["type"] == "protected" for m in c["protected_modules"]}
     assert {"harness_lab", "harness_platforms", "faults.backends.vsphere", "faults.backends.vsan",
-            "faults.backends.sqlserver", "faults.backends.wsfc", "faults.backends.redfish",
+            "faults.transports.winrm", "faults.transports.odbc", "faults.backends.redfish",
             "faults.backends.router"} <= fenced

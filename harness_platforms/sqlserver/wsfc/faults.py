@@ -11,14 +11,26 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from faults.backends.role_move import RoleMoveState, database_of, other_site_first
-from faults.backends.wsfc.probes import AG_RESOURCE_TYPE, JSON, ClusterGroup, FailoverCluster
-from faults.base import Check, FaultPlan, FaultSpec, FaultState, run_checks
-from faults.kinds import Params, RoleMoveParams
-from faults.transports import powershell
-from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
-from harness_kernel.topology.models import Database, Topology
-from harness_kernel.topology.targets import Target
+from faults.contract import (
+    Check,
+    ConfigError,
+    ControlPlaneError,
+    Database,
+    FaultPlan,
+    FaultSpec,
+    FaultState,
+    HarnessError,
+    Params,
+    RoleMoveParams,
+    RoleMoveState,
+    Target,
+    Topology,
+    database_of,
+    other_site_first,
+    powershell,
+    run_checks,
+)
+from harness_platforms.sqlserver.wsfc.probes import AG_RESOURCE_TYPE, JSON, ClusterGroup, FailoverCluster
 
 log = logging.getLogger(__name__)
 

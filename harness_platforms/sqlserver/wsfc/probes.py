@@ -15,11 +15,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from faults.assumptions import Probed, ProbeResult
-from faults.transports import powershell
-from faults.transports.winrm import EndpointUnreachable, WinRmSession, winrm_endpoint
-from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
-from harness_kernel.topology.models import Database, Topology
+from faults.contract import (
+    ConfigError,
+    ControlPlaneError,
+    Database,
+    EndpointUnreachable,
+    HarnessError,
+    Probed,
+    ProbeResult,
+    Topology,
+    WinRmSession,
+    powershell,
+    winrm_endpoint,
+)
 
 log = logging.getLogger(__name__)
 
@@ -193,7 +201,7 @@ class ClusterReader:
 
     def ask(self, script: str, what: str, timeout_s: float = QUERY_TIMEOUT_S) -> list[dict[str, Any]]:
         """`script`'s JSON from the first endpoint that answers. The queries here only read; the role move's
-        one acting script (`faults.backends.wsfc.faults`) goes through it too."""
+        one acting script (`harness_platforms.sqlserver.wsfc.faults`) goes through it too."""
         unreachable: list[str] = []
         for session in self.sessions:
             try:

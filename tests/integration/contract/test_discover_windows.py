@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from faults.backends.vsphere.probes import Discovery, VmSeen
+from faults.drafts import SeenVm
 from faults.transports import wire
-from harness.discover_windows import SqlTarget, WinRmTarget, databases, read, winrm_section
 from harness_kernel.topology.loader import parse_topology
+from harness_platforms.sqlserver.discover import SqlTarget, WindowsDraft, WinRmTarget, databases, read, winrm_section
 from tests.support.contract_world import SQL_PASSWORD_ENV, WINRM_ACCOUNT, WINRM_PASSWORD_ENV, WsfcWorld, example
 from tests.support.sqlserver_model import SqlServerModel
 
-VSPHERE = Discovery("stretched-01", None, {}, {"SQL01": VmSeen("SQL01", "esx-a1", "poweredOn")}, None, None,
-                    True, True, "fullyAutomated", ())
+VMS = [SeenVm("SQL01", "esx-a1")]  # what vCenter's discovery hands the platform's drafter
 
 
 def targets(wsfc: WsfcWorld, sql: SqlServerModel) -> tuple[WinRmTarget, SqlTarget]:
@@ -38,10 +37,13 @@ def test_an_availability_group_is_drafted_through_its_listener_with_its_replicas
     wsfc.model.role, wsfc.model.role_type = "AG01", "SQL Server Availability Group"
     wsfc.model.nodes, wsfc.model.owner = {"SQL01": "Up", "SQL02": "Up"}, "SQL01"
     winrm, target = targets(wsfc, sql)
+    draft = WindowsDraft(winrm, target, connector=sql.connect)  # the platform's drafter, as `harness discover` runs it
     with wire.watching(read_only=True) as sent:
-        seen = read(winrm, target, connector=sql.connect)
+        draft.read()
     assert sent.calls and not sent.writes() and {c.transport for c in sent.calls} == {"winrm", "odbc"}
-    entries, comments = databases(seen, target, winrm, VSPHERE)
+    part = draft.drafted(VMS)
+    entries, comments = part.databases, part.comments
+    assert part.management == {"winrm": winrm_section(winrm)}
     assert entries == [{
         "name": "ag01", "kind": "sqlserver-ag", "endpoint": "sqlag01-listener.example.net", "port": 1433,
         "database": "harness_bench", "ag_name": "AG01",
@@ -60,7 +62,7 @@ def test_a_failover_cluster_instance_is_drafted_by_its_network_name_with_the_rol
     sql.fci = "SQLFCI01"
     winrm, target = targets(wsfc, sql)
     seen = read(winrm, target, connector=sql.connect)
-    entries, comments = databases(seen, target, winrm, VSPHERE)
+    entries, comments = databases(seen, target, winrm, VMS)
     assert [(e["kind"], e["endpoint"], e.get("role_name"), [n["name"] for n in e["nodes"]]) for e in entries] == [
         ("sqlserver-fci", "sqlfci01", "SQL Server (MSSQLSERVER)", ["sql01", "sql02"])]
     assert "# failover cluster instance SQLFCI01: nodes SQL01 up (owner), SQL02 up" in comments
@@ -70,6 +72,6 @@ def test_a_failover_cluster_instance_is_drafted_by_its_network_name_with_the_rol
 def test_without_winrm_an_fcis_role_is_left_for_a_person_to_name(sql: SqlServerModel) -> None:
     sql.fci = "SQLFCI01"
     target = SqlTarget("sql01.example.net", sql.username, SQL_PASSWORD_ENV)
-    entries, comments = databases(read(None, target, connector=sql.connect), target, None, VSPHERE)
+    entries, comments = databases(read(None, target, connector=sql.connect), target, None, VMS)
     assert "role_name" not in entries[0] and "winrm" not in entries[0]
     assert "# role_name: the WSFC role holding the SQL Server resource; discover --winrm reads it" in comments

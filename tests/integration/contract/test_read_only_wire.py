@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 
 from faults import registry
-from faults.backends.sqlserver.faults import AgFailover
-from faults.backends.wsfc.faults import FciRoleMove
 from faults.base import FaultSpec
 from faults.transports import wire
+from harness_platforms.sqlserver.faults import AgFailover
+from harness_platforms.sqlserver.wsfc.faults import FciRoleMove
 from tests.support.contract_world import WsfcWorld, ag_topology
 from tests.support.sqlserver_model import SqlServerModel
 

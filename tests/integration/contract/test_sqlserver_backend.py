@@ -12,12 +12,12 @@ import time
 import pytest
 
 from faults import registry
-from faults.backends.sqlserver.faults import AgFailover
-from faults.backends.sqlserver.probes import AvailabilityGroup, fci_active_node
 from faults.base import FaultSpec, FaultState
 from faults.transports.odbc import SqlServerError, TSqlSession
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.odbc.errors import ErrorClass
+from harness_platforms.sqlserver.faults import AgFailover
+from harness_platforms.sqlserver.probes import AvailabilityGroup, fci_active_node
 from tests.support.contract_world import ag_topology
 from tests.support.sqlserver_model import SqlServerModel
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import pytest
 
 from faults import registry
-from faults.backends.sqlserver_backup import SqlServerBackup
 from faults.base import FaultSpec, FaultState
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
+from harness_platforms.sqlserver.backup import SqlServerBackup
 from tests.support.contract_world import (
     SQL_PASSWORD_ENV,
     WINRM_PASSWORD_ENV,

@@ -13,12 +13,12 @@ import time
 import pytest
 
 from faults.assumptions import ProbeResult
-from faults.backends.sqlserver.faults import fail_over
-from faults.backends.sqlserver.probes import AvailabilityGroup
 from faults.base import Uncertain
-from harness.clusters.sqlserver import AvailabilityGroupCluster, FailoverInstanceCluster
 from harness_kernel.errors import HarnessError
 from harness_kernel.history import EventKind
+from harness_platforms.sqlserver.faults import fail_over
+from harness_platforms.sqlserver.probes import AvailabilityGroup
+from harness_platforms.sqlserver.view import AvailabilityGroupCluster, FailoverInstanceCluster
 from tests.support import variations
 from tests.support.contract_world import WsfcWorld, ag_topology
 from tests.support.sqlserver_model import SqlServerModel

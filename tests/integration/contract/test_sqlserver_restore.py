@@ -16,11 +16,11 @@ import pyodbc
 import pytest
 
 from faults import registry
-from faults.backends.sqlserver_restore import SqlServerRestore
 from faults.base import FaultSpec, FaultState
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
+from harness_platforms.sqlserver.restore import SqlServerRestore
 from tests.support import variations
 from tests.support.contract_world import ag_topology, example, finish, injected_and_watched
 from tests.support.sqlserver_backup_model import BackupRun, ServerFiles

@@ -13,10 +13,10 @@ import time
 import pytest
 
 from faults import registry
-from faults.backends.wsfc.faults import FciRoleMove, move_role
-from faults.backends.wsfc.probes import FailoverCluster
 from faults.base import FaultSpec, FaultState
 from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
+from harness_platforms.sqlserver.wsfc.faults import FciRoleMove, move_role
+from harness_platforms.sqlserver.wsfc.probes import FailoverCluster
 from tests.support.contract_world import WsfcWorld
 from tests.support.wsfc_model import ModelEvent
 

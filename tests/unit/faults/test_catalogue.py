@@ -122,15 +122,18 @@ def installed_distribution(site: Path, value: str, name: str = "toy") -> None:
         """))
 
 
-def test_plugins_are_found_through_their_entry_points_unless_autoloading_is_off(tmp_path: Path,
+def test_plugins_are_found_through_their_entry_points_and_only_this_packages_own_when_autoloading_is_off(tmp_path: Path,
                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     installed_distribution(tmp_path, "tests.unit.faults.toy_platform:PLATFORM")
     monkeypatch.syspath_prepend(str(tmp_path))
     found = {p.platform.name: str(p.distribution) for p in discovered({})}
     assert found["toy"] == "harness-toy 1.2.3"
     assert found["nutanix"].startswith("resilience-harness "), "shipped in the plug-in shape, found the same way"
-    assert discovered({DISABLE: "1"}) == []
+    own = {p.platform.name: str(p.distribution) for p in discovered({DISABLE: "1"})}
+    assert set(own) == {"nutanix", "sqlserver", "vplex", "wsfc"}, "this package's platforms are not plug-ins to it"
+    assert all(d.startswith("resilience-harness ") for d in own.values())
     assert installed({DISABLE: "1"}).platform("toy") is None
+    assert installed({DISABLE: "1"}).platform("sqlserver") is not None
 
 
 @pytest.mark.parametrize(("value", "name", "refusal"), [
@@ -147,8 +150,15 @@ def test_a_plugin_that_does_not_load_is_named_not_skipped(tmp_path: Path, monkey
         discovered({})
 
 
-def test_an_entry_journaled_before_a_platform_moved_is_rebuilt_from_where_its_class_lives_now() -> None:
-    before = "harness_nutanix.faults:VmPowerOff"  # as the release before the platforms' folder journaled it
-    assert registry.moved(before) == "harness_platforms.nutanix.faults:VmPowerOff"
-    assert registry.named(registry.moved(before)).__name__ == "VmPowerOff"
+@pytest.mark.parametrize(("before", "now"), [  # as the releases before the platforms' folder journaled them
+    ("harness_nutanix.faults:VmPowerOff", "harness_platforms.nutanix.faults:VmPowerOff"),
+    ("faults.backends.sqlserver.faults:AgFailover", "harness_platforms.sqlserver.faults:AgFailover"),
+    ("faults.backends.sqlserver_backup:SqlServerBackup", "harness_platforms.sqlserver.backup:SqlServerBackup"),
+    ("faults.backends.sqlserver_restore:SqlServerRestore", "harness_platforms.sqlserver.restore:SqlServerRestore"),
+    ("faults.backends.wsfc.faults:FciRoleMove", "harness_platforms.sqlserver.wsfc.faults:FciRoleMove"),
+])
+def test_an_entry_journaled_before_a_platform_moved_is_rebuilt_from_where_its_class_lives_now(before: str,
+                                                                                                now: str) -> None:
+    assert registry.moved(before) == now
+    assert registry.named(registry.moved(before)).__name__ == now.partition(":")[2]
     assert registry.moved("faults.backends.redfish:HostPowerOff") == "faults.backends.redfish:HostPowerOff"

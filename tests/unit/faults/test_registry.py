@@ -17,11 +17,13 @@ from faults import platforms, registry
 from faults.base import FaultPlan, FaultSpec
 from faults.catalogue import Catalogue
 from faults.kinds import KINDS, LatencyParams
+from faults.plugins import PluginPlatform
 from harness_kernel.errors import ConfigError, TargetNotAllowedError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import LabSettings, Topology
 from harness_kernel.topology.targets import Target, TargetKind
 from harness_lab.layout import LabLayout
+from harness_platforms.sqlserver.platform import SQLSERVER
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "stretched-2plus2.yaml"
 FCI_EXAMPLE = EXAMPLE.with_name("stretched-fci.yaml")
@@ -127,10 +129,10 @@ def test_a_target_of_the_wrong_kind_or_outside_the_topology_is_refused_naming_it
 
 
 def test_a_missing_optional_sdk_names_the_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    sqlserver = replace(platforms.SQLSERVER, backends=tuple(
-        replace(b, path="faults.backends.no_such_sdk_backend:AgFailover") for b in platforms.SQLSERVER.backends))
-    in_tree = tuple(sqlserver if p is platforms.SQLSERVER else p for p in platforms.IN_TREE)
-    monkeypatch.setattr(registry, "installed", lambda: Catalogue.of(in_tree, []))
+    sqlserver = replace(SQLSERVER, backends=tuple(
+        replace(b, path="harness_platforms.no_such_sdk_backend:AgFailover") for b in SQLSERVER.backends))
+    own = PluginPlatform(sqlserver, "sqlserver = harness_platforms.sqlserver.platform:SQLSERVER", None)
+    monkeypatch.setattr(registry, "installed", lambda: Catalogue.of(platforms.IN_TREE, [own]))
     with pytest.raises(ConfigError, match=r"pip install 'resilience-harness\[sqlserver\]'"):
         registry.build(FaultSpec("role-move", "database:sql-ag-01"), example())
 

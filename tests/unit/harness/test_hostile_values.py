@@ -21,13 +21,13 @@ import pytest
 import yaml
 
 from faults import registry
-from faults.backends.sqlserver_backup import remove_script
-from faults.backends.wsfc.faults import move_script
 from faults.base import FaultPlan, FaultSpec
 from harness.options import read
 from harness.topology_source import load_source
 from harness_kernel.errors import ConfigError, TargetNotAllowedError
 from harness_kernel.topology.loader import parse_topology
+from harness_platforms.sqlserver.backup import remove_script
+from harness_platforms.sqlserver.wsfc.faults import move_script
 from harness_suites.s7.options import Options as S7Options
 from tests.unit.harness_kernel.topology.topology_docs import example, set_at
 

@@ -18,7 +18,7 @@ def sources(*packages: str) -> str:
 
 
 def written() -> set[EventKind]:
-    text = sources("harness", "faults", "workloads")
+    text = sources("harness", "faults", "workloads", "harness_platforms")
     kinds = {EventKind[m.group(1)] for m in WRITES.finditer(text) if m.group(1)}
     # a cluster names its HA manager's events in a conditional expression: EventKind.DETECTED if ... else ...
     kinds |= {EventKind[name] for name in re.findall(r"EventKind\.([A-Z_]+) if ", text)}

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from faults import sections
 from harness.clusters import cluster_for, cluster_parts, observers
-from harness.clusters.sqlserver import AvailabilityGroupCluster
 from harness_kernel.topology.loader import load_topology
 from harness_platforms.nutanix.view import NutanixView, Resilience
+from harness_platforms.sqlserver.view import AvailabilityGroupCluster
 
 ROOT = Path(__file__).parents[4]
 EXAMPLE = ROOT / "examples" / "nutanix-ahv-esrp.yaml"
