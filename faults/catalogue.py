@@ -10,15 +10,17 @@ refused naming the distribution, before anything is planned.
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from faults.assumptions import ASSUMPTIONS, Assumption
+from faults.assumptions import Assumption
 from faults.kinds import KINDS, FaultKind
 from faults.platform import Backend, Platform
 from faults.platforms import IN_TREE
-from faults.plugins import DISABLE, Distribution, PluginPlatform, autoload_disabled, discovered
+from faults.plugins import DISABLE, THIS_DISTRIBUTION, Distribution, PluginPlatform, autoload_disabled, discovered
 from harness_kernel.errors import ConfigError
 
 
@@ -44,7 +46,8 @@ class Catalogue:
     @classmethod
     def of(cls, in_tree: tuple[Platform, ...], plugins: list[PluginPlatform]) -> Catalogue:
         kinds = dict(KINDS)
-        tree_pairs = {(b.kind, p.name) for p in in_tree for b in p.backends}
+        own = [p.platform for p in plugins if p.distribution and p.distribution.name == THIS_DISTRIBUTION]
+        tree_pairs = {(b.kind, p.name) for p in (*in_tree, *own) for b in p.backends}
         origins: dict[str, Distribution | None] = {p.name: None for p in in_tree}
         platforms = list(in_tree)
         for plugin in plugins:
@@ -57,7 +60,7 @@ class Catalogue:
                     raise ConfigError(f"{who}: fault kind {kind.name!r} is defined already; a plug-in brings "
                                       "kinds of its own or serves existing ones, it does not redefine them")
                 kinds[kind.name] = kind
-            for backend in platform.backends:
+            for backend in () if any(platform is o for o in own) else platform.backends:
                 if (backend.kind, platform.name) in tree_pairs:
                     raise ConfigError(f"{who}: ({backend.kind}, {platform.name}) is served by this package; a "
                                       "plug-in may not claim it")
@@ -86,8 +89,8 @@ class Catalogue:
         return next((p for p in self.platforms if p.name == name), None)
 
     def assumptions(self) -> tuple[Assumption, ...]:
-        """Every assumption of this installation: the in-tree table's, then each platform's own."""
-        return ASSUMPTIONS + tuple(a for p in self.platforms for a in p.assumptions)
+        """Every assumption of this installation: each platform's own, in the catalogue's order."""
+        return tuple(a for p in self.platforms for a in p.assumptions)
 
     def pairs(self) -> dict[tuple[str, str], str]:
         """(fault kind, platform) -> "module:Class", as testinfra's BACKENDS."""
@@ -99,6 +102,23 @@ def installed(environ: Mapping[str, str] = os.environ) -> Catalogue:
     return _installed(autoload_disabled(environ))
 
 
+def this_package(*plugins: PluginPlatform) -> Catalogue:
+    """This package's platforms (the in-tree ones and its own entry points), with `plugins` after them."""
+    return Catalogue.of(IN_TREE, [*discovered({DISABLE: "1"}), *plugins])
+
+
 @functools.cache
 def _installed(disabled: bool) -> Catalogue:
-    return Catalogue.of(IN_TREE, discovered({DISABLE: "1"} if disabled else {}))
+    return this_package() if disabled else Catalogue.of(IN_TREE, discovered({}))
+
+
+def named(path: str) -> Any:
+    """What `module:Qual.Name` names (a class, a function); ImportError if the module or the name is missing."""
+    module_name, _, qualname = path.partition(":")
+    found: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            raise ImportError(f"{module_name} has no {qualname}") from None
+    return found

@@ -15,15 +15,19 @@ against `BackendClass` while the descriptor imports no SDK at run time.
 - the views: `ClusterPart`, `ObserverClass`/`Observer`, `Probe`, the metro vocabulary, and what a
   cluster part reads (`faults.readings`: `ResyncSample`, `FailoverForecast`, `ReplicationState`, ...);
 - the topology: `Topology`, `Target`, `TargetKind`, `section`, credentials, and a platform's part of a
-  draft topology (`Drafter`, `DraftPart`, `SeenVm`: `harness discover`);
+  draft topology (`TopologyDrafter`, `Drafter`, `DraftPart`, `SeenVm`: `harness discover`),
+  `parse_topology` (a draft loads as it is);
 - the history a cluster part writes its server's records into: `ServerEvent`, `EventKind`, `measure_offset`;
 - errors, and the clients the harness offers a platform: the HTTP helpers a REST control plane
   uses, T-SQL over ODBC (`TSqlSession`, `Connector`), PowerShell over WinRM (`WinRmSession`,
-  `powershell`), and the role-move helpers a database platform's failover shares (`RoleMoveState`).
+  `powershell`), vCenter's SOAP API (`VCenterSession`, `sdk`), a BMC's Redfish (`RedfishClient`), a shell
+  over SSH (`ssh_shell`, paramiko imported on first use), the role-move helpers a database
+  platform's failover shares (`RoleMoveState`), and a host's identity as its manager reads it
+  (`host_identities`: a BMC's backend compares it with the BMC's).
 
-A platform that brings a database part also names the workload's dialect for it
-(`workloads.oltp`: `TSqlDialect`, `ConnectionSettings`): the workload's own public package, the
-one other import a platform may have.
+A cluster view that returns the workload's connection (a database's part, or a platform's cluster
+that wraps one) also names the workload's dialect (`workloads.oltp`: `TSqlDialect`,
+`ConnectionSettings`): the workload's own public package, the one other import a platform may have.
 
 Plug-in authors test against the harness's contract kit (`harness.contract_kit`, a pytest
 fixture set), which runs the harness itself and so lives above this module.
@@ -37,6 +41,7 @@ from typing import Protocol, TypeVar
 from pydantic import BaseModel
 
 from faults.assumptions import Assumption, Probed, ProbeResult
+from faults.assumptions import Probe as AssumptionProbe
 from faults.backends.role_move import RoleMoveState, database_of, other_site_first
 from faults.base import (
     Check,
@@ -55,10 +60,12 @@ from faults.base import (
     UnknownState,
     run_checks,
 )
-from faults.drafts import Drafter, DrafterFactory, DraftPart, SeenVm
+from faults.drafts import Drafter, DrafterFactory, DraftPart, SeenVm, TopologyDrafter
 from faults.kinds import (
     BackupParams,
+    DiskFailureParams,
     FaultKind,
+    IopsLimitParams,
     MaintenanceParams,
     MigrationParams,
     NoParams,
@@ -67,20 +74,38 @@ from faults.kinds import (
     RoleMoveParams,
 )
 from faults.metro import Arbiter, MetroGroup, PeerLink, Rebuild, ReplicaSync, Serving, SiteView
-from faults.platform import ALWAYS, Backend, Condition, Platform, database_kind
+from faults.platform import ALWAYS, Backend, Condition, HostIdentity, Platform, PlatformChecks, database_kind
 from faults.readings import (
+    ClusterView,
     CopiesSample,
+    CountsCopies,
     DataDevice,
     FailoverForecast,
+    Forecasting,
     ModelledLimit,
+    ModelsDiskLimits,
+    Provisioned,
+    ReadsReplication,
     ReplicationMode,
     ReplicationState,
     ResyncSample,
+    StoragePlacement,
 )
 from faults.sections import path_of, section
 from faults.transports import powershell, wire
 from faults.transports.odbc import ADMIN_DATABASE, Connector, SqlServerError, TSqlSession
+from faults.transports.redfish import RedfishClient
+from faults.transports.redfish import endpoint_named as bmc_named
 from faults.transports.rest import NotFoundError, Transient, refused, retrying, tls_context, unreachable
+from faults.transports.shell import Shell
+from faults.transports.vcenter import (
+    VCenterSession,
+    VcEvent,
+    pinned_context,
+    presented_certificate,
+    sdk,
+    session_for,
+)
 from faults.transports.winrm import EndpointUnreachable, WinRmSession, winrm_endpoint
 from harness_kernel.errors import (
     ConfigError,
@@ -94,7 +119,18 @@ from harness_kernel.history.server import ServerEvent, measure_offset
 from harness_kernel.odbc import sqlserver_driver
 from harness_kernel.odbc.settings import Endpoint
 from harness_kernel.topology.credentials import CredentialRef, resolve_secret
-from harness_kernel.topology.models import Database, DatabaseNode, Topology, WinRmEndpoint, ca_file, host_address
+from harness_kernel.topology.loader import parse_topology
+from harness_kernel.topology.models import (
+    Database,
+    DatabaseNode,
+    DiskGroup,
+    Host,
+    Topology,
+    VCenter,
+    WinRmEndpoint,
+    ca_file,
+    host_address,
+)
 from harness_kernel.topology.targets import Target, TargetKind
 
 __all__ = [
@@ -102,6 +138,7 @@ __all__ = [
     "ALWAYS",
     "Arbiter",
     "Assumption",
+    "AssumptionProbe",
     "Backend",
     "BackendClass",
     "BackupParams",
@@ -109,17 +146,21 @@ __all__ = [
     "Checked",
     "ClusterPart",
     "ClusterPartClass",
+    "ClusterView",
     "Condition",
     "ConfigError",
     "Connector",
     "ControlPlaneError",
     "CopiesSample",
+    "CountsCopies",
     "CredentialRef",
     "CredentialRejectedError",
     "DataDevice",
     "Database",
     "DatabaseNode",
     "DeadMansSwitch",
+    "DiskFailureParams",
+    "DiskGroup",
     "DraftPart",
     "Drafter",
     "DrafterFactory",
@@ -133,11 +174,16 @@ __all__ = [
     "FaultPlan",
     "FaultSpec",
     "FaultState",
+    "Forecasting",
     "HarnessError",
+    "Host",
+    "HostIdentity",
+    "IopsLimitParams",
     "MaintenanceParams",
     "MetroGroup",
     "MigrationParams",
     "ModelledLimit",
+    "ModelsDiskLimits",
     "NamedDeadMansSwitch",
     "NoParams",
     "NotFoundError",
@@ -148,11 +194,15 @@ __all__ = [
     "Params",
     "PeerLink",
     "Platform",
+    "PlatformChecks",
     "Preflight",
     "Probe",
     "ProbeResult",
     "Probed",
+    "Provisioned",
+    "ReadsReplication",
     "Rebuild",
+    "RedfishClient",
     "ReplicaSync",
     "ReplicationMode",
     "ReplicationState",
@@ -164,32 +214,46 @@ __all__ = [
     "SeenVm",
     "ServerEvent",
     "Serving",
+    "Shell",
     "SiteView",
     "SqlServerError",
+    "StoragePlacement",
     "TSqlSession",
     "Target",
     "TargetKind",
     "Topology",
+    "TopologyDrafter",
     "Transient",
     "Uncertain",
     "UnknownState",
+    "VCenter",
+    "VCenterSession",
+    "VcEvent",
     "WinRmEndpoint",
     "WinRmSession",
+    "bmc_named",
     "ca_file",
     "database_kind",
     "database_of",
     "host_address",
+    "host_identities",
     "measure_offset",
     "on_section",
     "other_site_first",
+    "parse_topology",
     "path_of",
+    "pinned_context",
     "powershell",
+    "presented_certificate",
     "refused",
     "resolve_secret",
     "retrying",
     "run_checks",
+    "sdk",
     "section",
+    "session_for",
     "sqlserver_driver",
+    "ssh_shell",
     "tls_context",
     "unreachable",
     "winrm_endpoint",
@@ -249,3 +313,26 @@ def on_section(says: str, name: str, model: type[SectionModel],
         return name in topology.management.platforms and test(target, topology, section(topology, name, model))
 
     return Condition(says, holds)
+
+
+def ssh_shell(topology: Topology, name: str, *, command_timeout_s: float) -> Shell:
+    """A shell on the endpoint `name` of `management.ssh` (host key pinned). paramiko is an extra (router,
+    vsphere): it is imported here, when a platform first runs a command, never when the contract is."""
+    from faults.transports.ssh import SshShell, endpoint_named
+
+    index, endpoint = endpoint_named(topology, name)
+    return SshShell(endpoint, f"management.ssh[{index}]", command_timeout_s=command_timeout_s)
+
+
+def host_identities(topology: Topology) -> Callable[[str], HostIdentity] | None:
+    """How this topology's cluster manager reads a host's identity (vCenter's `hardware.systemInfo`): the first
+    platform that declares `identifies_hosts` and answers for the topology; None when none does."""
+    from faults.catalogue import installed, named
+
+    for platform in installed().platforms:
+        if platform.identifies_hosts:
+            identities: Callable[[Topology], Callable[[str], HostIdentity] | None] = named(platform.identifies_hosts)
+            found = identities(topology)
+            if found is not None:
+                return found
+    return None

@@ -14,17 +14,20 @@ own on those targets, and a topology section of its own under `management.platfo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
 from faults.assumptions import Assumption
+from faults.base import Check
 from faults.kinds import FaultKind
 from harness_kernel.topology.models import Topology
 from harness_kernel.topology.targets import Target, TargetKind
 
 Test = Callable[[Target, Topology], bool]
+HostIdentity = tuple[str | None, str | None]  # a server's SMBIOS UUID and serial number, None where unknown
+PlatformChecks = Callable[[Topology], Sequence[Check]]  # a platform's `checks`: its doctor rows, one per check
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,13 @@ class Platform:
       `sample() -> Mapping[str, float]`, recorded into the run's history;
     - `databases`: (`databases[].kind`, `"module:Class"` with `from_topology(topology)`) pairs, the
       cluster part that observes a database of that kind (SQL Server's availability group view);
+    - `cluster`: `"module:Class"` with `hosting(topology, database) -> Cluster`, the cluster view of a
+      `kind: <name>` topology around the database's own part (vSphere's: where each VM runs, vSAN);
+      without one, a platform that hosts clusters lets the database's part be the cluster (Nutanix);
+    - `checks`: `"module:function"`, `function(topology) -> Sequence[Check]`, read-only checks the doctor
+      shows one row each (none where the topology does not use the platform);
+    - `identifies_hosts`: `"module:function"`, `function(topology) -> Callable[[host], HostIdentity] | None`,
+      how the platform's manager reads a host's hardware identity (a BMC's backend compares it);
     - `drafter`: `"module:function"`, `function(arguments) -> Drafter | None`, the part of a draft
       topology it reads (`harness discover`), given the command's arguments by name;
     - `extra`: the pip extra that installs its SDK, named when an import fails.
@@ -89,7 +99,10 @@ class Platform:
     hosts_clusters: bool = False
     """A topology may say `kind: <this platform's name>`: its clusters run on it (Nutanix AHV's on Prism)."""
     databases: tuple[tuple[str, str], ...] = ()
+    cluster: str | None = None
+    checks: tuple[str, ...] = ()
     drafter: str | None = None
+    identifies_hosts: str | None = None
     not_offered: tuple[tuple[str, str], ...] = ()
     """(fault kind or intent, reason) pairs this platform deliberately does not serve: the dry-run and the
     README name each with its reason, so a missing fault reads as a decision, not an oversight."""
@@ -107,20 +120,8 @@ def database_kind(*kinds: str) -> Condition:
                      lambda target, topology: _database_kind(target, topology) in kinds)
 
 
-def _host_has_bmc(target: Target, topology: Topology) -> bool:
-    return target.kind is TargetKind.HOST and topology.host(target.name).bmc is not None
-
-
-def _every_host_of_site_has_bmc(target: Target, topology: Topology) -> bool:
-    site = next((s for s in topology.sites if s.name == target.name), None)
-    return site is not None and all(host.bmc for host in site.hosts)
-
-
 ON_THE_LAB = Condition("the embedded lab", lambda target, topology: topology.kind == "lab")
 PATH_OF_THE_LAB = Condition(
     "the embedded lab, or a topology bound to it (its inter-site path is the lab's)",
     lambda target, topology: topology.kind == "lab" or topology.lab is not None)
 REAL_CLUSTER = Condition("a real cluster (not the embedded lab)", lambda target, topology: topology.kind != "lab")
-VCENTER = Condition("management.vcenter is set", lambda target, topology: topology.management.vcenter is not None)
-HOST_HAS_BMC = Condition("the host has a BMC", _host_has_bmc)
-SITE_HAS_BMCS = Condition("every host of the site has a BMC", _every_host_of_site_has_bmc)

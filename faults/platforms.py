@@ -1,29 +1,26 @@
-"""The platforms this package brings, as descriptors (`faults.platform`), in the order they are tried.
+"""The descriptors of what is not a product (`faults.platform`), tried before every platform's.
 
-Adding an in-tree platform is its backend module(s) and one descriptor here; a platform from
-another package declares the same descriptor behind the `resilience_harness.platforms` entry
-point (`faults.plugins`). The embedded lab comes first: on the lab everything goes to the lab's
-own controls. Every class named here has `from_spec(spec, params, target, topology)`; a unit
-test builds and plans each pair.
+The embedded lab, a local process, the Linux router between the sites and PostgreSQL's own tools.
+Every product platform (vSphere, vSAN, SQL Server, WSFC, Redfish, Nutanix, VPLEX) is a folder of
+`harness_platforms/` behind the `resilience_harness.platforms` entry point, found as a third
+party's would be (`faults.plugins`). The embedded lab comes first: on the lab everything goes to
+the lab's own controls. Every class named here has `from_spec(spec, params, target, topology)`;
+a unit test builds and plans each pair.
 """
 
 from __future__ import annotations
 
 from faults.platform import (
     ALWAYS,
-    HOST_HAS_BMC,
     ON_THE_LAB,
     PATH_OF_THE_LAB,
     REAL_CLUSTER,
-    SITE_HAS_BMCS,
-    VCENTER,
     Backend,
     Platform,
     database_kind,
 )
 
 _LAB = "faults.backends.lab"
-_VSPHERE = "faults.backends.vsphere.faults"
 
 LAB = Platform("lab", (
     Backend("host-crash", f"{_LAB}:HostCrash", ON_THE_LAB),
@@ -57,22 +54,4 @@ POSTGRES = Platform("postgres", (
     Backend("restore", "faults.backends.pgrestore:PgRestore", database_kind("postgres")),
 ), summary="PostgreSQL's own tools")
 
-REDFISH = Platform("redfish", (
-    Backend("host-power-off", "faults.backends.redfish:HostPowerOff", HOST_HAS_BMC),
-    Backend("site-power-off", "faults.backends.redfish:SitePowerOff", SITE_HAS_BMCS),
-), extra="redfish", summary="the hosts' BMCs (Redfish)")
-
-VSPHERE = Platform("vsphere", (
-    # a graceful shutdown, refused unless the topology opts in: only when no BMC can cut the power
-    Backend("host-power-off", f"{_VSPHERE}:HostShutdown", VCENTER, fallback=True),
-    Backend("host-maintenance", f"{_VSPHERE}:HostMaintenance", VCENTER),
-    Backend("vm-migrate", f"{_VSPHERE}:VmMigrate", VCENTER),
-    Backend("disk-iops-limit", "faults.backends.vsphere.qos:DiskIopsLimit", VCENTER),
-), extra="vsphere", summary="vCenter (pyVmomi)")
-
-VSAN = Platform("vsan", (
-    Backend("disk-failure", "faults.backends.vsan.faults:DiskFailure", VCENTER),
-    Backend("disk-group-failure", "faults.backends.vsan.faults:DiskGroupFailure", VCENTER),
-), extra="vsphere", summary="vSAN (its management API and the hosts' fault-injection script)")
-
-IN_TREE: tuple[Platform, ...] = (LAB, PROCESS, ROUTER, POSTGRES, REDFISH, VSPHERE, VSAN)
+IN_TREE: tuple[Platform, ...] = (LAB, PROCESS, ROUTER, POSTGRES)

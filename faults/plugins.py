@@ -50,15 +50,15 @@ def autoload_disabled(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def discovered(environ: Mapping[str, str] = os.environ) -> list[PluginPlatform]:
-    """Every platform the installed distributions declare, in the order of their names; this package's own
-    alone if autoloading is disabled.
+    """Every platform the installed distributions declare: this package's own first, each group in the order
+    of their names; this package's own alone if autoloading is disabled.
 
     A declaration that does not load, or loads something that is not a `Platform`, is an error
     naming the entry point and its distribution: a platform that silently vanished would leave
     a fault it injected without a reverter."""
     disabled = autoload_disabled(environ)
     found: list[PluginPlatform] = []
-    for point in sorted(entry_points(group=GROUP), key=lambda p: p.name):
+    for point in sorted(entry_points(group=GROUP), key=lambda p: (not _own(p), p.name)):  # this package's first
         if not disabled or _own(point):
             found.append(_load(point))
     return found

@@ -1,16 +1,20 @@
-"""What a cluster part reads of its cluster, as values: the words a platform's view and the suites share.
+"""What a cluster part reads of its cluster: the values, and the optional questions a cluster answers.
 
-A platform's cluster part (in its folder, below the harness) returns these; the harness's
-protocols (`harness.clusters`: `Cluster`, `Forecasting`, `CountsCopies`, `ReadsReplication`, ...)
-ask for them. They live here, in the layer a platform may import, so that a view in
-`harness_platforms/<name>/` builds the same objects the in-harness views build.
+A platform's cluster view (in its folder, below the harness) returns these values and answers these
+protocols (`Forecasting`, `CountsCopies`, `ReadsReplication`, `Provisioned`, ...); the harness's
+`Cluster` (`harness.clusters`) is the one every view answers. They live here, in the layer a platform
+may import, so that a view in `harness_platforms/<name>/` builds the same objects, and asks a
+database part it wraps the same questions, as the harness does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
+
+from harness_kernel.history.server import ServerEvent
 
 
 @dataclass(frozen=True)
@@ -87,3 +91,92 @@ class ModelledLimit:
 
     max_rate: str  # the operation's rate cap (pg_basebackup's --max-rate form: "12800k")
     model: str  # the words the report uses for it
+
+
+@runtime_checkable
+class StoragePlacement(Protocol):
+    """A cluster whose storage layer can say where a node's data lives (vSAN object placement)."""
+
+    def devices_of(self, node: str) -> list[DataDevice]:
+        """The devices holding components of `node`'s data, found on the live cluster, never guessed."""
+
+
+@runtime_checkable
+class Forecasting(Protocol):
+    """A cluster that can predict its failover from its settings and replication queues (SQL Server)."""
+
+    def failover_forecast(self) -> FailoverForecast | None: ...
+
+
+@runtime_checkable
+class CountsCopies(Protocol):
+    """A cluster that can say how many in-sync copies of the data it holds now (a read-only probe)."""
+
+    def copies(self) -> CopiesSample: ...
+
+
+@runtime_checkable
+class ReadsReplication(Protocol):
+    """A cluster that can say how it replicates now (a read-only probe) and put back settings a run changed."""
+
+    def replication(self) -> ReplicationState: ...
+
+    def restore_replication(self, before: ReplicationState) -> list[str]:
+        """Set back each of `before.settings` that differs now; one sentence per setting changed (none: nothing
+        differed). A setting the harness may not change on this cluster raises HarnessError naming it."""
+
+
+@runtime_checkable
+class ModelsDiskLimits(Protocol):
+    """A platform that models a vSAN IOPS limit rather than enforcing it (the bound lab)."""
+
+    def modelled_disk_limit(self, iops: int) -> ModelledLimit | None:
+        """The cap an operation writing to a disk limited to `iops` gets; None where the platform enforces it."""
+
+
+@runtime_checkable
+class Provisioned(Protocol):
+    """A cluster the harness itself brings up and down (the embedded lab)."""
+
+    def up(self) -> bool:
+        """Bring it up unless it is already healthy; True if this call started it."""
+
+    def down(self) -> None: ...
+
+    def rebuild(self) -> None:
+        """Start it afresh after it could not heal (a harness problem, reported as such)."""
+
+    def storage_dir(self, node: str) -> Path:
+        """The storage `node`'s data lives on, where an I/O workload may write its own files beside it."""
+
+
+class ClusterView(Protocol):
+    """What every cluster view answers (`harness.clusters.Cluster` adds the workload's connection): the roles, where
+    they run, health, the HA manager's events and the product's versions."""
+
+    @property
+    def name(self) -> str: ...
+
+    def preflight(self) -> None:
+        """Raise HarnessError naming the reason if an experiment must not start now."""
+
+    def wait_healthy(self, timeout_s: float) -> None: ...
+
+    def primary_node(self) -> str: ...
+
+    def standby_node(self) -> str: ...
+
+    def host_of(self, node: str) -> str: ...
+
+    def site_of(self, node: str) -> str: ...
+
+    def ha_events(self, since_wall: float, old_primary: str) -> list[ServerEvent]:
+        """The HA manager's first detection and first promotion of a node other than `old_primary`
+        since `since_wall` (server clock), named `DETECTED` / `PROMOTED` for the failover phases."""
+
+    def clock_offset(self) -> float: ...
+
+    def resync(self) -> ResyncSample | None: ...
+
+    def describe(self) -> Mapping[str, str]:
+        """Product versions and settings for the report's environment section."""

@@ -20,9 +20,10 @@ from typing import Any
 from faults import allowlist
 from faults.base import Fault, FaultPlan, FaultSpec
 from faults.catalogue import Catalogue, Served, installed
+from faults.catalogue import named as named
 from faults.contract import BackendClass
 from faults.kinds import FaultKind, Params
-from faults.plugins import DISABLE
+from faults.plugins import DISABLE, THIS_DISTRIBUTION
 from harness_kernel.errors import ConfigError, TargetNotAllowedError
 from harness_kernel.topology.models import Topology
 from harness_kernel.topology.targets import Target
@@ -53,9 +54,12 @@ class Resolved:
 
 
 def _record(served: Served) -> dict[str, str]:
+    """A plug-in's distribution is named, for a reverter to say what to install; this package's own platforms
+    (in the tree or behind its entry points) are part of the harness that reverts."""
     origin = served.origin
+    foreign = origin is not None and origin.name != THIS_DISTRIBUTION
     return {"platform": served.platform.name, "backend": served.backend.path,
-            **({"distribution": origin.name, "version": origin.version} if origin else {})}
+            **({"distribution": origin.name, "version": origin.version} if origin and foreign else {})}
 
 
 def serving(kind: FaultKind, target: Target, topology: Topology, catalogue: Catalogue) -> tuple[Served | None,
@@ -151,6 +155,9 @@ MOVED: tuple[tuple[str, str], ...] = (
     ("faults.backends.sqlserver_backup:", "harness_platforms.sqlserver.backup:"),
     ("faults.backends.sqlserver_restore:", "harness_platforms.sqlserver.restore:"),
     ("faults.backends.wsfc.", "harness_platforms.sqlserver.wsfc."),
+    ("faults.backends.vsphere.", "harness_platforms.vsphere."),
+    ("faults.backends.vsan.", "harness_platforms.vsphere.vsan."),
+    ("faults.backends.redfish:", "harness_platforms.redfish.faults:"),
 )
 """Modules this package moved (old prefix, new): an entry an earlier release journaled is rebuilt from where its
 class lives now, after an upgrade between a crash and `recover`. Only this package's own moves are listed."""
@@ -175,18 +182,6 @@ def _found(path: str) -> object:
         return named(path)
     except ImportError:
         return None
-
-
-def named(path: str) -> Any:
-    """What `module:Qual.Name` names (a class, a function); ImportError if the module or the name is missing."""
-    module_name, _, qualname = path.partition(":")
-    found: Any = importlib.import_module(module_name)
-    for part in qualname.split("."):
-        try:
-            found = getattr(found, part)
-        except AttributeError:
-            raise ImportError(f"{module_name} has no {qualname}") from None
-    return found
 
 
 def supports(spec: FaultSpec, topology: Topology) -> bool:

@@ -19,7 +19,7 @@ from harness_kernel.topology.loader import dotted, format_validation_error, one_
 from harness_kernel.topology.models import Topology
 
 Section = TypeVar("Section", bound=BaseModel)
-BUILT_IN_KINDS = ("vsphere", "lab")  # the cluster kinds this package's own views serve
+BUILT_IN_KINDS = ("lab",)  # the cluster kind the harness serves itself; the others are platforms' (hosts_clusters)
 
 
 def _root(name: str) -> tuple[str, ...]:
@@ -54,7 +54,7 @@ def check(topology: Topology, catalogue: Catalogue | None = None) -> dict[str, B
     catalogue = catalogue or installed()
     host = catalogue.platform(topology.kind)
     if topology.kind not in BUILT_IN_KINDS and (host is None or not host.hosts_clusters):
-        hosts = [*BUILT_IN_KINDS[:1], *(p.name for p in catalogue.platforms if p.hosts_clusters)]
+        hosts = [p.name for p in catalogue.platforms if p.hosts_clusters]
         raise ConfigError(f"{where(topology)}: kind: {topology.kind!r} is no platform installed here "
                           f"(known: {', '.join(hosts)}; is its plug-in installed?)")
     validated: dict[str, BaseModel] = {}

@@ -113,10 +113,9 @@ def _replay(args: argparse.Namespace) -> int:
 
 def _cmd_discover(args: argparse.Namespace) -> int:
     """Exit 0: the draft is printed; 4: no trust given (the thumbprint is printed), a field or login refused; 10: unreachable."""
-    from harness.discover import Request, draft, drafters
+    from harness.discover import draft
 
-    print(draft(Request(args.vcenter, args.port, args.user, args.password_env, args.ca, args.thumbprint,
-                        args.datacenter, args.cluster, drafters(vars(args)))), end="")
+    print(draft(vars(args)), end="")
     return 0
 
 

@@ -1,256 +1,55 @@
-"""`python -m harness discover`: a draft topology from what vCenter says the cluster is; it changes nothing.
+"""`python -m harness discover`: a draft topology from what the cluster's platforms say; it changes nothing.
 
-Trust first: the certificate is verified against `--ca FILE`, or pinned by `--thumbprint SHA256`;
-with neither, discover refuses and prints the thumbprint the server presents, for a person to
-compare with the one their vCenter shows (no silent trust on first use). The password comes from
-the environment variable `--password-env` names and is never printed.
-
-The draft is the vSphere part of a topology: the cluster, its vSAN fault domains as sites (the
-preferred one said), the witness, each host with its disk groups (cache and capacity devices, or
-an ESA storage pool), and the management section with the credential as a reference. What
-vCenter cannot say is left out or marked `guessed` (a host's address is its management VMkernel
-address, a witness's site name is ours); the cluster's VMs with where they run, its HA/DRS
-settings and VM/host rules are comments to choose the database nodes from. The allow-list is
-empty, with the candidate targets listed: nothing may be touched until a person says so. The
-draft loads as it is (`parse_topology` checks it before it is printed).
-
-Every call goes through the transports watched read-only (`faults.transports.wire`).
+The draft starts from the platform that drafts a whole topology (vSphere: `--vcenter`), with the
+parts the other platforms' drafters add (SQL Server and WSFC: `--sql`, `--winrm`), each asked with
+the command's arguments (`Platform.drafter`, `faults.drafts`). Every call goes through the
+transports watched read-only (`faults.transports.wire`): a draft for which anything but a read
+was sent, or a session left open, is refused.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import functools
-import ipaddress
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-import yaml
-from pydantic import ValidationError
-
-from faults.backends.vsan.probes import DISK_PROPS, load_json, physical_disks
-from faults.backends.vsphere.probes import Discovery, discover_cluster
 from faults.catalogue import installed
-from faults.drafts import Drafter, DrafterFactory, DraftPart, SeenVm
+from faults.drafts import Drafter, DrafterFactory, TopologyDrafter
 from faults.registry import named
 from faults.transports import wire
-from faults.transports.vcenter import VCenterSession, pinned_context, presented_certificate
-from harness_kernel.errors import ConfigError, ControlPlaneError
-from harness_kernel.topology.loader import parse_topology
-from harness_kernel.topology.models import VCenter
-
-SCHEMA_NOTE = "# Drafted by `python -m harness discover`"
+from harness_kernel.errors import ConfigError
 
 
-class Untrusted(ConfigError):
-    """No CA and no thumbprint: discover will not send a password to a server it cannot tell from another."""
-
-
-@dataclass(frozen=True)
-class Request:
-    address: str
-    port: int
-    user: str
-    password_env: str
-    ca_file: str | None = None
-    thumbprint: str | None = None
-    datacenter: str | None = None
-    cluster: str | None = None
-    parts: tuple[Drafter, ...] = ()  # the platforms' drafters the command's arguments asked for
-
-
-def drafters(arguments: Mapping[str, Any]) -> tuple[Drafter, ...]:
-    """Each installed platform's drafter that `arguments` (the command's, by name) asks for."""
-    found: list[Drafter] = []
+def drafters(arguments: Mapping[str, Any]) -> tuple[list[TopologyDrafter], list[Drafter]]:
+    """Each installed platform's drafter that `arguments` (the command's, by name) asks for: those that draft a
+    whole topology, and those that draft a part of one."""
+    roots: list[TopologyDrafter] = []
+    parts: list[Drafter] = []
     for platform in installed().platforms:
         if platform.drafter:
             factory: DrafterFactory = named(platform.drafter)
-            part = factory(arguments)
-            if part is not None:
-                found.append(part)
-    return tuple(found)
+            found = factory(arguments)
+            if isinstance(found, TopologyDrafter):
+                roots.append(found)
+            elif found is not None:
+                parts.append(found)
+    return roots, parts
 
 
-def draft(request: Request) -> str:
-    """The draft topology (YAML with comments), after checking it loads."""
-    session = _session(request)
-    try:
-        with wire.watching(read_only=True) as sent:
-            vcenter = _named(session, request)
-            session.vcenter = vcenter
-            seen = discover_cluster(session, vcenter)
-            addresses = _management_addresses(session)
-            unhealthy, unread = _unhealthy_devices(session, seen)
-            session.close()
-            for part in request.parts:
-                part.read()
-        if sent.writes() or sent.left_open():
-            raise ConfigError(f"discover sent something other than reads: {sent.writes() or sent.left_open()}")
-    finally:
-        session.close()
-    vms = [SeenVm(vm.name, vm.host) for vm in seen.vms.values()]
-    parts = [part.drafted(vms) for part in request.parts]
-    said = [line for part in parts for line in part.comments]
-    document = _document(vcenter, seen, addresses, request, parts)
-    parse_topology(document, "the draft")  # it must load as it is
-    said = [f"# host {name}: its vSAN disks could not be read ({why}): its disk groups, if any, are not in this draft"
-            for name, why in sorted(unread.items())] + said
-    return _render(document, vcenter, seen, request, unhealthy, said)
-
-
-def _session(request: Request) -> VCenterSession:
-    if not request.ca_file and not request.thumbprint:
-        thumbprint, _ = presented_certificate(request.address, request.port)
-        raise Untrusted(f"{request.address}:{request.port} presents a certificate with SHA-256 thumbprint {thumbprint}. "
-                        "Compare it with the one your vCenter shows (its certificate management page), then run again "
-                        f"with --thumbprint {thumbprint}, or give the CA that signed it with --ca FILE")
-    tls: dict[str, Any] = {"ca_file": request.ca_file} if request.ca_file else {}
-    try:
-        vcenter = VCenter.model_validate({
-            "address": request.address, "port": request.port, "cluster": request.cluster or "unknown",
-            "datacenter": request.datacenter, "tls": tls,
-            "credential": {"username": request.user, "password": {"env": request.password_env}}})
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"discover: {problems}") from None
-    pinned = pinned_context(request.address, request.port, request.thumbprint) if request.thumbprint else None
-    return VCenterSession(vcenter, pinned=pinned)
-
-
-def _named(session: VCenterSession, request: Request) -> VCenter:
-    """The section with the datacenter and cluster named: as asked, else the only one vCenter has."""
-    updates: dict[str, str] = {}
-    for kind, field, asked in (("Datacenter", "datacenter", request.datacenter),
-                               ("ClusterComputeResource", "cluster", request.cluster)):
-        known = sorted(session.inventory(kind, []))
-        if asked is None:
-            if len(known) != 1:
-                raise ConfigError(f"{session.where}: vCenter has {len(known)} {kind} objects "
-                                  f"({', '.join(known) or 'none'}): name one with --{field}")
-            updates[field] = known[0]
-    return session.vcenter.model_copy(update=updates)
-
-
-def _management_addresses(session: VCenterSession) -> dict[str, str]:
-    """Each host's management VMkernel IPv4 address (the `Management Network` port group's, else its first)."""
-    found: dict[str, str] = {}
-    for name, (_, props) in session.inventory("HostSystem", ["config.network.vnic"]).items():
-        vnics = list(props.get("config.network.vnic") or [])
-        vnics.sort(key=lambda v: getattr(v, "portgroup", "") != "Management Network")
-        for vnic in vnics:
-            ip = getattr(getattr(getattr(vnic, "spec", None), "ip", None), "ipAddress", None)
-            if ip and _ipv4(str(ip)):
-                found[name] = str(ip)
-                break
-    return found
-
-
-def _unhealthy_devices(session: VCenterSession, seen: Discovery) -> tuple[dict[str, int], dict[str, str]]:
-    """Each device vSAN reports with non-zero health flags (`QueryPhysicalVsanDisks` on every connected host of
-    the cluster): a draft made while a disk group is failed says so, rather than describing it as healthy. A host
-    that cannot be asked (a compute-only host has no vSAN service) is a comment in the draft, never the end: the
-    second mapping, host -> why."""
-    found: dict[str, int] = {}
-    unread: dict[str, str] = {}
-    for name, host in sorted(seen.hosts.items()):
-        if host.connection != "connected":
-            continue
+def draft(arguments: Mapping[str, Any]) -> str:
+    """The draft topology (YAML with comments) the arguments ask for, after checking it loads."""
+    roots, parts = drafters(arguments)
+    if len(roots) != 1:
+        raise ConfigError(f"discover: {len(roots)} platforms would start the draft; give the options of one "
+                          "(--vcenter)")
+    root = roots[0]
+    with wire.watching(read_only=True) as sent:
         try:
-            system = session.read(session.find("HostSystem", name), ["configManager.vsanInternalSystem"],
-                                  f"reading host {name}")["configManager.vsanInternalSystem"]
-            text = session.call(f"QueryPhysicalVsanDisks on {name}", functools.partial(
-                system.QueryPhysicalVsanDisks, props=list(DISK_PROPS)))
-            disks = physical_disks(load_json(text, f"QueryPhysicalVsanDisks on {name}"))
-        except ControlPlaneError as exc:
-            unread[name] = str(exc).removeprefix(f"{session.where}: ")
-            continue
-        for disk in disks.values():
-            if disk.owner == host.node_uuid and disk.health_flags:
-                found[disk.device] = disk.health_flags
-    return found, unread
-
-
-def _ipv4(text: str) -> bool:
-    try:
-        return isinstance(ipaddress.ip_address(text), ipaddress.IPv4Address)
-    except ValueError:
-        return False
-
-
-def _document(vcenter: VCenter, seen: Discovery, addresses: dict[str, str], request: Request,
-              parts: list[DraftPart]) -> dict[str, Any]:
-    sites: list[dict[str, Any]] = []
-    host_addresses: set[str] = set()
-    for site, names in seen.sites.items():
-        hosts = []
-        for name in names:
-            host = seen.hosts[name]
-            groups = [{"capacity": list(g.capacity)} if g.cache is None else {"cache": g.cache, "capacity": list(g.capacity)}
-                      for g in host.disk_groups if g.capacity]
-            hosts.append({"name": name, "address": addresses.get(name, name), "disk_groups": groups})
-            host_addresses.add(addresses.get(name, name))
-        sites.append({"name": site or "no-fault-domain", "hosts": hosts})
-    document: dict[str, Any] = {"name": seen.cluster, "kind": "vsphere", "sites": sites}
-    witness_address = addresses.get(seen.witness or "")
-    if seen.witness and witness_address and witness_address not in host_addresses:
-        document["witness"] = {"name": seen.witness, "address": witness_address, "site": "witness"}
-    document["databases"] = [entry for part in parts for entry in part.databases]
-    section: dict[str, Any] = {"address": vcenter.address, "port": vcenter.port}
-    if vcenter.datacenter:
-        section["datacenter"] = vcenter.datacenter
-    section["cluster"] = seen.cluster
-    section["tls"] = {"verify": True, **({"ca_file": request.ca_file} if request.ca_file else {})}
-    section["credential"] = {"username": request.user, "password": {"env": request.password_env}}
-    document["management"] = {"vcenter": section}
-    for part in parts:
-        document["management"].update(part.management)
-    document["allow_list"] = []
-    return document
-
-
-def _render(document: dict[str, Any], vcenter: VCenter, seen: Discovery, request: Request,
-            unhealthy: dict[str, int], said: list[str]) -> str:
-    """The document as YAML, each guessed value marked, with what vCenter said that a topology does not hold."""
-    def dump(part: dict[str, Any]) -> list[str]:
-        return yaml.safe_dump(part, sort_keys=False, default_flow_style=False).rstrip("\n").splitlines()
-
-    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    lines = [f"{SCHEMA_NOTE} from vCenter {vcenter.address}:{vcenter.port}, cluster {seen.cluster}, at {now}.",
-             "# Read it before use: values marked `guessed` are the harness's; BMCs (sites[].hosts[].bmc), ESXi SSH",
-             "# endpoints, routers and databases are not in vCenter: add them. Nothing is allowed yet (allow_list).",
-             f"# vSAN stretched cluster: preferred site {seen.preferred_site or '(none)'}; witness "
-             f"{seen.witness or '(none)'}."]
-    if request.thumbprint and not request.ca_file:
-        lines.append(f"# TLS: discover trusted the pinned certificate {request.thumbprint}; a topology verifies against "
-                     "a CA: set management.vcenter.tls.ca_file to the CA that signed it.")
-    lines += dump({"name": document["name"], "kind": document["kind"]})
-    for line in dump({"sites": document["sites"]}):
-        device = next((d for d in unhealthy if line.rstrip().endswith(d)), None)
-        lines.append(line + ("  # guessed: the host's management VMkernel address" if "address:" in line else "")
-                     + (f"  # unhealthy now: vSAN health flags {unhealthy[device]:#x}" if device else ""))
-    if seen.witness and "witness" not in document:
-        lines.append(f"# witness {seen.witness}: vCenter gives no management address of its own; add witness: "
-                     "{name, address, site}")
-    if "witness" in document:
-        for line in dump({"witness": document["witness"]}):
-            guess = {"address:": "  # guessed: its management VMkernel address", "site:": "  # guessed: a name of ours"}
-            lines.append(line + next((g for key, g in guess.items() if line.strip().startswith(key)), ""))
-    lines += ["# The cluster's VMs, where they run now: name the database's as databases[].nodes[].vm",
-              *(f"#   {vm.name} on {vm.host or '(no host)'} ({seen.hosts[vm.host].site if vm.host in seen.hosts else '-'})"
-                f", {vm.power}" for vm in sorted(seen.vms.values(), key=lambda v: v.name))]
-    lines.append(f"# HA {'on' if seen.ha_enabled else 'off'}; DRS {'on' if seen.drs_enabled else 'off'}"
-                 f"{f' ({seen.drs_behavior})' if seen.drs_behavior else ''}")
-    lines += [f"# rule {r.name}: {', '.join(r.vms)} {'must' if r.mandatory else 'should'} "
-              f"{'' if r.affine else 'not '}run on {', '.join(r.hosts)}{'' if r.enabled else ' (disabled)'}"
-              for r in seen.rules]
-    lines += said
-    guesses = {"database:": "  # guessed: a database the harness may own (it creates its table there): choose one",
-               "address:": "  # guessed: the node's name as its address"}
-    for line in dump({"databases": document["databases"]}):
-        lines.append(line + next((g for key, g in guesses.items() if line.strip().lstrip("- ").startswith(key)), ""))
-    lines += dump({"management": document["management"]})
-    candidates = sorted(parse_topology(document, "the draft").targets())
-    lines += ["# allow_list: the targets faults may act on. Candidates (destructive: choose deliberately):",
-              *(f"#   - {t}" for t in candidates), "allow_list: []"]
-    return "\n".join(lines) + "\n"
+            root.read()
+            for part in parts:
+                part.read()
+        finally:
+            root.close()
+    if sent.writes() or sent.left_open():
+        raise ConfigError(f"discover sent something other than reads: {sent.writes() or sent.left_open()}")
+    vms = root.vms()
+    return root.drafted([part.drafted(vms) for part in parts])

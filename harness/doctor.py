@@ -30,9 +30,9 @@ from typing import Any, Literal
 
 from faults import registry, sections
 from faults.assumptions import Assumes, ProbeResult
-from faults.backends.vsan.probes import VsanCluster
 from faults.base import Checked, Fault, FaultSpec, Preflight, Uncertain
 from faults.catalogue import installed
+from faults.platform import PlatformChecks
 from faults.transports import wire
 from faults.transports.vcenter import close_all
 from faults.transports.wire import WireCall
@@ -115,7 +115,7 @@ def examine(topology: Topology, *, open_keyring: bool = True, resolve: Resolver 
             for fault in faults:
                 findings.rows += _ready(fault, topology)
             findings.rows += _names(topology, resolve)
-            findings.rows += _vsan_hosts(topology)
+            findings.rows += _platform_checks(topology)
             findings.rows += _cluster(topology)
             for name, probe in probes(topology).items():
                 findings.rows.append(_row(name.partition(" probe ")[0], f"probe {name.partition(' probe ')[2]}", probe))
@@ -235,24 +235,20 @@ def _names(topology: Topology, resolve: Resolver) -> list[Row]:
     return rows
 
 
-def _vsan_hosts(topology: Topology) -> list[Row]:
-    """On vSphere, each connected host's vSAN devices read: a host that cannot be read (a compute-only host has no
-    vSAN service) is a WARN naming why, and disk faults cannot target it; the others are still read."""
-    if topology.kind != "vsphere" or topology.management.vcenter is None:
-        return []
-    where = "vsan hosts"
-    try:
-        read = VsanCluster(topology).hosts_read()
-    except Exception as exc:  # vCenter not reached or the cluster not found: one row says why
-        return [_failed(where, "each host's vSAN disks read", exc, (), "")]
+def _platform_checks(topology: Topology) -> list[Row]:
+    """Each installed platform's own read-only checks (`Platform.checks`: vSphere reads each host's vSAN disks),
+    one row each, under the check's `where` or the platform's name."""
     rows = []
-    for host, found in read.items():
-        check = f"host {host}: its vSAN disks read"
-        if isinstance(found, Exception):
-            rows.append(Row(where, check, "WARN", f"{found}; no disk fault can target it",
-                            fix="a compute-only host has no vSAN disks: leave its disks out of the allow-list"))
-        else:
-            rows.append(Row(where, check, "PASS", f"{len(found)} devices"))
+    for platform in installed().platforms:
+        for path in platform.checks:
+            where = platform.name
+            try:
+                checks: PlatformChecks = registry.named(path)
+                found = checks(topology)
+            except Exception as exc:  # its SDK missing, or its reading failed: one row says why
+                rows.append(_failed(where, f"checks {path}", exc, (), ""))
+                continue
+            rows += [_row(c.where or where, c.name, c.run, fix=c.fix) for c in found]
     return rows
 
 

@@ -2,8 +2,8 @@
 
 An allow-list, not a deny-list: a field not named here leaves the capture, whatever it holds
 (serial numbers, MAC addresses, a host's other identifiers, user names). The list follows the
-readers: `faults.backends.vsphere.probes`, `.policies` and `.qos`, `faults.backends.vsan.probes`, the privilege check
-(`faults.backends.vsphere.privileges`), `harness.clusters.vsphere_checks`,
+readers: `harness_platforms.vsphere.probes`, `.policies` and `.qos`, `harness_platforms.vsphere.vsan.probes`, the privilege check
+(`harness_platforms.vsphere.privileges`), `harness_platforms.vsphere.checks`,
 `faults.transports.redfish` and pyVmomi's own session handling. A capture replayed with a field
 missing here reaches another row than the live doctor did: `tests/integration/contract/
 test_captures.py` is what keeps this list complete.
@@ -63,10 +63,10 @@ SOAP_FIELDS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "VsanHostVsanObjectSyncQueryResult": {"totalObjectsToSync", "totalBytesToSync", "totalRecoveryETA", "objects"},
     "VsanHostVsanObjectSyncState": {"uuid", "components"},
     "VsanHostComponentSyncState": {"uuid", "diskUuid", "hostUuid", "bytesToSync", "recoveryETA", "reasons"},
-    # a VM's disks, by key (faults.backends.vsphere.policies: each disk's storage policy)
+    # a VM's disks, by key (harness_platforms.vsphere.policies: each disk's storage policy)
     "VirtualDevice": {"key", "deviceInfo"},
     "Description": {"label"},  # a device's label ("Hard disk 1"): how the IOPS limit finds its disk
-    # the Storage Policy API (/pbm): each VM's and disk's policy and its rules (faults.backends.vsphere.policies)
+    # the Storage Policy API (/pbm): each VM's and disk's policy and its rules (harness_platforms.vsphere.policies)
     "PbmServiceInstanceContent": {"profileManager"},
     "PbmQueryProfileResult": {"object", "profileId", "fault"},
     "PbmServerObjectRef": {"objectType", "key"},

@@ -9,119 +9,42 @@ topology is a string map, imported on use, like the fault registry.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from faults.catalogue import installed
 from faults.contract import ClusterPart, ClusterPartClass, Observer, ObserverClass, Probe
 from faults.platform import Platform
+from faults.readings import ClusterView
 from faults.readings import CopiesSample as CopiesSample
+from faults.readings import CountsCopies as CountsCopies
 from faults.readings import DataDevice as DataDevice
 from faults.readings import FailoverForecast as FailoverForecast
+from faults.readings import Forecasting as Forecasting
 from faults.readings import ModelledLimit as ModelledLimit
+from faults.readings import ModelsDiskLimits as ModelsDiskLimits
+from faults.readings import Provisioned as Provisioned
+from faults.readings import ReadsReplication as ReadsReplication
 from faults.readings import ReplicationMode as ReplicationMode
 from faults.readings import ReplicationState as ReplicationState
 from faults.readings import ResyncSample as ResyncSample
+from faults.readings import StoragePlacement as StoragePlacement
 from faults.registry import named
 from harness_kernel.errors import ConfigError
-from harness_kernel.history.server import ServerEvent
 from harness_kernel.topology.models import Topology
 from workloads.oltp import ConnectionSettings, Dialect
 
 
-class Cluster(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    def preflight(self) -> None:
-        """Raise HarnessError naming the reason if an experiment must not start now."""
-
-    def wait_healthy(self, timeout_s: float) -> None: ...
-
-    def primary_node(self) -> str: ...
-
-    def standby_node(self) -> str: ...
-
-    def host_of(self, node: str) -> str: ...
-
-    def site_of(self, node: str) -> str: ...
-
-    def ha_events(self, since_wall: float, old_primary: str) -> list[ServerEvent]:
-        """The HA manager's first detection and first promotion of a node other than `old_primary`
-        since `since_wall` (server clock), named `DETECTED` / `PROMOTED` for the failover phases."""
-
-    def clock_offset(self) -> float: ...
-
-    def resync(self) -> ResyncSample | None: ...
+class Cluster(ClusterView, Protocol):
+    """What the suites speak to: a cluster view (`faults.readings.ClusterView`) and the workload's way in."""
 
     def connection(self) -> tuple[Dialect, ConnectionSettings]: ...
 
-    def describe(self) -> Mapping[str, str]:
-        """Product versions and settings for the report's environment section."""
 
-
-@runtime_checkable
-class StoragePlacement(Protocol):
-    """A cluster whose storage layer can say where a node's data lives (vSAN object placement)."""
-
-    def devices_of(self, node: str) -> list[DataDevice]:
-        """The devices holding components of `node`'s data, found on the live cluster, never guessed."""
-
-
-@runtime_checkable
-class Forecasting(Protocol):
-    """A cluster that can predict its failover from its settings and replication queues (SQL Server)."""
-
-    def failover_forecast(self) -> FailoverForecast | None: ...
-
-
-@runtime_checkable
-class CountsCopies(Protocol):
-    """A cluster that can say how many in-sync copies of the data it holds now (a read-only probe)."""
-
-    def copies(self) -> CopiesSample: ...
-
-
-@runtime_checkable
-class ReadsReplication(Protocol):
-    """A cluster that can say how it replicates now (a read-only probe) and put back settings a run changed."""
-
-    def replication(self) -> ReplicationState: ...
-
-    def restore_replication(self, before: ReplicationState) -> list[str]:
-        """Set back each of `before.settings` that differs now; one sentence per setting changed (none: nothing
-        differed). A setting the harness may not change on this cluster raises HarnessError naming it."""
-
-
-@runtime_checkable
-class ModelsDiskLimits(Protocol):
-    """A platform that models a vSAN IOPS limit rather than enforcing it (the bound lab)."""
-
-    def modelled_disk_limit(self, iops: int) -> ModelledLimit | None:
-        """The cap an operation writing to a disk limited to `iops` gets; None where the platform enforces it."""
-
-
-@runtime_checkable
-class Provisioned(Protocol):
-    """A cluster the harness itself brings up and down (the embedded lab)."""
-
-    def up(self) -> bool:
-        """Bring it up unless it is already healthy; True if this call started it."""
-
-    def down(self) -> None: ...
-
-    def rebuild(self) -> None:
-        """Start it afresh after it could not heal (a harness problem, reported as such)."""
-
-    def storage_dir(self, node: str) -> Path:
-        """The storage `node`'s data lives on, where an I/O workload may write its own files beside it."""
-
-
-# topology kind -> "module:Class" with `from_topology(topology)`; imported only when chosen.
+# topology kind -> "module:Class" with `from_topology(topology)`; imported only when chosen. Every other kind is a
+# platform's that hosts clusters (`Platform.hosts_clusters`: vSphere, Nutanix).
 CLUSTERS: dict[str, str] = {
     "lab": "harness.clusters.lab:LabCluster",
-    "vsphere": "harness.clusters.vsphere:VsphereCluster",
 }
 
 
@@ -140,17 +63,28 @@ def database_parts() -> dict[str, str]:
 
 
 def cluster_for(topology: Topology) -> Cluster:
-    """The cluster view of `topology`, built without contacting anything. On a platform that hosts clusters (a
-    plug-in's `kind`), the database's own view is the cluster, and the platform's part (its `cluster_part`, built
-    from its section) judges the platform beside it, in every preflight and recovery."""
+    """The cluster view of `topology`, built without contacting anything. On a platform that hosts clusters, the
+    database's own view is the cluster (`databases[0].kind`, through the platform that declares it), wrapped by the
+    platform's `cluster` where it has one (vSphere: where each VM runs, vSAN); a platform's part (its
+    `cluster_part`, built from its section) judges the platform beside it, in every preflight and recovery."""
     path = CLUSTERS.get(topology.kind)
+    if path is not None:
+        return load_part(path, topology)
     host = installed().platform(topology.kind)
-    if path is None and host is not None and host.hosts_clusters and topology.databases:
-        path = database_parts().get(topology.databases[0].kind)
-    if path is None:
+    if host is None or not host.hosts_clusters:
         raise ConfigError(f"topology {topology.name!r}: the {topology.kind} cluster backend is not available yet; "
                           "use --dry-run to plan, or --topology lab")
-    return load_part(path, topology)
+    if not topology.databases:
+        raise ConfigError(f"topology {topology.name!r}: databases: the suites need one database")
+    kind, parts = topology.databases[0].kind, database_parts()
+    if kind not in parts:
+        raise ConfigError(f"topology {topology.name!r}: databases[0].kind {kind!r} has no {host.name} "
+                          f"database part in this installation yet (available: {', '.join(sorted(parts))})")
+    if host.cluster is None:
+        return load_part(parts[kind], topology)
+    hosting = _named(host.cluster).hosting(topology, load_part(parts[kind], topology))
+    cluster: Cluster = hosting
+    return cluster
 
 
 def load_part(path: str, topology: Topology) -> Cluster:

@@ -15,8 +15,9 @@ from faults.contract import Backend, Platform, database_kind
 from harness_platforms.sqlserver.assumptions import ASSUMPTIONS
 
 if TYPE_CHECKING:  # mypy checks each class against the contract; at run time nothing is imported
-    from faults.contract import BackendClass, ClusterPartClass
+    from faults.contract import BackendClass, ClusterPartClass, DrafterFactory
     from harness_platforms.sqlserver.backup import SqlServerBackup
+    from harness_platforms.sqlserver.discover import drafter
     from harness_platforms.sqlserver.faults import AgFailover
     from harness_platforms.sqlserver.restore import SqlServerRestore
     from harness_platforms.sqlserver.view import AvailabilityGroupCluster, FailoverInstanceCluster
@@ -24,6 +25,7 @@ if TYPE_CHECKING:  # mypy checks each class against the contract; at run time no
 
     _backends: tuple[BackendClass, ...] = (SqlServerBackup, SqlServerRestore, AgFailover, FciRoleMove)
     _views: tuple[ClusterPartClass, ...] = (AvailabilityGroupCluster, FailoverInstanceCluster)
+    _drafter: DrafterFactory = drafter
 
 _HERE = "harness_platforms.sqlserver"
 SQL_SERVER_KINDS = ("sqlserver-ag", "sqlserver-fci")

@@ -43,6 +43,6 @@ def test_every_fence_is_an_allow_list_of_importers_not_a_deny_list_of_sources() 
     contracts = PYPROJECT["tool"]["importlinter"]["contracts"]
     assert [c["name"] for c in contracts if c["type"] == "forbidden"] == []
     fenced = {m for c in contracts if c["type"] == "protected" for m in c["protected_modules"]}
-    assert {"harness_lab", "harness_platforms", "faults.backends.vsphere", "faults.backends.vsan",
-            "faults.transports.winrm", "faults.transports.odbc", "faults.backends.redfish",
+    assert {"harness_lab", "harness_platforms", "faults.transports.vcenter", "faults.transports.winrm",
+            "faults.transports.odbc", "faults.transports.redfish", "faults.transports.ssh",
             "faults.backends.router"} <= fenced

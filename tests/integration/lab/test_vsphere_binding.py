@@ -27,7 +27,6 @@ from typing import Any
 import pytest
 
 from faults import registry
-from faults.backends.redfish import HostPowerOff, SitePowerOff
 from faults.base import Fault, FaultSpec, FaultState
 from faults.transports.redfish import RedfishClient, endpoint_named
 from faults.transports.ssh import SshShell
@@ -37,6 +36,7 @@ from harness_kernel.errors import ControlPlaneError
 from harness_kernel.topology.models import Topology
 from harness_lab.controller import IO_PAUSE_MAX_S, Lab
 from harness_lab.vsphere_binding import Bound, VsphereBinding, hook_command
+from harness_platforms.redfish.faults import HostPowerOff, SitePowerOff
 from tests.integration.lab.lab_support import own_lab
 from tests.support.json_http import JsonHandler
 

@@ -28,7 +28,6 @@ from pathlib import Path
 import pytest
 
 from faults import registry
-from faults.backends.redfish import HostPowerOff
 from faults.base import FaultSpec, FaultState
 from harness_kernel import procs
 from harness_kernel.topology.loader import load_topology
@@ -36,6 +35,7 @@ from harness_kernel.topology.models import LabSettings, Topology
 from harness_lab import netns
 from harness_lab.controller import CODE_ROOT, Lab
 from harness_lab.layout import LabLayout
+from harness_platforms.redfish.faults import HostPowerOff
 from tests.integration.lab.lab_support import make_state_dir
 
 PREFIX = os.environ.get("HARNESS_TEST_VSPHERE_CLI_PREFIX", "hvsb2")

@@ -31,7 +31,6 @@ import pytest
 import yaml
 
 from faults import registry
-from faults.backends.redfish import HostPowerOff
 from faults.base import FaultSpec, FaultState
 from faults.transports.ssh import SshShell, endpoint_named
 from faults.transports.vcenter import session_for
@@ -43,6 +42,7 @@ from harness_kernel.topology.models import LabSettings, Topology
 from harness_lab.controller import CODE_ROOT, PRIMARY_STATES, Lab
 from harness_lab.layout import LabLayout
 from harness_lab.vsphere_binding import READONLY_USER
+from harness_platforms.redfish.faults import HostPowerOff
 from tests.integration.lab.lab_support import make_state_dir
 from tests.support.vsim import require
 

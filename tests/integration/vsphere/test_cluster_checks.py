@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from faults.backends.vsan.probes import VsanCluster
-from faults.backends.vsphere import policies
 from faults.base import Uncertain
 from faults.transports.vcenter import VCenterSession, session_for
-from harness.clusters import vsphere_checks
 from harness_kernel.errors import HarnessError
 from harness_kernel.topology.models import Topology
+from harness_platforms.vsphere import checks as vsphere_checks
+from harness_platforms.vsphere import policies
+from harness_platforms.vsphere.vsan.probes import VsanCluster
 from tests.support.vsim import CLUSTER, DATACENTER, MODEL, PASSWORD_ENV, Simulator, running
 
 

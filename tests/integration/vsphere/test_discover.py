@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from faults.backends.vsan.probes import VsanCluster
 from harness import doctor
 from harness_kernel.topology.loader import parse_topology
 from harness_lab.ca import LabCa
 from harness_lab.controller import CODE_ROOT
+from harness_platforms.vsphere.vsan.probes import VsanCluster
 from tests.support.vsim import (
     CLUSTER,
     DATACENTER,

@@ -10,10 +10,10 @@ import pytest
 
 from faults import registry
 from faults.assumptions import ProbeResult
-from faults.backends.vsphere.privileges import PrivilegeMissing
-from faults.backends.vsphere.qos import DiskIopsLimit
 from faults.base import FaultSpec, FaultState
 from harness_kernel.errors import ConfigError
+from harness_platforms.vsphere.privileges import PrivilegeMissing
+from harness_platforms.vsphere.qos import DiskIopsLimit
 from tests.support.vsim import READONLY_PASSWORD_ENV, READONLY_USER, VMS, Simulator
 
 VM = next(iter(VMS))

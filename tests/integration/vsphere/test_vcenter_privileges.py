@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from faults import registry
-from faults.backends.vsphere.privileges import PrivilegeMissing, required
 from faults.base import Checked, FaultSpec, Preflight
 from faults.transports.vcenter import sdk, session_for
 from harness import doctor
 from harness_kernel.topology.models import Topology
+from harness_platforms.vsphere.privileges import PrivilegeMissing, required
 from tests.support.vsim import READONLY_PASSWORD_ENV, READONLY_USER, Simulator
 
 

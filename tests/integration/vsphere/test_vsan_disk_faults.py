@@ -18,19 +18,7 @@ from pathlib import Path
 import pytest
 
 from faults import registry
-from faults.assumptions import (
-    DISK_FAULT_SCRIPT,
-    PERMANENT_CLEAR,
-    PHYSICAL_DISK_DEVNAME,
-    RESYNC_TYPE_UNSET,
-    Assumes,
-    AssumptionNotHeldError,
-    ProbeResult,
-    require,
-)
-from faults.backends.vsan import faults as vsan_faults
-from faults.backends.vsan.probes import ResyncSummary, VsanCluster, VsanQuiet, disk_targets
-from faults.backends.vsphere.probes import DiskGroupSeen, verify
+from faults.assumptions import Assumes, AssumptionNotHeldError, ProbeResult, require
 from faults.base import FaultSpec, FaultState
 from faults.transports.vcenter import close_all
 from harness.safety.journal import Journal
@@ -40,6 +28,10 @@ from harness_kernel.history.timeline import Timeline
 from harness_kernel.topology.models import Topology
 from harness_lab.esxi import EsxiShells
 from harness_lab.services import Services
+from harness_platforms.vsphere.assumptions import DISK_FAULT_SCRIPT, PERMANENT_CLEAR, PHYSICAL_DISK_DEVNAME, RESYNC_TYPE_UNSET
+from harness_platforms.vsphere.probes import DiskGroupSeen, verify
+from harness_platforms.vsphere.vsan import faults as vsan_faults
+from harness_platforms.vsphere.vsan.probes import ResyncSummary, VsanCluster, VsanQuiet, disk_targets
 from tests.support.provenance import MUTATION
 from tests.support.vsim import MODEL, PASSWORD_ENV, Simulator, running
 

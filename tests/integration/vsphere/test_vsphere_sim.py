@@ -14,8 +14,6 @@ from pathlib import Path
 import pytest
 
 from faults import registry
-from faults.backends.vsan.probes import VsanCluster, VsanQuiet, disk_targets
-from faults.backends.vsphere.probes import HOST_FAILED_EVENTS, discover, ha_events, verify, wait_recovered
 from faults.base import FaultSpec, FaultState
 from faults.transports.vcenter import VCenterSession, close_all, session_for
 from harness.safety.journal import Journal
@@ -23,6 +21,8 @@ from harness.safety.runner import FaultRunner, RunnerSettings
 from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.history.timeline import Timeline
 from harness_kernel.topology.models import TlsPolicy
+from harness_platforms.vsphere.probes import HOST_FAILED_EVENTS, discover, ha_events, verify, wait_recovered
+from harness_platforms.vsphere.vsan.probes import VsanCluster, VsanQuiet, disk_targets
 from tests.support.vsim import MODEL, PASSWORD_ENV, SITES, VMS, WITNESS_ADDRESS, Simulator, running, wait_until
 
 

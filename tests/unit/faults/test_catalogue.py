@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from faults import platforms, registry
+from faults import registry
 from faults.base import FaultSpec
-from faults.catalogue import Catalogue, installed
+from faults.catalogue import Catalogue, installed, this_package
 from faults.plugins import DISABLE, GROUP, Distribution, PluginPlatform, discovered
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.loader import parse_topology
@@ -27,7 +27,7 @@ TOY = PluginPlatform(toy_platform.PLATFORM, "toy = tests.unit.faults.toy_platfor
 
 
 def with_toy() -> Catalogue:
-    return Catalogue.of(platforms.IN_TREE, [TOY])
+    return this_package(TOY)
 
 
 def plugin(platform: object, name: str = "toy") -> PluginPlatform:
@@ -47,23 +47,23 @@ def test_a_plugin_brings_kinds_of_its_own_on_the_closed_target_kinds() -> None:
     resolved = registry.resolve(FaultSpec("outlet-cycle", "host:esx-a1"), example(), with_toy())
     assert (resolved.kind.target.value, resolved.platform) == ("host", "toy")
     with pytest.raises(ConfigError, match="unknown fault kind 'outlet-cycle'"):
-        registry.resolve(FaultSpec("outlet-cycle", "host:esx-a1"), example(), Catalogue.of(platforms.IN_TREE, []))
+        registry.resolve(FaultSpec("outlet-cycle", "host:esx-a1"), example(), this_package())
 
 
 @pytest.mark.parametrize(("platform", "refusal"), [
-    (toy_platform.CLAIMS_REDFISH, r"\(host-power-off, redfish\) is served by this package; a plug-in may not claim it"),
+    (toy_platform.CLAIMS_THE_LAB, r"\(host-crash, lab\) is served by this package; a plug-in may not claim it"),
     (toy_platform.REDEFINES_A_KIND, "fault kind 'latency' is defined already"),
     (toy_platform.UNKNOWN_KIND, "a backend for 'host-melt', which is no fault kind"),
 ])
 def test_a_plugin_cannot_take_over_what_the_tree_serves(platform: object, refusal: str) -> None:
     with pytest.raises(ConfigError, match=refusal):
-        Catalogue.of(platforms.IN_TREE, [plugin(platform, getattr(platform, "name", "toy"))])
+        this_package(plugin(platform, getattr(platform, "name", "toy")))
 
 
 def test_two_plugins_of_one_platform_name_are_refused_naming_both() -> None:
     other = PluginPlatform(toy_platform.PLATFORM, "toy = other:PLATFORM", Distribution("harness-toy-fork", "0.1"))
     with pytest.raises(ConfigError, match=r"platform 'toy' of harness-toy-fork 0\.1: harness-toy 1\.2\.3 declares"):
-        Catalogue.of(platforms.IN_TREE, [TOY, other])
+        this_package(TOY, other)
 
 
 def test_the_journal_record_names_the_plugin_distribution_and_the_tree_names_none() -> None:
@@ -72,7 +72,7 @@ def test_the_journal_record_names_the_plugin_distribution_and_the_tree_names_non
         "platform": "toy", "backend": "faults.backends.process:ProcessFreeze", "distribution": "harness-toy",
         "version": "1.2.3"}
     assert registry.resolve(FaultSpec("host-power-off", "host:esx-a1"), topology).record() == {
-        "platform": "redfish", "backend": "faults.backends.redfish:HostPowerOff"}
+        "platform": "redfish", "backend": "harness_platforms.redfish.faults:HostPowerOff"}
 
 
 def test_a_reverter_without_the_plugin_that_injected_names_it() -> None:
@@ -81,11 +81,11 @@ def test_a_reverter_without_the_plugin_that_injected_names_it() -> None:
     spec = FaultSpec("host-power-off", "host:esx-b1")
     with pytest.raises(ConfigError, match=r"injected by platform toy of harness-toy 1.2.3, which this installation "
                                           r"lacks: install it \(pip install 'harness-toy==1.2.3'\)"):
-        registry.rebuild(spec, example(), record, Catalogue.of(platforms.IN_TREE, []))
+        registry.rebuild(spec, example(), record, this_package())
 
 
 def test_a_reverter_rebuilds_the_class_that_injected_whatever_the_registry_would_pick_today() -> None:
-    record = {"platform": "vsphere", "backend": "faults.backends.vsphere.faults:HostShutdown"}
+    record = {"platform": "vsphere", "backend": "harness_platforms.vsphere.faults:HostShutdown"}
     spec = FaultSpec("host-power-off", "host:esx-b1")
     assert registry.resolve(spec, example(), with_toy()).platform == "toy"
     assert type(registry.rebuild(spec, example(), record, with_toy())).__name__ == "HostShutdown"
@@ -130,7 +130,8 @@ def test_plugins_are_found_through_their_entry_points_and_only_this_packages_own
     assert found["toy"] == "harness-toy 1.2.3"
     assert found["nutanix"].startswith("resilience-harness "), "shipped in the plug-in shape, found the same way"
     own = {p.platform.name: str(p.distribution) for p in discovered({DISABLE: "1"})}
-    assert set(own) == {"nutanix", "sqlserver", "vplex", "wsfc"}, "this package's platforms are not plug-ins to it"
+    assert set(own) == {"nutanix", "redfish", "sqlserver", "vplex", "vsan", "vsphere", "wsfc"}, \
+        "this package's platforms are not plug-ins to it"
     assert all(d.startswith("resilience-harness ") for d in own.values())
     assert installed({DISABLE: "1"}).platform("toy") is None
     assert installed({DISABLE: "1"}).platform("sqlserver") is not None
@@ -156,9 +157,13 @@ def test_a_plugin_that_does_not_load_is_named_not_skipped(tmp_path: Path, monkey
     ("faults.backends.sqlserver_backup:SqlServerBackup", "harness_platforms.sqlserver.backup:SqlServerBackup"),
     ("faults.backends.sqlserver_restore:SqlServerRestore", "harness_platforms.sqlserver.restore:SqlServerRestore"),
     ("faults.backends.wsfc.faults:FciRoleMove", "harness_platforms.sqlserver.wsfc.faults:FciRoleMove"),
+    ("faults.backends.vsphere.faults:HostShutdown", "harness_platforms.vsphere.faults:HostShutdown"),
+    ("faults.backends.vsphere.qos:DiskIopsLimit", "harness_platforms.vsphere.qos:DiskIopsLimit"),
+    ("faults.backends.vsan.faults:DiskFailure", "harness_platforms.vsphere.vsan.faults:DiskFailure"),
+    ("faults.backends.redfish:HostPowerOff", "harness_platforms.redfish.faults:HostPowerOff"),
 ])
 def test_an_entry_journaled_before_a_platform_moved_is_rebuilt_from_where_its_class_lives_now(before: str,
                                                                                                 now: str) -> None:
     assert registry.moved(before) == now
     assert registry.named(registry.moved(before)).__name__ == now.partition(":")[2]
-    assert registry.moved("faults.backends.redfish:HostPowerOff") == "faults.backends.redfish:HostPowerOff"
+    assert registry.moved("faults.backends.lab:HostCrash") == "faults.backends.lab:HostCrash"  # not moved

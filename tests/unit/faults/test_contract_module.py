@@ -32,7 +32,7 @@ def harness_imports(package: Path) -> dict[str, set[str]]:
 
 
 ALLOWED = {"faults.contract"}
-DATABASE_VIEWS = {"sqlserver": {"view.py"}}  # a database's cluster part returns the workload's dialect for it
+DATABASE_VIEWS = {"sqlserver": {"view.py"}, "vsphere": {"view.py"}}  # a view that returns the workload's connection
 
 
 @pytest.mark.parametrize("name", sorted(PLATFORM_PACKAGES))

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from faults import intents, platforms
-from faults.catalogue import Catalogue
+from faults import intents
+from faults.catalogue import this_package
 from faults.intents import INTENTS, realise
 from harness_kernel.errors import ConfigError
 from tests.unit.faults import toy_platform
@@ -57,7 +57,7 @@ def test_an_unknown_intent_or_a_target_of_another_kind_is_an_error_naming_it() -
 
 
 def test_a_plugin_adds_its_kinds_after_the_trees() -> None:
-    catalogue = Catalogue.of(platforms.IN_TREE, [TOY])
+    catalogue = this_package(TOY)
     assert [w.kind for w in intents.ways(INTENTS["host-power-loss"], catalogue)] == [
         "host-crash", "host-power-off", "outlet-cycle"]
     assert toy_platform.PLATFORM.realises == (("host-power-loss", "outlet-cycle"),)

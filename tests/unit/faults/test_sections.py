@@ -9,15 +9,18 @@ import yaml
 
 from faults import platforms, sections
 from faults.catalogue import Catalogue
+from faults.plugins import PluginPlatform
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
+from harness_platforms.vsphere import platform as vsphere
 from tests.unit.faults import toy_platform
 from tests.unit.faults.test_catalogue import TOY
 from tests.unit.faults.test_registry import EXAMPLE
 
-WITH_TOY = Catalogue.of(platforms.IN_TREE, [TOY])
-WITHOUT = Catalogue.of(platforms.IN_TREE, [])
+VSPHERE = PluginPlatform(vsphere.VSPHERE, "vsphere = harness_platforms.vsphere.platform:VSPHERE", None)
+WITH_TOY = Catalogue.of(platforms.IN_TREE, [VSPHERE, TOY])
+WITHOUT = Catalogue.of(platforms.IN_TREE, [VSPHERE])
 SECTION = {"address": "192.0.2.90", "credential": {"username": "admin", "password": {"env": "TOY_PASSWORD"}},
            "outlets": {"esx-a1": 3}}
 
@@ -63,12 +66,12 @@ def of_kind(kind: str) -> Topology:
     return parse_topology(doc, str(EXAMPLE))
 
 
-def test_a_cluster_kind_is_vsphere_or_one_an_installed_platform_hosts() -> None:
-    """A platform from a plug-in may host clusters (`kind: nutanix`); a kind nobody here hosts, or a platform that
+def test_a_cluster_kind_is_the_lab_or_one_an_installed_platform_hosts() -> None:
+    """A platform may host clusters (`kind: vsphere`, `kind: nutanix`); a kind nobody here hosts, or a platform that
     only acts on targets, is refused by name before anything is planned."""
     def toy(**changes: object) -> Catalogue:
-        return Catalogue.of(platforms.IN_TREE, [dataclasses.replace(TOY, platform=dataclasses.replace(TOY.platform,
-                                                                                                      **changes))])
+        return Catalogue.of(platforms.IN_TREE, [VSPHERE, dataclasses.replace(
+            TOY, platform=dataclasses.replace(TOY.platform, **changes))])
 
     assert sections.check(of_kind("toy"), toy(hosts_clusters=True)) == {}
     with pytest.raises(ConfigError, match=r"kind: 'toy' is no platform installed here \(known: vsphere, toy2;"):
@@ -77,3 +80,5 @@ def test_a_cluster_kind_is_vsphere_or_one_an_installed_platform_hosts() -> None:
         sections.check(of_kind("toy"), WITH_TOY)
     with pytest.raises(ConfigError, match=r"kind: 'vsphre' is no platform installed here \(known: vsphere;"):
         sections.check(of_kind("vsphre"), WITHOUT)
+    with pytest.raises(ConfigError, match=r"kind: 'vsphere' is no platform installed here \(known: ;"):
+        sections.check(of_kind("vsphere"), Catalogue.of(platforms.IN_TREE, []))  # vSphere is a platform like any

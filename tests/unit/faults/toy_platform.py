@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from faults import sections
 from faults.base import FaultPlan, FaultSpec, FaultState
 from faults.kinds import FaultKind, NoParams, Params
-from faults.platform import HOST_HAS_BMC, Backend, Condition, Platform
+from faults.platform import ON_THE_LAB, Backend, Condition, Platform
 from harness_kernel.errors import ControlPlaneError, CredentialRejectedError, HarnessError
 from harness_kernel.topology.credentials import CredentialRef, resolve_secret
 from harness_kernel.topology.models import Topology
@@ -35,7 +35,7 @@ PLATFORM = Platform("toy", (
 ), kinds=(FaultKind("outlet-cycle", TargetKind.HOST, NoParams, False, "the host's outlet is switched off, then on"),),
     realises=(("host-power-loss", "outlet-cycle"),), section=ToySection, summary="a toy")
 
-CLAIMS_REDFISH = Platform("redfish", (Backend("host-power-off", "x:Y", HOST_HAS_BMC),))
+CLAIMS_THE_LAB = Platform("lab", (Backend("host-crash", "x:Y", ON_THE_LAB),))
 REDEFINES_A_KIND = Platform("toy", (), kinds=(FaultKind("latency", TargetKind.LINK, NoParams, False, "again"),))
 UNKNOWN_KIND = Platform("toy", (Backend("host-melt", "x:Y"),))
 NOT_A_PLATFORM = {"name": "toy"}

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from faults import platforms, registry, sections
-from faults.catalogue import Catalogue
+from faults import registry, sections
+from faults.catalogue import this_package
 from faults.transports.shell import LocalShell
 from harness import clusters, doctor
 from harness.cli import main
@@ -29,7 +29,7 @@ SECTION = {"address": "192.0.2.90", "credential": {"username": "admin", "passwor
 
 @pytest.fixture
 def toy(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    catalogue = Catalogue.of(platforms.IN_TREE, [plugin(toy_platform.DOCTOR)])
+    catalogue = this_package(plugin(toy_platform.DOCTOR))
     for module in (doctor, clusters, sections, registry):
         monkeypatch.setattr(module, "installed", lambda: catalogue)
     monkeypatch.setenv("TOY_PASSWORD", "the-toy-password")
@@ -92,7 +92,7 @@ def test_a_target_not_ready_fails_with_what_it_blocks_and_the_fix_exit_10(toy: p
 
 def test_a_probe_that_cannot_answer_fails_its_row_and_the_rest_still_run(toy: pytest.MonkeyPatch) -> None:
     failing = replace(toy_platform.DOCTOR, probes=("tests.unit.faults.toy_platform:failing_probe",))
-    catalogue = Catalogue.of(platforms.IN_TREE, [plugin(failing)])
+    catalogue = this_package(plugin(failing))
     for module in (doctor, clusters, sections, registry):
         toy.setattr(module, "installed", lambda: catalogue)
     findings = doctor.examine(topology())

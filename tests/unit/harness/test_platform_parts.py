@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from faults import platforms
-from faults.catalogue import Catalogue
+from faults.catalogue import this_package
 from harness import clusters
 from harness.experiment import Experiment
 from harness_kernel.errors import HarnessError
@@ -28,7 +27,7 @@ from tests.unit.faults.test_sections import SECTION
 
 @pytest.fixture(autouse=True)
 def toy_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    catalogue = Catalogue.of(platforms.IN_TREE, [plugin(toy_platform.WITH_PARTS)])
+    catalogue = this_package(plugin(toy_platform.WITH_PARTS))
     monkeypatch.setattr(clusters, "installed", lambda: catalogue)
 
 

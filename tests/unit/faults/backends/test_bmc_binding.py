@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from faults.backends.redfish import same_server
 from faults.base import Uncertain
+from harness_platforms.redfish.faults import same_server
 
 HOST = "4c4c4544-0042-3510-8057-b4c04f4e4d32"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pyVmomi import pbm
 
-from faults.backends.vsphere.policies import StoragePolicy, rules_of
+from harness_platforms.vsphere.policies import StoragePolicy, rules_of
 
 
 def capability_profile(**rules: object) -> pbm.profile.CapabilityBasedProfile:

@@ -21,8 +21,13 @@ import pytest
 
 from faults import registry
 from faults.assumptions import ProbeResult
-from faults.backends.vsan.faults import DiskFailure, DiskGroupFailure, fill
-from faults.backends.vsan.probes import (
+from faults.base import FaultSpec, FaultState
+from faults.transports.shell import CommandResult
+from faults.transports.vcenter import VCenterSession
+from harness_kernel.errors import ConfigError, ControlPlaneError
+from harness_kernel.topology.loader import parse_topology
+from harness_platforms.vsphere.vsan.faults import DiskFailure, DiskGroupFailure, fill
+from harness_platforms.vsphere.vsan.probes import (
     ComponentSeen,
     PhysicalDisk,
     ResyncSummary,
@@ -35,11 +40,6 @@ from faults.backends.vsan.probes import (
     place,
     summary_from_components,
 )
-from faults.base import FaultSpec, FaultState
-from faults.transports.shell import CommandResult
-from faults.transports.vcenter import VCenterSession
-from harness_kernel.errors import ConfigError, ControlPlaneError
-from harness_kernel.topology.loader import parse_topology
 from tests.unit.faults.backends.test_vsphere_backend import document, seen_as_topology, topology
 
 OBJECT = "5b1c6b63-7c1d-2f3a-9e4d-000c29aa0001"

@@ -10,10 +10,10 @@ from typing import Any, cast
 
 import pytest
 
-from faults.backends.vsan.probes import CachedHealth, GroupSeen, ResyncSummary, VsanCluster, VsanQuiet
 from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
+from harness_platforms.vsphere.vsan.probes import CachedHealth, GroupSeen, ResyncSummary, VsanCluster, VsanQuiet
 from tests.unit.faults.backends.test_vsphere_backend import document
 
 NETWORK, CLUSTER, HCL = (f"com.vmware.vsan.health.test.{g}" for g in ("network", "cluster", "hcl"))

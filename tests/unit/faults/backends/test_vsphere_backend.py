@@ -14,8 +14,13 @@ import pytest
 from pyVmomi import vim
 
 from faults import registry
-from faults.backends.vsphere.faults import HostMaintenance, HostShutdown, VmMigrate
-from faults.backends.vsphere.probes import (
+from faults.base import FaultSpec, FaultState
+from faults.transports.vcenter import Limits, VCenterSession
+from harness_kernel.errors import ConfigError
+from harness_kernel.topology.loader import parse_topology
+from harness_kernel.topology.models import Topology
+from harness_platforms.vsphere.faults import HostMaintenance, HostShutdown, VmMigrate
+from harness_platforms.vsphere.probes import (
     Discovery,
     DiskGroupSeen,
     HostSeen,
@@ -25,11 +30,6 @@ from faults.backends.vsphere.probes import (
     recovery_problems,
     rules_seen,
 )
-from faults.base import FaultSpec, FaultState
-from faults.transports.vcenter import Limits, VCenterSession
-from harness_kernel.errors import ConfigError
-from harness_kernel.topology.loader import parse_topology
-from harness_kernel.topology.models import Topology
 
 HOSTS = {"site-a": ("esx-a1", "esx-a2"), "site-b": ("esx-b1", "esx-b2")}
 

@@ -53,7 +53,7 @@ def session(monkeypatch: pytest.MonkeyPatch, closed_port: int) -> Iterator[VCent
 
 def test_the_module_imports_without_pyvmomi_and_names_the_extra_when_used() -> None:
     code = ("import sys; sys.modules['pyVmomi'] = None; sys.modules['pyVim'] = None; sys.modules['vsanapiutils'] = None\n"
-            "import faults.transports.vcenter as v, faults.backends.vsphere.faults, faults.backends.vsan.faults\n"
+            "import faults.transports.vcenter as v, harness_platforms.vsphere.faults, harness_platforms.vsphere.vsan.faults\n"
             "try:\n    v.sdk()\nexcept Exception as e:\n    print(type(e).__name__, e)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)

@@ -8,10 +8,10 @@ import pytest
 import yaml
 
 from harness.clusters import Forecasting, cluster_for
-from harness.clusters.vsphere import VsphereCluster
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.loader import load_topology, parse_topology
 from harness_platforms.sqlserver.view import AvailabilityGroupCluster, FailoverInstanceCluster
+from harness_platforms.vsphere.view import VsphereCluster
 
 EXAMPLES = Path(__file__).resolve().parents[4] / "examples"
 

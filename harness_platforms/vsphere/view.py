@@ -15,20 +15,20 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
-from faults.backends.vsan.probes import HealthJudged, VsanCluster, VsanQuiet
-from faults.backends.vsphere import policies
-from faults.backends.vsphere import probes as vsphere
-from faults.base import Check, Checked, run_checks
-from faults.transports.vcenter import VCenterSession
-from harness.clusters import (
-    Cluster,
+from faults.contract import (
+    Check,
+    Checked,
+    ClusterView,
+    ConfigError,
     CopiesSample,
     CountsCopies,
+    DatabaseNode,
     DataDevice,
     FailoverForecast,
     Forecasting,
+    HarnessError,
     ModelledLimit,
     ModelsDiskLimits,
     Provisioned,
@@ -36,38 +36,41 @@ from harness.clusters import (
     ReplicationMode,
     ReplicationState,
     ResyncSample,
-    database_parts,
-    load_part,
-    vsphere_checks,
+    ServerEvent,
+    Topology,
+    VCenterSession,
+    measure_offset,
+    run_checks,
 )
-from harness_kernel.errors import ConfigError, HarnessError
-from harness_kernel.history.server import ServerEvent, measure_offset
-from harness_kernel.topology.models import DatabaseNode, Topology
+from harness_platforms.vsphere import checks as vsphere_checks
+from harness_platforms.vsphere import policies
+from harness_platforms.vsphere import probes as vsphere
+from harness_platforms.vsphere.vsan.probes import HealthJudged, VsanCluster, VsanQuiet
 from workloads.oltp import ConnectionSettings, Dialect
+
+
+class DatabasePart(ClusterView, Protocol):
+    """The database's own view this cluster wraps, as the harness hands it over (its `Cluster`)."""
+
+    def connection(self) -> tuple[Dialect, ConnectionSettings]: ...
 
 
 @dataclass
 class VsphereCluster:
     topology: Topology
-    database: Cluster
+    database: DatabasePart
     session: VCenterSession
     vsan: VsanCluster
     vsan_health: HealthJudged | None = field(default=None, init=False)  # what the last preflight judged
 
     @classmethod
-    def from_topology(cls, topology: Topology) -> VsphereCluster:
+    def hosting(cls, topology: Topology, database: DatabasePart) -> VsphereCluster:
+        """The cluster of a `kind: vsphere` topology, around the database's own part (the harness builds it from
+        `databases[0].kind`, through the platform that declares it)."""
         if topology.management.vcenter is None:
             raise ConfigError(f"topology {topology.name!r}: a vsphere cluster needs management.vcenter")
-        if not topology.databases:
-            raise ConfigError(f"topology {topology.name!r}: databases: the suites need one database")
-        kind = topology.databases[0].kind
-        parts = database_parts()
-        part = parts.get(kind)
-        if part is None:
-            raise ConfigError(f"topology {topology.name!r}: databases[0].kind {kind!r} has no vSphere database part "
-                              f"in this installation yet (available: {', '.join(sorted(parts))})")
         session = VCenterSession(topology.management.vcenter, topology.management.vsan.api_version)
-        cluster = cls(topology, load_part(part, topology), session, VsanCluster(topology, session))
+        cluster = cls(topology, database, session, VsanCluster(topology, session))
         if isinstance(cluster.database, Provisioned):
             return ProvisionedVsphereCluster(cluster.topology, cluster.database, session, cluster.vsan)
         return cluster

@@ -19,8 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from faults.transports.vcenter import VCenterSession, sdk
-from harness_kernel.errors import ControlPlaneError
+from faults.contract import ControlPlaneError, VCenterSession, sdk
 
 SITE_TOLERANCE = "VSAN.hostFailuresToTolerate"  # in a stretched cluster: site failures tolerated (0 or 1)
 LOCALITY = "VSAN.locality"  # "None" (both sites), "Preferred Fault Domain", "Secondary Fault Domain"

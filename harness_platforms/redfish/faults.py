@@ -16,14 +16,27 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from faults.backends.vsphere.probes import host_identity
-from faults.base import Check, FaultPlan, FaultSpec, FaultState, Uncertain, UnknownState, run_checks
-from faults.kinds import Params
-from faults.transports.redfish import RedfishClient, endpoint_named
-from faults.transports.vcenter import session_for
-from harness_kernel.errors import ConfigError, ControlPlaneError, RevertFailedError
-from harness_kernel.topology.models import Host, Topology
-from harness_kernel.topology.targets import Target, TargetKind
+from faults.contract import (
+    Check,
+    ConfigError,
+    ControlPlaneError,
+    FaultPlan,
+    FaultSpec,
+    FaultState,
+    Host,
+    HostIdentity,
+    Params,
+    RedfishClient,
+    RevertFailedError,
+    Target,
+    TargetKind,
+    Topology,
+    Uncertain,
+    UnknownState,
+    host_identities,
+    run_checks,
+)
+from faults.contract import bmc_named as endpoint_named
 
 BACKEND = "redfish"
 FORCE_OFF = "ForceOff"
@@ -49,7 +62,7 @@ class Bmc:
         return f"{self.client.where} {where}"
 
 
-Identity = tuple[str | None, str | None]  # a server's SMBIOS UUID and serial number, None where unknown
+Identity = HostIdentity  # a server's SMBIOS UUID and serial number, None where unknown
 
 
 def same_server(bmc: Identity, host: Identity) -> str | None:
@@ -224,7 +237,5 @@ class SitePowerOff(_PowerOff):
 
 
 def _identities(topology: Topology) -> Callable[[str], Identity] | None:
-    """How a host's identity is read: from vCenter when the topology names one (the only manager here today)."""
-    if topology.management.vcenter is None:
-        return None
-    return lambda host: host_identity(session_for(topology), host)
+    """How a host's identity is read: by the cluster manager's platform (vCenter when the topology names one)."""
+    return host_identities(topology)

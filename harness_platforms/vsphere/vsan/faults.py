@@ -4,7 +4,7 @@ They run the command lines of `management.vsan.disk_faults` over the host's ESXi
 (`sites[].hosts[].ssh`, host key pinned). Their default is VMware's vsanDiskFaultInjection script,
 whose path and flags are NOT confirmed on a real host: check `python <script> -h` on one host and
 override the lines in the topology if they differ. `check()` is the device as vSAN reports it
-(QueryPhysicalVsanDisks on the host, `faults.backends.vsan.probes`): gone (unplugged) or with
+(QueryPhysicalVsanDisks on the host, `harness_platforms.vsphere.vsan.probes`): gone (unplugged) or with
 non-zero health flags is in effect.
 """
 
@@ -18,24 +18,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.assumptions import (
-    DISK_FAULT_SCRIPT,
-    PERMANENT_CLEAR,
-    PHYSICAL_DISK_DEVNAME,
-    RESYNC_TYPE_UNSET,
+from faults.contract import (
     Assumption,
-    Probe,
+    AssumptionProbe,
+    ConfigError,
+    ControlPlaneError,
+    DiskFailureParams,
+    DiskGroup,
+    FaultPlan,
+    FaultSpec,
+    FaultState,
+    HarnessError,
+    Host,
+    Params,
     Probed,
     ProbeResult,
+    Shell,
+    Target,
+    Topology,
+    UnknownState,
+    ssh_shell,
 )
-from faults.backends.vsan.probes import VsanCluster, VsanQuiet
-from faults.backends.vsphere.probes import Discovery, verify
-from faults.base import FaultPlan, FaultSpec, FaultState, UnknownState
-from faults.kinds import DiskFailureParams, Params
-from faults.transports.shell import Shell
-from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
-from harness_kernel.topology.models import DiskGroup, Host, Topology
-from harness_kernel.topology.targets import Target
+from harness_platforms.vsphere.assumptions import DISK_FAULT_SCRIPT, PERMANENT_CLEAR, PHYSICAL_DISK_DEVNAME, RESYNC_TYPE_UNSET
+from harness_platforms.vsphere.probes import Discovery, verify
+from harness_platforms.vsphere.vsan.probes import VsanCluster, VsanQuiet
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +93,7 @@ class _DeviceFault:
         return _host_path(self.topology, self.host.name)
 
     # -- what the backend assumes, and the read-only checks of it -------------------------------
-    def assumptions(self) -> Sequence[tuple[Assumption, Probe]]:
+    def assumptions(self) -> Sequence[tuple[Assumption, AssumptionProbe]]:
         return [(DISK_FAULT_SCRIPT, self._script_takes_its_flags), (RESYNC_TYPE_UNSET, self.vsan.probe_resync_type_unset),
                 (PHYSICAL_DISK_DEVNAME, self._devices_named)]
 
@@ -126,10 +132,7 @@ class _DeviceFault:
             if self.host.ssh is None:
                 raise ConfigError(f"{self.spec.kind} on {self.spec.target}: {self.host_path}.ssh names no ESXi SSH "
                                   "endpoint; the disk fault script runs on the host")
-            from faults.transports.ssh import SshShell, endpoint_named  # paramiko only when a command runs
-
-            index, endpoint = endpoint_named(self.topology, self.host.ssh)
-            self.shell = SshShell(endpoint, f"management.ssh[{index}]", command_timeout_s=COMMAND_S)
+            self.shell = ssh_shell(self.topology, self.host.ssh, command_timeout_s=COMMAND_S)  # paramiko only now
         return self.shell
 
     def _via(self) -> str:

@@ -19,12 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from faults.backends.vsan.probes import VsanCluster
-from faults.backends.vsphere import probes as vsphere
-from faults.base import Check, Uncertain
-from faults.transports.vcenter import VCenterSession
-from harness_kernel.errors import HarnessError
-from harness_kernel.topology.models import Topology
+from faults.contract import Check, HarnessError, Topology, Uncertain, VCenterSession
+from harness_platforms.vsphere import probes as vsphere
+from harness_platforms.vsphere.vsan.probes import VsanCluster
 
 CLOCK_WARN_S = 2.0
 

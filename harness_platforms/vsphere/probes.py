@@ -12,14 +12,23 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from faults.transports.vcenter import VCenterSession, VcEvent, session_for
-from harness_kernel.errors import ConfigError, ControlPlaneError
-from harness_kernel.history.events import EventKind
-from harness_kernel.history.server import ServerEvent
-from harness_kernel.topology.models import DatabaseNode, Topology, VCenter
+from faults.contract import (
+    ConfigError,
+    ControlPlaneError,
+    DatabaseNode,
+    EventKind,
+    HostIdentity,
+    ServerEvent,
+    Topology,
+    VCenter,
+    VCenterSession,
+    VcEvent,
+    session_for,
+)
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +194,13 @@ def host_identity(session: VCenterSession, name: str) -> tuple[str | None, str |
                         f"reading host {name}'s hardware identity")
     uuid, serial = seen["hardware.systemInfo.uuid"], seen["hardware.systemInfo.serialNumber"]
     return (str(uuid) if uuid else None, str(serial) if serial else None)
+
+
+def identities(topology: Topology) -> Callable[[str], HostIdentity] | None:
+    """The platform's `identifies_hosts`: each host's identity as vCenter reports it, when the topology names one."""
+    if topology.management.vcenter is None:
+        return None
+    return lambda host: host_identity(session_for(topology), host)
 
 
 def node_vm(node: DatabaseNode) -> str:

@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from faults.transports.vcenter import VCenterSession, sdk
-from harness_kernel.errors import ControlPlaneError
+from faults.contract import ControlPlaneError, VCenterSession, sdk
 
 # RelocateVM_Task: "Requires the following additional permissions: - Resource.HotMigrate if the
 # virtual machine is powered on." (vSphere API reference, VirtualMachine RelocateVM_Task,

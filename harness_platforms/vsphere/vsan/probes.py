@@ -22,15 +22,22 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.assumptions import (
+from faults.contract import (
+    Check,
+    ConfigError,
+    ControlPlaneError,
+    HarnessError,
     Probed,
     ProbeResult,
+    Target,
+    TargetKind,
+    Topology,
+    Uncertain,
+    VCenterSession,
+    sdk,
+    session_for,
 )
-from faults.backends.vsphere.probes import Discovery, DiskGroupSeen, discover
-from faults.transports.vcenter import VCenterSession, sdk, session_for
-from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
-from harness_kernel.topology.models import Topology
-from harness_kernel.topology.targets import Target, TargetKind
+from harness_platforms.vsphere.probes import Discovery, DiskGroupSeen, discover
 
 log = logging.getLogger(__name__)
 
@@ -509,3 +516,30 @@ class HealthJudged:
         return (f"objects {', '.join(f'{n} {s}' for s, n in sorted(self.objects.items())) or 'none'} (live); "
                 f"{', '.join(g.rsplit('.', 1)[-1] for g in self.groups) or 'no groups'} from the cached summary, "
                 f"{self.cache_age_s / 60:.0f} min old" + "".join(f"; WARN {w}" for w in self.warnings))
+
+
+def host_checks(topology: Topology) -> list[Check]:
+    """The platform's doctor checks: each connected host's vSAN devices read. A host that cannot be read (a
+    compute-only host has no vSAN service) is uncertain, naming why: no disk fault can target it; the others are
+    still read. vCenter not reached, or the cluster not found, is one failed check that says why."""
+    if topology.kind != "vsphere" or topology.management.vcenter is None:
+        return []
+    where = "vsan hosts"
+    try:
+        read = VsanCluster(topology).hosts_read()
+    except Exception as exc:
+        failure = exc
+
+        def failed() -> str:
+            raise failure
+        return [Check("each host's vSAN disks read", failed, "", where)]
+    return [Check(f"host {host}: its vSAN disks read", functools.partial(_host_read, found),
+                  "a compute-only host has no vSAN disks: leave its disks out of the allow-list"
+                  if isinstance(found, Exception) else "", where)
+            for host, found in read.items()]
+
+
+def _host_read(found: dict[str, PhysicalDisk] | HarnessError) -> str:
+    if isinstance(found, Exception):
+        raise Uncertain(f"{found}; no disk fault can target it")
+    return f"{len(found)} devices"

@@ -23,17 +23,29 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from faults.assumptions import IOPS_LIMIT_RULE, Assumption, Probe, Probed, ProbeResult
-from faults.backends.vsphere.faults import _VsphereFault
-from faults.backends.vsphere.policies import rules_of
-from faults.backends.vsphere.privileges import Need, PrivilegeMissing
-from faults.backends.vsphere.probes import Discovery, node_vm
-from faults.base import FaultPlan, FaultSpec, FaultState
-from faults.kinds import IopsLimitParams, Params
-from faults.transports.vcenter import sdk, session_for
-from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
-from harness_kernel.topology.models import Topology
-from harness_kernel.topology.targets import Target
+from faults.contract import (
+    Assumption,
+    AssumptionProbe,
+    ConfigError,
+    ControlPlaneError,
+    FaultPlan,
+    FaultSpec,
+    FaultState,
+    HarnessError,
+    IopsLimitParams,
+    Params,
+    Probed,
+    ProbeResult,
+    Target,
+    Topology,
+    sdk,
+    session_for,
+)
+from harness_platforms.vsphere.assumptions import IOPS_LIMIT_RULE
+from harness_platforms.vsphere.faults import _VsphereFault
+from harness_platforms.vsphere.policies import rules_of
+from harness_platforms.vsphere.privileges import Need, PrivilegeMissing
+from harness_platforms.vsphere.probes import Discovery, node_vm
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +144,7 @@ class DiskIopsLimit(_VsphereFault):
                     return Probed(result, f"{NAMESPACE}.{CAPABILITY} has properties {properties}")
         return Probed(ProbeResult.FAIL, f"PBM's capability metadata has no {NAMESPACE}.{CAPABILITY}")
 
-    def assumptions(self) -> list[tuple[Assumption, Probe]]:
+    def assumptions(self) -> list[tuple[Assumption, AssumptionProbe]]:
         return [(IOPS_LIMIT_RULE, self.probe_iops_rule)]
 
     # -- building the change ----------------------------------------------------------------------

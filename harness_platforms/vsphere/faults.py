@@ -2,7 +2,7 @@
 
 Faults follow `faults.base.Fault`. Every wait is bounded and its timeout says what it waited
 for. `check()` reports what vCenter reports; when vCenter cannot be read it is UNKNOWN, never
-CLEARED. What they read of vCenter is `faults.backends.vsphere.probes`.
+CLEARED. What they read of vCenter is `harness_platforms.vsphere.probes`.
 
 - `HostShutdown` (host-power-off on a host without a BMC): `ShutdownHost_Task(force=True)`.
   Refused unless `management.vcenter.allow_host_shutdown` is true: it is a graceful shutdown
@@ -19,15 +19,28 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.backends.vsphere import privileges
-from faults.backends.vsphere.privileges import Need, needs_of
-from faults.backends.vsphere.probes import HOST_PATHS, Discovery, discover, node_vm, verify
-from faults.base import Check, FaultPlan, FaultSpec, FaultState, UnknownState
-from faults.kinds import MaintenanceParams, MigrationParams, Params
-from faults.transports.vcenter import VCenterSession, sdk, session_for
-from harness_kernel.errors import ConfigError, ControlPlaneError, HarnessError
-from harness_kernel.topology.models import DatabaseNode, Topology
-from harness_kernel.topology.targets import Target
+from faults.contract import (
+    Check,
+    ConfigError,
+    ControlPlaneError,
+    DatabaseNode,
+    FaultPlan,
+    FaultSpec,
+    FaultState,
+    HarnessError,
+    MaintenanceParams,
+    MigrationParams,
+    Params,
+    Target,
+    Topology,
+    UnknownState,
+    VCenterSession,
+    sdk,
+    session_for,
+)
+from harness_platforms.vsphere import privileges
+from harness_platforms.vsphere.privileges import Need, needs_of
+from harness_platforms.vsphere.probes import HOST_PATHS, Discovery, discover, node_vm, verify
 
 log = logging.getLogger(__name__)
 
