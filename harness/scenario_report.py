@@ -35,7 +35,7 @@ from reports.allure.steps import (
 from reports.fault_record import fault_windows
 from reports.plots import Threshold
 from reports.regression import verdict_key
-from reports.scenario_record import ATTACHMENT_NAME, HALTED, Judged, ScenarioRecord, scenario_record
+from reports.scenario_record import ATTACHMENT_NAME, HALTED, Judged, Scenario, ScenarioRecord, scenario_record
 from reports.tables import Table, to_html, to_markdown
 
 
@@ -117,7 +117,7 @@ class ScenarioReport:
     kept: tuple[Table, str] | None = None  # the table written at record, rewritten with the test's verdict
 
 
-    def record(self, scenario: str, experiment: Experiment, *, fault_kind: str, target: str, title: str,
+    def record(self, scenario: Scenario, experiment: Experiment, *, fault_kind: str, target: str, title: str,
                table: Table | None, table_name: str | None = None, numbers: Mapping[str, str] | None = None,
                metrics: Sequence[MetricSeries] = (), modelled: Collection[str] = (),
                findings: Sequence[str] = ()) -> None:
@@ -125,7 +125,8 @@ class ScenarioReport:
         columns (keys) whose values the platform's model gave, kept out of the nightly trend; `findings`: what no
         threshold judges and a reader must see (an outage inside a window meant to be steady), warned as such."""
         self.halted = list(experiment.halted)
-        title_and_parameters(human_title(scenario, title, target), {"fault kind": fault_kind, "target": target})
+        code = scenario.code
+        title_and_parameters(human_title(code, title, target), {"fault kind": fault_kind, "target": target})
         apply_labels(ExperimentLabels(scenario=scenario, fault_kind=fault_kind, target=target))
         resync = [experiment.resync_bytes] if any(p.value > 0 for p in experiment.resync_bytes.points()) else []
         observed = list(experiment.observed.values())  # the platforms' observers' figures
@@ -136,14 +137,14 @@ class ScenarioReport:
         weaker = experiment.weaker_replication
         if experiment.put_back:  # the report says when the run had to put replication back
             findings = [*findings, f"replication put back after the fault: {', '.join(experiment.put_back)}"]
-        self.pending.append(scenario_record(scenario, human_title(scenario, title, target), fault_kind=fault_kind,
+        self.pending.append(scenario_record(code, human_title(code, title, target), fault_kind=fault_kind,
                                             target=target, mechanism=mechanism(experiment.timeline, fault_kind, target),
                                             table=table, numbers=numbers, modelled=modelled,
                                             findings=findings, ledger=books(experiment),
                                             replication=[r.describe() for r in experiment.replication],
                                             weaker_replication=weaker or ""))
         for finding in [*findings, *([weaker] if weaker else [])]:
-            warnings.warn(Finding(f"{human_title(scenario, title, target)}: {finding}"), stacklevel=2)
+            warnings.warn(Finding(f"{human_title(code, title, target)}: {finding}"), stacklevel=2)
         if table is not None and table_name is not None:
             self.keep_until_judged(table, table_name)
         self.numbers.update(numbers)

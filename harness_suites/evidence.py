@@ -9,12 +9,10 @@ from dataclasses import dataclass
 
 from harness.analysis.impact import WindowGaps, window_gaps
 from harness.analysis.intervals import Interval, mean_interval, ratio_interval, repeats_interval
-from harness.analysis.resync import mean_rate_bps
 from harness.analysis.slo import SloCheck
 from harness.clusters import FailoverForecast
 from harness.experiment import Experiment, Findings
 from harness_kernel.history.series import SecondPoint
-from reports.published_tables import ComponentFailure, LatencyStep
 from reports.tables import MODELLED_MARK
 
 GB = 1e9
@@ -123,31 +121,6 @@ def duration(values: Sequence[float | None]) -> tuple[float | None, Interval | N
     return (found.value, found) if found is not None else (median_of(values), None)
 
 
-def component_row(label: str, findings: Findings, note: str = "") -> ComponentFailure:
-    samples = [(p.t, p.bytes_left) for p in findings.resync]
-    total = max((b for _, b in samples), default=0.0)
-    rate = mean_rate_bps([s for s in samples if s[1] > 0] + ([(findings.resync_done_t, 0.0)]
-                                                            if findings.resync_done_t else []))
-    first_eta = next((p.eta_s for p in findings.resync if p.eta_s is not None), None)
-    return ComponentFailure(
-        failure=label, tps_before=findings.impact.before.mean, tps_after=tps_after(findings),
-        recover_s=findings.impact.time_to_recover_s, resync_gb=total / GB if total else None,
-        resync_gb_per_min=rate * 60 / GB if rate else None, resync_eta_s=first_eta, note=note)
-
-
-def component_rows(label: str, trials: Sequence[Findings], note: str = "") -> ComponentFailure:
-    """One row for the trials of a component failure: each figure the median of the trials."""
-    rows = [component_row(label, f, note) for f in trials]
-    if len(rows) == 1:
-        return rows[0]
-    return ComponentFailure(
-        failure=label, tps_before=statistics.median(r.tps_before for r in rows),
-        tps_after=median_of([r.tps_after for r in rows]), recover_s=median_of([r.recover_s for r in rows]),
-        resync_gb=median_of([r.resync_gb for r in rows]), resync_gb_per_min=median_of([r.resync_gb_per_min for r in rows]),
-        resync_eta_s=median_of([r.resync_eta_s for r in rows]),
-        note=f"median of {len(rows)} trials" + (f"; {note}" if note else ""))
-
-
 def fmt(value: float | None, unit: str = "", digits: int = 1) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}{unit}"
 
@@ -165,29 +138,6 @@ def forecast_beside_measured(forecast: FailoverForecast | None, detect_s: float 
             "detect: forecast / measured": f"{fmt(forecast.detection_s, ' s')} / {fmt(detect_s, ' s')}",
             "RTO: redo estimate / client measured": f"{fmt(forecast.rto_s, ' s')} / {fmt(client_rto_s, ' s')}",
             "RPO: log send queue before the fault": fmt(forecast.rpo_kb, " KB", 0)}
-
-
-def kept_rtt_check(kept: float | None, ratio: float, required_ms: float | None, largest_step_ms: float) -> SloCheck:
-    """The sweep's finding judged against the RTT the design must carry (`slo.required_rtt_ms`); without one the
-    sweep characterises (its steps below the target are findings, `below_target`)."""
-    name = f"largest added RTT keeping {100 * ratio:g} % of the baseline's TPS"
-    if required_ms is None:
-        return SloCheck(name, kept, ">=", 0, " ms", not_judged="no required inter-site RTT (slo.required_rtt_ms): "
-                        "the sweep characterises the link")
-    if required_ms > largest_step_ms:
-        return SloCheck(name, kept, ">=", required_ms, " ms",
-                        not_judged=f"the sweep stops at {largest_step_ms:g} ms, below the required {required_ms:g} ms "
-                                   "(--rtt-steps)")
-    return SloCheck(name, kept, ">=", required_ms, " ms")  # None: not even the baseline step kept it, a FAIL
-
-
-def below_target(steps: Sequence[LatencyStep], ratio: float, required_ms: float | None) -> list[str]:
-    """A step beyond the required RTT (every step, without one) that does not keep the throughput target, said as a
-    finding: there the sweep characterises the link; up to the required RTT the verdict judges it."""
-    baseline = min(steps, key=lambda s: s.rtt_ms).tps if steps else 0.0
-    return [f"at {s.rtt_ms:g} ms added RTT, TPS is {100 * s.tps / baseline:.1f} % of the baseline's "
-            f"(target {100 * ratio:g} %)" for s in steps
-            if baseline > 0 and s.tps < ratio * baseline and (required_ms is None or s.rtt_ms > required_ms)]
 
 
 AT_RISK = "time at risk (fewer in-sync copies than before the fault)"

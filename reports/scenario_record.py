@@ -18,6 +18,19 @@ from typing import Any, cast
 from harness_kernel.topology.targets import shown
 from reports.tables import Better, Table, format_cell, to_html_fragment
 
+
+@dataclass(frozen=True)
+class Scenario:
+    """A suite's scenario as the suite names it (its folder's `SCENARIO`): the code its tables, numbers and records
+    key on, and its plain name. The Allure tree's top level shows both, the code first, so S1..S7 sort by name."""
+
+    code: str
+    name: str = ""
+
+    @property
+    def epic(self) -> str:
+        return f"{self.code} {self.name}" if self.name else self.code
+
 ATTACHMENT_NAME = "scenario record"
 HALTED = "trials halted by a guard"  # the verdict a trial stopped early by a guard fails its scenario with
 PLOT_NAME = "TPS timeline"  # the throughput plot each scenario attaches; the board's page prints it

@@ -22,12 +22,14 @@ from harness.safety.run import HarnessRun
 from harness.scenario import Role, ScenarioFault, Sweep
 from harness.scenario_report import ScenarioReport
 from harness_kernel.history import EventKind
-from harness_suites.evidence import below_target, kept_rtt_check, kept_share, window_stats
+from harness_suites.evidence import kept_share, window_stats
 from harness_suites.plugin import options_of
+from harness_suites.s1 import SCENARIO
 from harness_suites.s1.options import Options
+from harness_suites.s1.required_rtt import below_target, kept_rtt_check
+from harness_suites.s1.table import LatencyStep, largest_kept_rtt, s1_latency_table
 from harness_suites.steps import options as steps_options
 from reports.allure.steps import phase
-from reports.published_tables import LatencyStep, largest_kept_rtt, s1_latency_table
 
 LATENCY = ScenarioFault("inter-site latency", Role.INTER_SITE_LINK, "link-latency",
                         {"rtt_ms": 4.0})
@@ -97,7 +99,7 @@ def test_latency_sweep_finds_the_largest_rtt_that_keeps_throughput(
     experiment.finish()
     measured = [summarise(experiment, w, users) for w in windows]
     table = s1_latency_table(measured, min_tps_pct=100 * topology.slo.latency_tps_min_ratio)
-    scenario_report.record("S1", experiment, fault_kind="latency", target=link or "link", title="S1 latency sweep",
+    scenario_report.record(SCENARIO, experiment, fault_kind="latency", target=link or "link", title="S1 latency sweep",
                            table=table, table_name="s1-latency",
                            numbers={**{f"{s.rtt_ms:g} ms": step_figure(s, measured[0], topology.slo.latency_tps_min_ratio)
                                        for s in measured},

@@ -18,7 +18,6 @@ from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_suites.evidence import (
     at_risk_figure,
-    component_rows,
     duration,
     fmt,
     fmt_lost,
@@ -29,7 +28,9 @@ from harness_suites.evidence import (
     tps_ratio,
     within,
 )
-from reports.published_tables import s2_failure_table
+from harness_suites.s2 import SCENARIO
+from harness_suites.s2.rows import component_rows
+from harness_suites.s2.table import s2_failure_table
 
 HOST = ScenarioFault("host", Role.PRIMARY_HOST, "host-power-loss")
 LAB_STORAGE = ScenarioFault(
@@ -67,7 +68,7 @@ def test_the_business_recovers_to_a_steady_state_within_the_slo(
     table = s2_failure_table([row], min_tps_after_pct=100 * topology.slo.tps_after_min_ratio,
                              max_recover_s=topology.slo.recovery_max_s)
     lost = experiment.ledger.lost_count if experiment.ledger else None
-    scenario_report.record("S2", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
+    scenario_report.record(SCENARIO, experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
                            title=f"S2 {failure.label}", table=table, table_name=f"s2-{findings.spec.kind}",
                            numbers={"TPS before": fmt(row.tps_before, "", 0),
                                     "after": kept_share(row.tps_after, row.tps_before, slo.tps_after_min_ratio),

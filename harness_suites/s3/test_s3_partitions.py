@@ -33,8 +33,9 @@ from harness_suites.evidence import (
     tps_ratio,
     within,
 )
+from harness_suites.s3 import SCENARIO
+from harness_suites.s3.table import PartitionRow, s3_partition_table
 from reports.metro_states import StateSpan, always_served, in_sync_again, metro_spans, serving_sites, states_during
-from reports.published_tables import PartitionRow, s3_partition_table
 
 PARTITION = ScenarioFault("inter-site link partitioned", Role.INTER_SITE_LINK, "link-partition")
 WITNESS = ScenarioFault("witness isolated", Role.WITNESS, "witness-isolation")
@@ -147,7 +148,7 @@ def test_a_site_keeps_serving_while_the_sites_or_the_witness_are_cut_off(
                                max_in_sync_s=slo.time_at_risk_max_s, max_stall_s=slo.partition_stall_max_s)
     found = [stall for t in trials for stall in stalls(experiment, t)]
     lost = experiment.ledger.lost_count if experiment.ledger else None
-    scenario_report.record("S3", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
+    scenario_report.record(SCENARIO, experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
                            title=f"S3 {cut.label}", table=table, table_name=f"s3-{findings.spec.kind}",
                            numbers={"TPS before": fmt(row.tps_before, "", 0),
                                     "while cut": kept_share(row.tps_during, row.tps_before, slo.tps_after_min_ratio),

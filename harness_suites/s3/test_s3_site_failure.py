@@ -29,7 +29,8 @@ from harness_suites.evidence import (
     tps_ratio,
     within,
 )
-from reports.published_tables import S3Row, s3_site_table
+from harness_suites.s3 import SCENARIO
+from harness_suites.s3.table import S3Row, s3_site_table
 
 SITE = ScenarioFault("site of the primary", Role.PRIMARY_SITE, "site-power-loss")
 
@@ -66,7 +67,7 @@ def test_the_surviving_site_takes_over_within_the_slo(
     table = s3_site_table([row], min_tps_after_pct=100 * topology.slo.tps_after_min_ratio,
                           max_failover_s=topology.slo.failover_max_s)
     lost = experiment.ledger.lost_count if experiment.ledger else None
-    scenario_report.record("S3", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
+    scenario_report.record(SCENARIO, experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
                            title="S3 site failure", table=table, table_name="s3-site-failure",
                            numbers={"failover": within(fmt(row.failover_s, " s"), "<=", slo.failover_max_s, " s"),
                                     "TPS before": fmt(row.tps_before, "", 0),

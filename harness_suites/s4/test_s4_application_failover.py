@@ -24,7 +24,8 @@ from harness_suites.evidence import (
     time_at_risk_check,
     within,
 )
-from reports.published_tables import S4Row, StandbyLoss, s4_failover_table, s4_standby_table
+from harness_suites.s4 import SCENARIO
+from harness_suites.s4.table import S4Row, StandbyLoss, s4_failover_table, s4_standby_table
 
 UNPLANNED = ScenarioFault("unplanned: the active node's host fails", Role.PRIMARY_HOST,
                           "host-power-loss")
@@ -55,7 +56,7 @@ def test_failover_finishes_within_the_slo_and_loses_no_acknowledged_commit(
         databases_online_s=median_of([p.databases_online_s for p in every]),
         listener_s=median_of([p.listener_s for p in every]))],
         max_total_s=topology.slo.failover_max_s, max_lost_commits=topology.slo.lost_commits_max)
-    scenario_report.record("S4", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
+    scenario_report.record(SCENARIO, experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
                            title=f"S4 {fault.label}", table=table, table_name=f"s4-{findings.spec.kind}",
                            numbers={"failover": within(fmt(total_s, " s"), "<=", limit, " s"),
                                     "client RTO": fmt(median_of([p.client_rto_s for p in every]), " s"),
@@ -89,7 +90,7 @@ def test_losing_the_standby_stalls_the_workload_no_longer_than_tolerated(
         fault.label + (f" (median of {len(trials)} trials)" if len(trials) > 1 else ""), stall or 0.0, lost, stayed,
         median_of([t.at_risk_s for t in trials]))], max_stall_s=topology.slo.non_primary_stall_max_s,
         max_lost_commits=topology.slo.lost_commits_max, max_at_risk_s=topology.slo.time_at_risk_max_s)
-    scenario_report.record("S4", experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
+    scenario_report.record(SCENARIO, experiment, fault_kind=findings.spec.kind, target=findings.spec.target,
                            title=f"S4 {fault.label}", table=table, table_name="s4-standby-loss",
                            numbers={"stall": within(fmt(stall, " s", 2), "<=", topology.slo.non_primary_stall_max_s, " s"),
                                     "lost": within(fmt_lost(lost), "<=", topology.slo.lost_commits_max),

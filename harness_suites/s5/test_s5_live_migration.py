@@ -29,10 +29,11 @@ from harness.scenario_report import ScenarioReport
 from harness_kernel.topology.models import Slo
 from harness_suites.evidence import fmt, fmt_lost, fmt_modelled, kept_share, window_ratio, window_stats, within
 from harness_suites.plugin import options_of
+from harness_suites.s5 import SCENARIO
 from harness_suites.s5.options import Options
+from harness_suites.s5.table import MigrationStep, s5_migration_table
 from harness_suites.steps import options as steps_options
 from reports.allure.steps import phase
-from reports.published_tables import MigrationStep, s5_migration_table
 from workloads.oltp import DriverConfig
 
 MIGRATION = ScenarioFault("live migration to the other site", Role.PRIMARY_NODE, "vm-migrate")
@@ -120,7 +121,7 @@ def test_a_live_migration_across_sites_keeps_the_business_running(
                                max_stun_s=topology.slo.non_primary_stall_max_s,
                                gap_threshold_s=DriverConfig.gap_threshold_s, notes=notes)
     lost = experiment.ledger.lost_count if experiment.ledger else None
-    scenario_report.record("S5", experiment, fault_kind="vm-migrate",
+    scenario_report.record(SCENARIO, experiment, fault_kind="vm-migrate",
                            target=migration.target if migration else "node", title="S5 live migration",
                            table=table, table_name="s5-live-migration",
                            numbers={**{f"{s.rtt_ms:g} ms": step_figures(s, topology.slo, bool(modelled)) for s in measured},

@@ -47,10 +47,11 @@ from harness_kernel.history.series import MetricSeries, TransactionSeries
 from harness_kernel.history.timeline import Timeline
 from harness_suites.evidence import fmt, kept_share, pooled_window_stats, window_ratio, window_stats
 from harness_suites.plugin import options_of
+from harness_suites.s6 import SCENARIO
 from harness_suites.s6.options import Options
+from harness_suites.s6.table import Interference, esrp_table, s6_interference_table
 from harness_suites.steps import options as steps_options
 from reports.allure.steps import phase
-from reports.published_tables import Interference, esrp_table, s6_interference_table
 from workloads.fio import PROFILES, FioJob, FioWorkload, direct_io_supported, flush_files
 from workloads.mail import MailJob, MailWorkload, even_instances
 from workloads.oltp.schema import Scale
@@ -246,7 +247,7 @@ def test_mixed_workloads_interfere_within_the_slo_with_all_nodes_and_with_one_lo
     table = s6_interference_table(runs, min_tps_kept_pct=100 * topology.slo.tps_after_min_ratio,
                                   notes=(setting.io_note(), *((LAB_NOTE,) if topology.lab is not None else ())))
     kept = topology.slo.tps_after_min_ratio
-    scenario_report.record("S6", experiment, fault_kind=spec.kind, target=spec.target,
+    scenario_report.record(SCENARIO, experiment, fault_kind=spec.kind, target=spec.target,
                            title="S6 mixed workloads and N-1", table=table, table_name="s6-interference",
                            metrics=[setting.iops],
                            numbers={r.configuration: f"TPS {fmt(r.tps_alone, '', 0)} -> {fmt(r.tps_mixed, '', 0)}, "
@@ -297,7 +298,7 @@ def test_the_mail_workload_is_held_for_a_whole_window_with_one_node_lost_and_not
                        db_read_max_ms=options.mail_db_read_ms, log_write_max_ms=options.mail_log_write_ms,
                        notes=(LAB_NOTE,) if topology.lab is not None else ())
     total = results.total()
-    scenario_report.record("S6", experiment, fault_kind=spec.kind, target=spec.target,
+    scenario_report.record(SCENARIO, experiment, fault_kind=spec.kind, target=spec.target,
                            title="S6 N-1 soak of the mail workload", table=table, table_name="s6-esrp-soak",
                            metrics=[setting.iops],
                            numbers={"N-1 soak": f"DB {fmt(total.db_iops, '', 0)} of {fmt(total.target_db_iops, '', 0)} "

@@ -30,19 +30,11 @@ from harness.scenario import Role, ScenarioFault
 from harness.scenario_report import ScenarioReport
 from harness_kernel.errors import HarnessError
 from harness_kernel.topology.models import Topology
-from harness_suites.evidence import (
-    WindowStats,
-    fmt,
-    fmt_lost,
-    fmt_modelled,
-    kept_share,
-    window_ratio,
-    window_stats,
-    within,
-)
+from harness_suites.evidence import WindowStats, fmt, fmt_lost, fmt_modelled, kept_share, window_ratio, window_stats, within
 from harness_suites.plugin import options_of
+from harness_suites.s7 import SCENARIO
 from harness_suites.s7.options import Options
-from reports.published_tables import BackupUnderLoad, s7_backup_table
+from harness_suites.s7.table import BackupUnderLoad, s7_backup_table
 from reports.tables import MODELLED_MARK
 
 MB = 1e6
@@ -197,7 +189,7 @@ def test_a_backup_under_a_vsan_iops_limit_holds_the_limit_and_keeps_the_business
                                     title="S7 backup under a vSAN IOPS limit"), notes=notes)
     free, limited_row = rows
     scenario_report.record(
-        "S7", experiment, fault_kind="disk-iops-limit", target=str(evidence.get("vm", "")), title=f"S7 {qos}",
+        SCENARIO, experiment, fault_kind="disk-iops-limit", target=str(evidence.get("vm", "")), title=f"S7 {qos}",
         table=table, table_name="s7-qos", modelled=("mb_s_modelled",) if model is not None else (),
         numbers={"limit": f"VSAN.iopsLimit {evidence.get('iops_limit_read_back')}",
                  "rate": f"{fmt(free.mb_s, ' MB/s')} without, "
@@ -269,7 +261,7 @@ def report_operation(run: Measured, experiment: Experiment, scenario_report: Sce
                             title=f"S7 {run.operation} under load", operation=run.operation)
     lost = experiment.ledger.lost_count if experiment.ledger else None
     name = f"s7-{run.spec.params.get('max_rate', 'unthrottled')}" if run.operation == "backup" else "s7-restore"
-    scenario_report.record("S7", experiment, fault_kind=run.spec.kind, target=run.spec.target, title=f"S7 {run.label}",
+    scenario_report.record(SCENARIO, experiment, fault_kind=run.spec.kind, target=run.spec.target, title=f"S7 {run.label}",
                            table=table, table_name=name,
                            numbers={run.operation: f"{fmt(row.size_mb, ' MB')} in {fmt(row.duration_s, ' s')} "
                                                    f"({fmt(row.mb_s, ' MB/s')})",

@@ -20,7 +20,7 @@ from reports.allure.results_dir import SECRET_KEY
 from reports.fault_record import fault_record_html, fault_record_json
 from reports.metrics_export import metric_series_csv, metrics_json, transactions_csv
 from reports.plots import Threshold, latency_timeline_png, tps_timeline_png
-from reports.scenario_record import PLOT_NAME
+from reports.scenario_record import PLOT_NAME, Scenario
 from reports.tables import Table, to_html, to_markdown
 
 
@@ -34,22 +34,11 @@ class Phase(StrEnum):
     RECOVER = "recover"
 
 
-# the Allure tree's top level: each scenario by its code and its plain name (as the scenarios are published)
-SCENARIO_NAMES = {"S1": "inter-site latency sweep", "S2": "component failures", "S3": "site failure",
-                  "S4": "application failover", "S5": "live migration across sites",
-                  "S6": "mixed workloads and N-1", "S7": "backup under load"}
-
-
-def epic_of(scenario: str) -> str:
-    """"S4" -> "S4 application failover": the code first, so the tree sorts S1..S7 by name."""
-    return f"{scenario} {SCENARIO_NAMES[scenario]}" if scenario in SCENARIO_NAMES else scenario
-
-
 @dataclass(frozen=True)
 class ExperimentLabels:
-    """epic = scenario (S1..S7), feature = fault kind, story = target."""
+    """epic = scenario (its code and name), feature = fault kind, story = target."""
 
-    scenario: str
+    scenario: Scenario
     fault_kind: str
     target: str
     severity: str = "critical"
@@ -75,7 +64,7 @@ def _dynamic() -> Any:
 
 def apply_labels(labels: ExperimentLabels) -> None:
     dynamic = _dynamic()
-    dynamic.epic(epic_of(labels.scenario))
+    dynamic.epic(labels.scenario.epic)
     dynamic.feature(labels.fault_kind)
     dynamic.story(labels.target)
     dynamic.severity(labels.severity)

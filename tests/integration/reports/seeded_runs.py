@@ -9,21 +9,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
+from harness_suites.s1.table import LatencyStep, s1_latency_table
+from harness_suites.s2.table import ComponentFailure, s2_failure_table
+from harness_suites.s3.table import S3Row, s3_site_table
+from harness_suites.s4.table import S4Row, s4_failover_table
+from harness_suites.s5.table import MigrationStep, s5_migration_table
+from harness_suites.s6.table import Interference, s6_interference_table
 from reports.allure.results_read import RecordedTest
-from reports.published_tables import (
-    ComponentFailure,
-    Interference,
-    LatencyStep,
-    MigrationStep,
-    S3Row,
-    S4Row,
-    s1_latency_table,
-    s2_failure_table,
-    s3_site_table,
-    s4_failover_table,
-    s5_migration_table,
-    s6_interference_table,
-)
 from reports.regression import Night, RegressionRule, judge, night_of
 from reports.scenario_record import Judged, ScenarioRecord, scenario_record
 from reports.summary_page import SummaryInput

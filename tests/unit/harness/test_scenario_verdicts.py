@@ -11,7 +11,7 @@ from harness import scenario_report as module
 from harness.analysis.intervals import Interval
 from harness.analysis.slo import InconclusiveVerdict, SloCheck
 from harness.scenario_report import ScenarioReport
-from reports.published_tables import S4Row, s4_failover_table
+from harness_suites.s4.table import S4Row, s4_failover_table
 from reports.scenario_record import ScenarioRecord, scenario_record
 from reports.tables import CellVerdict
 

@@ -3,8 +3,8 @@ the link, and a step below the throughput target is a finding, never a silent re
 
 from __future__ import annotations
 
-from harness_suites.evidence import below_target, kept_rtt_check
-from reports.published_tables import LatencyStep, largest_kept_rtt, s1_latency_table
+from harness_suites.s1.required_rtt import below_target, kept_rtt_check
+from harness_suites.s1.table import LatencyStep, largest_kept_rtt, s1_latency_table
 
 SWEEP = [LatencyStep(rtt_ms=0, tps=1400.0, avg_txn_ms=5.7, p95_ms=11.0),
          LatencyStep(rtt_ms=2, tps=1200.0, avg_txn_ms=6.7, p95_ms=13.0),

@@ -144,7 +144,7 @@ def _height(png: bytes) -> int:
 
 
 def test_a_partitions_table_shows_a_stop_as_a_mean_of_zero_and_judges_it_only_against_an_allowance() -> None:
-    from reports.published_tables import PartitionRow, s3_partition_table
+    from harness_suites.s3.table import PartitionRow, s3_partition_table
 
     stopped = PartitionRow("inter-site link partitioned", 1846.0, None, 1653.0, 24.0, "site-a", "in sync → fractured",
                            "up → down", "site-a: reachable", 14.3, mean_tps_during=0.0)

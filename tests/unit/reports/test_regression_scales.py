@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness_suites.columns import SECONDS_FLOOR
+from harness_suites.s2.table import ComponentFailure, s2_failure_table
 from reports.outcome import Verdict, exit_code
-from reports.published_tables import SECONDS_FLOOR, ComponentFailure, s2_failure_table
 from reports.regression import Night, Scale, judge, night_of
 from reports.scenario_record import figures_of
 from reports.tables import Better

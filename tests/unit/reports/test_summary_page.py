@@ -9,9 +9,9 @@ import json
 import re
 from pathlib import Path
 
+from harness_suites.s4.table import S4Row, s4_failover_table
 from reports.allure.results_read import RecordedTest
 from reports.allure.staging import stage
-from reports.published_tables import S4Row, s4_failover_table
 from reports.regression import RegressionRule, judge, night_of
 from reports.scenario_record import Judged, ScenarioRecord, scenario_record
 from reports.summary_page import SummaryInput, render, sparkline
@@ -89,7 +89,7 @@ def test_staging_drops_fixture_noise_and_keeps_what_did_something(tmp_path: Path
 
 
 def test_a_figure_is_named_by_scenario_row_and_column_and_a_numeric_row_reads_with_its_unit() -> None:
-    from reports.published_tables import MigrationStep, s5_migration_table
+    from harness_suites.s5.table import MigrationStep, s5_migration_table
     from reports.scenario_record import figures_of
 
     table = s5_migration_table([MigrationStep(4, 3000, 2400, 2950, 900, 63.0, 0.8)])
@@ -131,7 +131,7 @@ def test_a_run_with_an_inconclusive_verdict_says_so_on_the_first_screen_not_plai
 
 
 def test_a_scenarios_findings_and_its_modelled_figures_are_said_as_such() -> None:
-    from reports.published_tables import ComponentFailure, s2_failure_table
+    from harness_suites.s2.table import ComponentFailure, s2_failure_table
 
     table = s2_failure_table([ComponentFailure("disk", 1000.0, 950.0, 12.0, 0.5, 1.0, 30.0)])
     record = scenario_record("S2", "S2 · disk on esx-b1", fault_kind="disk-failure", target="disk:esx-b1/0",
@@ -154,7 +154,7 @@ def test_a_scenarios_findings_and_its_modelled_figures_are_said_as_such() -> Non
 
 def s1_characterised() -> RecordedTest:
     """A passing S1 whose 4 ms row misses the throughput target: no required RTT set, so the sweep characterises."""
-    from reports.published_tables import LatencyStep, s1_latency_table
+    from harness_suites.s1.table import LatencyStep, s1_latency_table
 
     table = s1_latency_table([LatencyStep(0, 1400.0, 5.7, 11.0), LatencyStep(4, 735.0, 10.9, 20.0)], min_tps_pct=80)
     record = scenario_record("S1", "S1 · latency sweep on site-a~site-b", fault_kind="latency", target="link:x",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reports.published_tables import esrp_table
+from harness_suites.s6.table import esrp_table
 from reports.tables import CellVerdict
 from workloads.mail import MailInstance, MailJob, MailResults, even_instances
 

@@ -12,6 +12,8 @@ import pytest
 
 from harness_kernel.errors import ControlPlaneError
 from harness_kernel.history import EventKind
+from harness_suites.s2.table import ComponentFailure, s2_failure_table
+from harness_suites.s4.table import S4Row, s4_failover_table
 from reports.allure.steps import (
     ChangeTicket,
     Evidence,
@@ -23,7 +25,7 @@ from reports.allure.steps import (
     link_change_ticket,
     phase,
 )
-from reports.published_tables import ComponentFailure, S4Row, s2_failure_table, s4_failover_table
+from reports.scenario_record import Scenario
 from tests.integration.reports.sample_suite.experiment import LedgerRun, LedgerWorkload, exclusive_lock
 
 LOCK_S = float(os.environ.get("SAMPLE_LOCK_S", "1.2"))
@@ -45,7 +47,7 @@ def _experiment(tmp_path: Path, scenario: str, request: pytest.FixtureRequest) -
     """Baseline, lock the ledger, observe, release, recover; every phase an Allure step."""
     key = os.environ["SAMPLE_DB_PASSWORD"].encode()
     logging.getLogger("ledger").warning("opening ledger with password=%s", key.decode())  # a careless driver log line
-    apply_labels(ExperimentLabels(scenario=scenario, fault_kind="db-lock", target="ledger.db"))
+    apply_labels(ExperimentLabels(scenario=Scenario(scenario), fault_kind="db-lock", target="ledger.db"))
     add_parameters({"fault": "db-lock", "target": "ledger.db", "lock_s": LOCK_S, "db_password": key.decode()})
     link_change_ticket(ChangeTicket(os.environ.get("SAMPLE_CHANGE_TICKET", "CHG0000"), "https://change.invalid/{ticket}"))
     run = LedgerRun()
@@ -96,7 +98,7 @@ def test_lock_failover_too_slow(tmp_path: Path, request: pytest.FixtureRequest) 
 
 
 def test_control_plane_unreachable(request: pytest.FixtureRequest) -> None:
-    apply_labels(ExperimentLabels(scenario="S3", fault_kind="site", target="site-a"))
+    apply_labels(ExperimentLabels(scenario=Scenario("S3", "site failure"), fault_kind="site", target="site-a"))
     request.node.user_properties.append(("scenario", "S3"))
     with phase(Phase.BASELINE, "ask the control plane for the site's hosts"):
         probe = socket.socket()

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from reports.published_tables import (
-    BackupUnderLoad,
-    Interference,
-    MigrationStep,
-    s5_migration_table,
-    s6_interference_table,
-    s7_backup_table,
-)
+from harness_suites.s5.table import MigrationStep, s5_migration_table
+from harness_suites.s6.table import Interference, s6_interference_table
+from harness_suites.s7.table import BackupUnderLoad, s7_backup_table
 from reports.tables import CellVerdict, to_markdown
 
 

@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from reports.published_tables import (
-    ComponentFailure,
-    LatencyStep,
-    S3Row,
-    S4Row,
-    s1_latency_table,
-    s2_failure_table,
-    s3_site_table,
-    s4_failover_table,
-)
+from harness_suites.s1.table import LatencyStep, s1_latency_table
+from harness_suites.s2.table import ComponentFailure, s2_failure_table
+from harness_suites.s3.table import S3Row, s3_site_table
+from harness_suites.s4.table import S4Row, s4_failover_table
 from reports.tables import CellVerdict, to_html, to_markdown
 
 # The published figures of scenarios.md, used as recorded rows.
@@ -72,7 +66,7 @@ def test_note_column_carries_lab_analog() -> None:
 
 
 def test_the_largest_kept_rtt_stops_at_the_first_step_that_loses_throughput_even_if_a_later_one_recovers() -> None:
-    from reports.published_tables import largest_kept_rtt
+    from harness_suites.s1.table import largest_kept_rtt
 
     steps = [LatencyStep(0, 1000, 8.0), LatencyStep(2, 900, 8.9), LatencyStep(4, 700, 11.4), LatencyStep(8, 850, 9.4)]
     assert largest_kept_rtt(s1_latency_table(steps, min_tps_pct=80.0)) == 2.0
