@@ -120,18 +120,10 @@ from harness_kernel.odbc import sqlserver_driver
 from harness_kernel.odbc.settings import Endpoint
 from harness_kernel.topology.credentials import CredentialRef, resolve_secret
 from harness_kernel.topology.loader import parse_topology
-from harness_kernel.topology.models import (
-    Database,
-    DatabaseNode,
-    DiskGroup,
-    Host,
-    Topology,
-    VCenter,
-    WinRmEndpoint,
-    ca_file,
-    host_address,
-)
+from harness_kernel.topology.management import VCenter, WinRmEndpoint
+from harness_kernel.topology.models import Database, DatabaseNode, DiskGroup, Host, Topology
 from harness_kernel.topology.targets import Target, TargetKind
+from harness_kernel.topology.values import ca_file, host_address
 
 __all__ = [
     "ADMIN_DATABASE",

@@ -21,7 +21,7 @@ from harness.topology_source import is_lab, load_source
 from harness_kernel import redaction
 from harness_kernel.errors import ConfigError, HarnessError
 from harness_kernel.paths import state_dir
-from harness_kernel.topology.models import WIDEST_SITE_PREFIX
+from harness_kernel.topology.values import WIDEST_SITE_PREFIX
 from harness_lab.cli import add_lab_parser
 from reports.cli import add_report_parser
 

@@ -23,7 +23,8 @@ from harness.phases import PhaseDurations
 from harness.safety.revert import DEFAULT_REVERT_TIMEOUT_S
 from harness_kernel.errors import ConfigError
 from harness_kernel.text import escaped, one_line
-from harness_kernel.topology.models import FILE_PATH, WIDEST_SITE_PREFIX, Topology, shown
+from harness_kernel.topology.models import Topology
+from harness_kernel.topology.values import FILE_PATH, WIDEST_SITE_PREFIX, shown
 from workloads.fio import JOB_PATH, PROFILES
 
 RATE = re.compile(r"[1-9][0-9]{0,6}[kM]?")

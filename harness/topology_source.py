@@ -11,7 +11,8 @@ from pathlib import Path
 from faults import sections
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.loader import load_topology
-from harness_kernel.topology.models import LAB_PREFIX, WIDEST_SITE_PREFIX, LabSettings, Topology, shown
+from harness_kernel.topology.models import LAB_PREFIX, LabSettings, Topology
+from harness_kernel.topology.values import WIDEST_SITE_PREFIX, shown
 from harness_lab.layout import LabLayout
 
 LAB_SCHEME = "lab"

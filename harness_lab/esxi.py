@@ -27,7 +27,7 @@ from pathlib import Path
 
 from harness_kernel import procs
 from harness_kernel.errors import ControlPlaneError
-from harness_kernel.topology.models import DiskFaultCommands
+from harness_kernel.topology.management import DiskFaultCommands
 from harness_lab import shell
 from harness_lab.services import Services
 

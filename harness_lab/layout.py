@@ -14,19 +14,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness_kernel.topology.models import (
-    Database,
-    DatabaseNode,
-    Host,
-    LabSettings,
-    Link,
-    Management,
-    Router,
-    Site,
-    SshEndpoint,
-    Topology,
-    Witness,
-)
+from harness_kernel.topology.management import Management, SshEndpoint
+from harness_kernel.topology.models import Database, DatabaseNode, Host, LabSettings, Link, Router, Site, Topology, Witness
 
 LAB_NETWORK = ipaddress.ip_network("198.18.0.0/15")
 PG_PORT = 5432

@@ -26,7 +26,8 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, stop_afte
 from faults.transports import wire
 from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError
 from harness_kernel.topology.credentials import resolve_secret
-from harness_kernel.topology.models import RedfishEndpoint, Topology
+from harness_kernel.topology.management import RedfishEndpoint
+from harness_kernel.topology.models import Topology
 
 SYSTEMS = "/redfish/v1/Systems"
 CONNECT_TIMEOUT_S = 5.0

@@ -25,7 +25,8 @@ from faults.transports import wire
 from faults.transports.shell import CommandResult, checked
 from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError
 from harness_kernel.topology.credentials import resolve_secret
-from harness_kernel.topology.models import SshEndpoint, Topology
+from harness_kernel.topology.management import SshEndpoint
+from harness_kernel.topology.models import Topology
 
 _TRANSIENT = (socket.timeout, ConnectionError, EOFError, paramiko.ssh_exception.NoValidConnectionsError)
 KEEPALIVE_S = 5

@@ -42,7 +42,8 @@ from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialReje
 from harness_kernel.history.events import EventKind
 from harness_kernel.history.server import ServerEvent, measure_offset
 from harness_kernel.topology.credentials import resolve_secret
-from harness_kernel.topology.models import TlsPolicy, Topology, VCenter
+from harness_kernel.topology.management import TlsPolicy, VCenter
+from harness_kernel.topology.models import Topology
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,8 @@ from typing import Any
 from faults.transports import wire
 from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError
 from harness_kernel.topology.credentials import resolve_secret
-from harness_kernel.topology.models import Topology, WinRmEndpoint
+from harness_kernel.topology.management import WinRmEndpoint
+from harness_kernel.topology.models import Topology
 
 PREAMBLE = "$ProgressPreference='SilentlyContinue'; $ErrorActionPreference='Stop'; "
 # cmd.exe's command line limit is 8191 characters; "powershell -encodedcommand " takes 27 of them

@@ -14,7 +14,8 @@ import yaml
 from pydantic import ValidationError
 
 from harness_kernel.errors import ConfigError
-from harness_kernel.topology.models import DOCUMENT, WIDEST_SITE_PREFIX, Topology
+from harness_kernel.topology.models import DOCUMENT, Topology
+from harness_kernel.topology.values import WIDEST_SITE_PREFIX
 
 MAX_BYTES = 1 << 20  # a topology is a few kB; anything this large is the wrong file
 MAX_ERRORS = 5

@@ -6,7 +6,8 @@ Target names used by faults and by the allow-list have the form ``kind:name``:
 
 Values reach a root shell on a router, `nft -f` and `tc` scripts, file paths and connection
 strings, so each field has a type that says what it may hold (`Name`, `Address`, `Subnet`,
-`Interface`, ...) and is checked here, once, with an error that names its field path.
+`Interface`, ...: `values`) and is checked once, with an error that names its field path. The
+management plane's sections are `management`; the checks across fields are here.
 
 `kind: lab` exempts a run from `--allow-destructive`, so a document may not claim it: the
 lab's topology is built by code (`LabLayout.topology()`, constructing the models directly),
@@ -17,213 +18,53 @@ context=DOCUMENT)` (see `harness_kernel.topology.loader.parse_topology`), which 
 from __future__ import annotations
 
 import ipaddress
-import os
 import re
-import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 from types import MappingProxyType
 from typing import Annotated, Final, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, ValidationInfo, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
-from harness_kernel.text import one_line
 from harness_kernel.topology.credentials import CredentialRef, SecretRef
+from harness_kernel.topology.management import Management
 from harness_kernel.topology.targets import Target, TargetKind
+from harness_kernel.topology.values import (
+    ENV_NAME,
+    KEYRING_KEY,
+    USERNAME,
+    WIDEST_SITE_PREFIX,
+    Address,
+    Device,
+    Display,
+    FilePath,
+    Interface,
+    IPv4,
+    Name,
+    Port,
+    Seconds,
+    StrictModel,
+    Subnet,
+    from_document,
+    matching,
+    shown,
+    this_machine,
+    valid_address,
+)
 
 DOCUMENT: Final = MappingProxyType({"document": True})
 """Validation context for input read from a document (a file): `kind: lab` and `lab:` are refused."""
 ORIGIN: Final = "_origin"
 """Where a topology keeps the file it was read from (the validation context's `origin`): see `Topology.origin`."""
 
-_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
-DEVICE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
-IFNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,14}")
-HOSTNAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*")
-DISPLAY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9 _.()+-]{0,126}[A-Za-z0-9_.()+-])?")
-USERNAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@\\-]{0,127}")
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
-KEYRING_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9 _.@:/\\-]{0,127}")
-HOST_KEY = re.compile(r"[a-z][a-z0-9@.-]{2,63} [A-Za-z0-9+/]{16,}={0,2}")
-FILE_PATH = re.compile(r"/[A-Za-z0-9_.@+=:,~/-]{0,4095}")
 
 
-def shown(value: str) -> str:
-    """A value for an error message: quoted, escaped, short (it may be hostile)."""
-    return repr(value if len(value) <= 40 else value[:40] + "...")
-
-
-def _matching(pattern: re.Pattern[str], what: str) -> Callable[[str], str]:
-    def check(value: str) -> str:
-        if not pattern.fullmatch(value):
-            raise ValueError(f"{shown(value)} is not {what}")
-        return value
-    return check
-
-
-NUMERIC_LABEL = re.compile(r"0[xX][0-9A-Fa-f]*|[0-9]+")
-"""A label the C resolver reads as a number (inet_aton: decimal, octal, 0x hex): `0xc0000214` is an address."""
-
-
-def _address(value: str) -> str:
-    """A canonical IP address or a DNS host name; never a spelling the resolver turns into an address
-    (`0xc0000214`, `192.0.2.0x14`, `0300.0.2.11`, `::ffff:192.0.2.20`): subnet checks compare addresses,
-    so an address written another way would slip past them."""
-    try:
-        ip = ipaddress.ip_address(value)
-    except ValueError:
-        if HOSTNAME.fullmatch(value) and not all(NUMERIC_LABEL.fullmatch(label) for label in value.split(".")):
-            return value
-        if HOSTNAME.fullmatch(value):
-            raise ValueError(f"{shown(value)} is an address written another way: write it as a.b.c.d") from None
-        raise ValueError(f"{shown(value)} is neither an IP address nor a DNS host name") from None
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.scope_id is not None:
-            raise ValueError(f"{shown(value)}: an IPv6 zone (%...) is not accepted")
-        if ip.ipv4_mapped is not None:
-            raise ValueError(f"{shown(value)} is an IPv4 address in IPv6 form: write it as {ip.ipv4_mapped}")
-    _reachable_class(value, ip)
-    return str(ip)
-
-
-def host_address(value: str) -> str:
-    """`value` checked as an `Address` is (canonical, one host's, loopback kept): for a host read out of a URL, such as
-    a plug-in platform's REST endpoint, that a credential is sent to."""
-    return _address(value)
-
-
-def _reachable_class(value: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
-    """An endpoint is one host: not every address, not a link-local (a cloud metadata service lives at
-    169.254.169.254), not a group (multicast), not reserved or broadcast. Loopback stays: a tunnel."""
-    for what, yes, why in (("unspecified", ip.is_unspecified, ""),
-                           ("link-local", ip.is_link_local, " (169.254.0.0/16, fe80::/10: a cloud's metadata service "
-                                                            "answers at 169.254.169.254)"),
-                           ("multicast", ip.is_multicast, ""),
-                           ("reserved or broadcast", ip.is_reserved and not ip.is_loopback, "")):
-        if yes:
-            raise ValueError(f"{shown(value)} is a {what} address, not one host's{why}")
-
-
-def _this_machine(address: str) -> bool:
-    """A loopback address, or a name every resolver gives one (`localhost`, `*.localhost`: RFC 6761)."""
-    name = address.casefold()
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return False
-
-
-def _ipv4(value: str) -> str:
-    try:
-        ip = ipaddress.IPv4Address(value)
-    except ValueError:
-        raise ValueError(f"{shown(value)} is not an IPv4 address (the router drops it as <address>/32)") from None
-    _reachable_class(value, ip)
-    return str(ip)
-
-
-SPECIAL_NETWORKS = tuple(ipaddress.IPv4Network(n) for n in (
-    "0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "240.0.0.0/4"))
-"""This network, loopback, link-local, multicast, reserved and broadcast (RFC 6890): never a site."""
-WIDEST_SITE_PREFIX = 16
-"""A site subnet is at most a /16 unless the command line says otherwise (`--widest-site-subnet`):
-a partition drops a whole site subnet, so a file must not be able to make it half the Internet."""
-
-
-def _subnet(value: str) -> str:
-    """An IPv4 network without host bits, never /0: the router drops traffic by it (`ip saddr`)."""
-    try:
-        network = ipaddress.ip_network(value, strict=False)
-    except ValueError:
-        raise ValueError(f"{shown(value)} is not a network like 192.0.2.0/26") from None
-    if "/" not in value:
-        raise ValueError(f"{shown(value)}: write the prefix length ({network})")
-    if network.version != 4:
-        raise ValueError(f"{shown(value)} is IPv6: the router's drop rules match IPv4 (ip saddr)")
-    if network.prefixlen == 0:
-        raise ValueError(f"{shown(value)} is every address: a partition would cut the harness off too")
-    try:
-        ipaddress.ip_network(value, strict=True)
-    except ValueError:
-        raise ValueError(f"{shown(value)} has host bits set: the network is {network}") from None
-    for special in SPECIAL_NETWORKS:
-        if network.overlaps(special):
-            raise ValueError(f"{shown(value)} overlaps {special}, which is no site's (loopback, link-local, "
-                             "multicast, reserved or broadcast)")
-    return str(network)
-
-
-def _file_path(value: str) -> str:
-    if not FILE_PATH.fullmatch(value) or ".." in PurePosixPath(value).parts:
-        raise ValueError(f"{shown(value)} is not an absolute path of letters, digits and '/_.@+=:,~-' without '..'")
-    return value
-
-
-KERNEL_TREES = ("proc", "sys", "dev")
-"""The kernel's file systems: what reads there never ends (/dev/zero), waits (/dev/stdin) or is a secret
-(/proc/self/environ); no file a topology names for the harness to read lives there."""
-NOT_REGULAR = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-               (stat.S_ISFIFO, "a pipe"), (stat.S_ISSOCK, "a socket"))
-
-
-def _kernel_tree(path: str) -> str | None:
-    parts = PurePosixPath(path).parts
-    return parts[1] if parts[:1] in (("/",), ("//",)) and parts[1:2] and parts[1] in KERNEL_TREES else None
-
-
-def ca_file(value: str) -> str:
-    """A CA bundle is an ordinary file: never under /proc, /sys or /dev (written so, or through a link) and, where
-    it exists, a regular file. One that is not there (yet) is accepted: a plan is made on a laptop, and the
-    transport says at connect time that it cannot load it. Examined with stat, never opened (a pipe would wait)."""
-    one_line(value)
-    for path in (os.path.normpath(value), os.path.realpath(value)):
-        tree = _kernel_tree(path)
-        if tree is not None:
-            through = "" if path == os.path.normpath(value) else " (through a link)"
-            raise ValueError(f"{shown(value)} is under /{tree}{through}: a CA bundle is an ordinary file, never the "
-                             "kernel's (/proc, /sys, /dev)")
-    try:
-        mode = os.stat(value).st_mode
-    except (FileNotFoundError, NotADirectoryError, PermissionError):
-        return value  # not there, or not ours to read: the preflight says so
-    except OSError as exc:
-        raise ValueError(f"{shown(value)} cannot be examined ({exc.strerror or type(exc).__name__})") from None
-    if not stat.S_ISREG(mode):
-        kind = next((what for test, what in NOT_REGULAR if test(mode)), "a special file")
-        raise ValueError(f"{shown(value)} is {kind}, not a regular file: a CA bundle is a PEM file")
-    return value
-
-
-Name = Annotated[str, AfterValidator(_matching(NAME, "a name: 1-63 letters, digits, '.', '_' or '-', "
-                                                    "starting with a letter or digit"))]
-Device = Annotated[str, AfterValidator(_matching(DEVICE, "a device name: letters, digits, '.', '_', ':' or '-'"))]
-Interface = Annotated[str, AfterValidator(_matching(IFNAME, "an interface name: 1-15 letters, digits, '.', '_' "
-                                                            "or '-', starting with a letter or digit"))]
-Display = Annotated[str, AfterValidator(_matching(DISPLAY, "a name of letters, digits, spaces and '_.()+-'"))]
-Username = Annotated[str, AfterValidator(_matching(USERNAME, "a user name: letters, digits and '_.@\\-'"))]
-HostKey = Annotated[str, AfterValidator(_matching(HOST_KEY, "an ssh host key '<type> <base64>'"))]
-Address = Annotated[str, AfterValidator(_address)]
-IPv4 = Annotated[str, AfterValidator(_ipv4)]
-Subnet = Annotated[str, AfterValidator(_subnet)]
-FilePath = Annotated[str, AfterValidator(_file_path)]
-CaFile = Annotated[str, AfterValidator(_file_path), AfterValidator(ca_file)]
-Port = Annotated[int, Field(strict=True, ge=1, le=65535)]
-Seconds = Annotated[float, Field(strict=True, gt=0)]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class DiskGroup(_Model):
+class DiskGroup(StrictModel):
     cache: Device | None = Field(default=None, description="cache device canonical name (none on vSAN ESA)")
     capacity: list[Device] = Field(min_length=1)
 
 
-class Host(_Model):
+class Host(StrictModel):
     name: Name
     address: Address
     bmc: Name | None = Field(default=None, description="name of a redfish endpoint in management")
@@ -235,13 +76,13 @@ MAX_SITE_SUBNETS = 4096
 """A site lists its networks, not its addresses: more than this is the wrong file (and its checks' cost)."""
 
 
-class Site(_Model):
+class Site(StrictModel):
     name: Name
     hosts: list[Host] = Field(min_length=1)
     subnets: list[Subnet] = Field(default=[], max_length=MAX_SITE_SUBNETS)
 
 
-class Witness(_Model):
+class Witness(StrictModel):
     name: Name
     address: IPv4
     site: Name | None = Field(default=None, description="the third site the witness lives in (default: its name)")
@@ -250,7 +91,7 @@ class Witness(_Model):
     @classmethod
     def _another_machine(cls, address: str) -> str:
         """The router drops the witness's address to isolate it: at loopback that drops the router's own traffic."""
-        if _this_machine(address):
+        if this_machine(address):
             raise ValueError(f"{shown(address)} is a loopback address: the witness is a machine of a third site, "
                              "never this one (isolating it would cut a router off from itself)")
         return address
@@ -260,7 +101,7 @@ class Witness(_Model):
         return self.site or self.name
 
 
-class Link(_Model):
+class Link(StrictModel):
     """An inter-site (or site-witness) path through a router, with its interfaces there."""
 
     between: tuple[Name, Name]
@@ -271,7 +112,7 @@ class Link(_Model):
         return Target.of(TargetKind.LINK, *self.between).path
 
 
-class Router(_Model):
+class Router(StrictModel):
     name: Name
     ssh: Name = Field(description="name of an ssh endpoint in management")
     links: list[Link] = []
@@ -281,10 +122,10 @@ SYSTEM_DATABASES = frozenset({"master", "model", "msdb", "tempdb"})
 """SQL Server's own databases: a restore named like one would write over it (names compare case-insensitively)."""
 
 SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}(?:\\[A-Za-z0-9_$-]{1,16})?")
-ServerName = Annotated[str, AfterValidator(_matching(SERVER_NAME, "a SQL Server name: HOST or HOST\\INSTANCE"))]
+ServerName = Annotated[str, AfterValidator(matching(SERVER_NAME, "a SQL Server name: HOST or HOST\\INSTANCE"))]
 
 
-class DatabaseNode(_Model):
+class DatabaseNode(StrictModel):
     name: Name = Field(description="the node's name; for SQL Server, its WSFC node (computer) name")
     host: Name | None = Field(default=None, description="host (or VM host) it runs on, if known")
     vm: Name | None = Field(default=None, description="the vSphere VM the node runs in (vSphere topologies)")
@@ -301,7 +142,7 @@ class DatabaseNode(_Model):
         return self.replica or self.name
 
 
-class Database(_Model):
+class Database(StrictModel):
     name: Name
     kind: Literal["sqlserver-ag", "sqlserver-fci", "postgres"]
     endpoint: str = Field(description="listener / network name; for postgres, comma-separated hosts")
@@ -343,7 +184,7 @@ class Database(_Model):
     @classmethod
     def _hosts(cls, endpoint: str, info: ValidationInfo) -> str:
         """One host (it goes into `SERVER=tcp:host,port`); postgres lists several (the `Pqopt` host list)."""
-        hosts = [_address(host) for host in endpoint.split(",")]
+        hosts = [valid_address(host) for host in endpoint.split(",")]
         if len(hosts) > 1 and info.data.get("kind") != "postgres":
             raise ValueError(f"{shown(endpoint)}: one host for SQL Server (only postgres lists several)")
         return ",".join(hosts)
@@ -364,173 +205,7 @@ class Database(_Model):
         return restore_as
 
 
-class TlsPolicy(_Model):
-    verify: bool = Field(default=True, strict=True)
-    ca_file: CaFile | None = None
-
-
-class VCenter(_Model):
-    address: Address
-    port: Port = 443
-    credential: CredentialRef
-    tls: TlsPolicy = TlsPolicy()
-    datacenter: Display | None = None
-    cluster: Display
-    allow_host_shutdown: bool = Field(
-        default=False, strict=True,
-        description="let host-power-off fall back to ShutdownHost_Task on a host without a BMC: graceful "
-                    "(HA may not restart its VMs) and nothing can power the host on again, so the revert "
-                    "waits for someone to do it; off unless you accept that")
-
-
-NEVER_BLOCKING_HEALTH_GROUPS = frozenset({"hcl", "cloudhealth"})
-HealthGroupId = Annotated[str, AfterValidator(_matching(re.compile(r"^com\.vmware\.vsan\.health\.test\.[a-z0-9_.]{1,64}$"),
-                                                        "a vSAN health group id such as com.vmware.vsan.health.test.network"))]
-VsanApiVersion = Annotated[str, AfterValidator(_matching(re.compile(r"^vsan\.version\.version[0-9]+$"),
-                                                         "a vSAN API version such as vsan.version.version20"))]
-
-
-DISK_FAULT_SCRIPT = re.compile(r"/usr/lib/vmware/vsan/bin/[A-Za-z][A-Za-z0-9_]{0,63}\.pyc?")
-"""The disk fault injection script lives in VMware's vSAN directory on the host; nothing else runs."""
-DISK_FAULT_FLAGS: Final = MappingProxyType({"-p": None, "-t": None, "-u": None, "-c": None,
-                                            "-r": "@SECONDS@", "-d": "@DEVICE@"})
-"""The script's flags the harness uses, each with the placeholder it takes (None: none). Which flags a
-host's script has is checked on the host (`-h`); a line may use these and no others."""
-MODE_FLAGS: Final = MappingProxyType({"permanent": "-p", "transient": "-t", "unplug": "-u", "clear": "-c"})
-
-
-class DiskFaultCommands(_Model):
-    """The ESXi command lines of the vSAN disk fault injection script (@DEVICE@, @SECONDS@ filled in).
-
-    Path and flags are as VMware documents them for vSAN OSA but are not confirmed on every
-    release: check them on one host (`python <script> -h`) and override here if they differ.
-    An override is the interpreter, the script under /usr/lib/vmware/vsan/bin and flags of the
-    declared set with their placeholders: it runs as root in the ESXi shell, so it can name no
-    other program, no environment prefix and no argument of its own.
-    """
-
-    permanent: str = "python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -p -d @DEVICE@"
-    transient: str = "python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -t -r @SECONDS@ -d @DEVICE@"
-    unplug: str = "python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -u -d @DEVICE@"
-    clear: str = "python /usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc -c -d @DEVICE@"
-
-    @field_validator("permanent", "transient", "unplug", "clear")
-    @classmethod
-    def _the_script_and_its_flags(cls, command: str, info: ValidationInfo) -> str:
-        words = command.split(" ")
-        if len(words) < 2 or words[0] not in ("python", "python3") or not DISK_FAULT_SCRIPT.fullmatch(words[1]):
-            raise ValueError(f"{shown(command)}: 'python /usr/lib/vmware/vsan/bin/SCRIPT.pyc' and its flags, nothing else")
-        seen: list[str] = []
-        rest = iter(words[2:])
-        for flag in rest:
-            if flag not in DISK_FAULT_FLAGS or flag in seen:
-                raise ValueError(f"{shown(command)}: {shown(flag)} is not one of the script's flags "
-                                 f"({' '.join(DISK_FAULT_FLAGS)}), once each")
-            seen.append(flag)
-            placeholder = DISK_FAULT_FLAGS[flag]
-            if placeholder is not None and next(rest, None) != placeholder:
-                raise ValueError(f"{shown(command)}: {flag} takes {placeholder}")
-        mode = MODE_FLAGS[str(info.field_name)]
-        if "-d" not in seen or mode not in seen or len(set(MODE_FLAGS.values()) & set(seen)) != 1:
-            raise ValueError(f"{shown(command)}: the {info.field_name} line gives {mode} (and no other mode) "
-                             "and -d @DEVICE@")
-        return command
-
-
-class VsanSettings(_Model):
-    api_version: VsanApiVersion | None = Field(
-        default=None,
-        description="vSAN management API version passed to /vsanHealth; unset: the newest one vCenter offers "
-                    "(/sdk/vsanServiceVersions.xml) that this pyVmomi speaks. Set it only to override that")
-    disk_faults: DiskFaultCommands = DiskFaultCommands()
-    preflight_health_groups: tuple[HealthGroupId, ...] = Field(
-        default=("com.vmware.vsan.health.test.network", "com.vmware.vsan.health.test.cluster"),
-        description="health groups of the cached summary a red test of which refuses a run (objects and resync "
-                    "are judged live; hardware-compatibility and online checks never block)")
-    @field_validator("preflight_health_groups")
-    @classmethod
-    def _never_hardware_or_online(cls, groups: tuple[str, ...]) -> tuple[str, ...]:
-        never = [g for g in groups if g.rsplit(".", 1)[-1] in NEVER_BLOCKING_HEALTH_GROUPS]
-        if never:
-            raise ValueError(f"{', '.join(never)}: hardware-compatibility and online health checks never refuse a "
-                             "run (they are often red on healthy clusters)")
-        return groups
-
-    health_cache_warn_s: int = Field(
-        default=6 * 3600, ge=60, le=7 * 86400, strict=True,
-        description="warn when the cached health summary is older than this (seconds)")
-
-
-class RedfishEndpoint(_Model):
-    name: Name
-    address: Address
-    port: Port = 443
-    system_id: Name | None = Field(default=None, description="discovered from /redfish/v1/Systems if absent")
-    credential: CredentialRef
-    tls: TlsPolicy = TlsPolicy()
-
-
-class WinRmEndpoint(_Model):
-    name: Name
-    address: Address
-    port: Port = 5986
-    scheme: Literal["https", "http"] = Field(
-        default="https", description="http only for a listener on this machine (a tunnel): the transport "
-                                     "refuses plain http to any other address")
-    transport: Literal["ntlm", "kerberos", "credssp", "basic"] = "ntlm"
-    credential: CredentialRef
-    tls: TlsPolicy = TlsPolicy()
-
-    @model_validator(mode="after")
-    def _no_readable_password(self) -> WinRmEndpoint:
-        if self.scheme == "http" and self.transport == "basic" and not _is_loopback(self.address):
-            raise ValueError("scheme http with transport basic sends the password readable: use https, or "
-                             "http only to a listener on this machine (127.0.0.1)")
-        return self
-
-
-class SshEndpoint(_Model):
-    name: Name
-    address: Address
-    port: Port = 22
-    username: Username
-    key_file: SecretRef | None = Field(default=None, description="where the private key path lives")
-    password: SecretRef | None = None
-    host_key: HostKey | None = Field(default=None, description="'<type> <base64>' pinned host key")
-
-    @model_validator(mode="after")
-    def _a_way_to_log_in(self, info: ValidationInfo) -> SshEndpoint:
-        """A file's endpoint names how to log in (the embedded lab's router is a namespace: no login)."""
-        if self.key_file is None and self.password is None and _from_document(info):
-            raise ValueError("give key_file or password: without either the login cannot succeed")
-        return self
-
-
-class Management(_Model):
-    vcenter: VCenter | None = None
-    vsan: VsanSettings = VsanSettings()
-    redfish: list[RedfishEndpoint] = []
-    winrm: list[WinRmEndpoint] = []
-    ssh: list[SshEndpoint] = []
-    platforms: dict[Name, dict[str, JsonValue]] = Field(
-        default_factory=dict, description="platform name -> its section, for platforms from plug-ins: each is "
-                                          "validated by its platform's own model when the topology is used")
-
-    def named(self) -> list[tuple[str, RedfishEndpoint | WinRmEndpoint | SshEndpoint]]:
-        """(field path, endpoint) of every named endpoint: `management.ssh[0]`, ..."""
-        found: list[tuple[str, RedfishEndpoint | WinRmEndpoint | SshEndpoint]] = []
-        found += [(f"management.redfish[{i}]", e) for i, e in enumerate(self.redfish)]
-        found += [(f"management.winrm[{i}]", e) for i, e in enumerate(self.winrm)]
-        found += [(f"management.ssh[{i}]", e) for i, e in enumerate(self.ssh)]
-        return found
-
-    def addresses(self) -> list[tuple[str, str]]:
-        """(field path, address) of every endpoint the harness reaches the cluster through."""
-        found = [("management.vcenter.address", self.vcenter.address)] if self.vcenter else []
-        return found + [(f"{path}.address", e.address) for path, e in self.named()]
-
-
-class LocalProcess(_Model):
+class LocalProcess(StrictModel):
     """A process on the harness machine that faults may freeze (a stand-in service, a fio server).
 
     Its pid file names the process and `executable` confirms it: a freeze acts only on a process
@@ -549,7 +224,7 @@ class LocalProcess(_Model):
         return pidfile
 
 
-class Slo(_Model):
+class Slo(StrictModel):
     """Thresholds the suites turn into assertions."""
 
     failover_max_s: Seconds = 35.0
@@ -573,16 +248,12 @@ class Slo(_Model):
 LAB_PREFIX = re.compile(r"^[a-z][a-z0-9]{1,7}$")
 
 
-class LabSettings(_Model):
+class LabSettings(StrictModel):
     """The embedded lab's identity: a prefix for every resource and its /24 in 198.18.0.0/15."""
 
     prefix: str = Field(default="hlab", pattern=LAB_PREFIX.pattern)
     subnet_index: int | None = Field(default=None, ge=0, le=511, description="derived from the prefix if absent")
     state_dir: str | None = None
-
-
-def _from_document(info: ValidationInfo) -> bool:
-    return isinstance(info.context, Mapping) and bool(info.context.get("document"))
 
 
 def _widest_site_prefix(info: ValidationInfo) -> int:
@@ -592,14 +263,7 @@ def _widest_site_prefix(info: ValidationInfo) -> int:
     return WIDEST_SITE_PREFIX
 
 
-def _is_loopback(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return address == "localhost"
-
-
-class Topology(_Model):
+class Topology(StrictModel):
     name: Name
     # the platform the cluster runs on: vsphere, or the name of an installed platform that hosts clusters (checked
     # against the catalogue when a run reads the topology: `faults.sections.check`); lab is built by code only
@@ -620,7 +284,7 @@ class Topology(_Model):
     @field_validator("kind")
     @classmethod
     def _lab_is_built_by_code(cls, kind: str, info: ValidationInfo) -> str:
-        if kind == "lab" and _from_document(info):
+        if kind == "lab" and from_document(info):
             raise ValueError("'lab' is the embedded lab, chosen with --topology lab[:PREFIX]; "
                              "a file describes a real cluster (kind: vsphere)")
         return kind
@@ -633,7 +297,7 @@ class Topology(_Model):
         Then it gives the prefix alone: where the lab keeps its state is the lab's own rule, never a
         path a file could point elsewhere.
         """
-        if lab is None or not _from_document(info):
+        if lab is None or not from_document(info):
             return lab
         if info.data.get("kind") != "vsphere" or lab.state_dir is not None or lab.subnet_index is not None:
             raise ValueError("only the embedded lab (--topology lab[:PREFIX]) has lab settings; a vsphere "

@@ -26,7 +26,7 @@ import pytest
 from faults.base import FaultSpec, Uncertain
 from faults.transports.redfish import RedfishClient
 from harness_kernel.errors import ControlPlaneError
-from harness_kernel.topology.models import RedfishEndpoint
+from harness_kernel.topology.management import RedfishEndpoint
 from harness_lab.ca import LabCa
 from harness_platforms.redfish.faults import Bmc, HostPowerOff
 from tests.support.json_http import JsonHandler

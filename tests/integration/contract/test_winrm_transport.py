@@ -20,7 +20,7 @@ import pytest
 
 from faults.transports.winrm import PREAMBLE, EndpointUnreachable, LoginRejected, WinRmSession, clixml_message
 from harness_kernel.errors import ConfigError, ControlPlaneError, CredentialRejectedError
-from harness_kernel.topology.models import WinRmEndpoint
+from harness_kernel.topology.management import WinRmEndpoint
 from tests.support import variations
 from tests.support.wsman import Answer, clixml_error, clixml_progress, output_pieces, running_wsman
 from tests.support.wsman_auth import WsmanSite

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from faults.transports.winrm import PREAMBLE, WinRmSession, encoded_command
-from harness_kernel.topology.models import WinRmEndpoint
+from harness_kernel.topology.management import WinRmEndpoint
 from tests.support import variations
 from tests.support.wsman import SHELL, SOAP, Shells, WsmanLog, envelope, running_wsman, timeout_fault
 from tests.support.wsman_facts import text

@@ -20,7 +20,7 @@ from harness.safety.journal import Journal
 from harness.safety.runner import FaultRunner, RunnerSettings
 from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.history.timeline import Timeline
-from harness_kernel.topology.models import TlsPolicy
+from harness_kernel.topology.management import TlsPolicy
 from harness_platforms.vsphere.probes import HOST_FAILED_EVENTS, discover, ha_events, verify, wait_recovered
 from harness_platforms.vsphere.vsan.probes import VsanCluster, VsanQuiet, disk_targets
 from tests.support.vsim import MODEL, PASSWORD_ENV, SITES, VMS, WITNESS_ADDRESS, Simulator, running, wait_until

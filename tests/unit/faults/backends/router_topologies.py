@@ -7,7 +7,8 @@ names with spaces, parentheses or shell syntax are built here with `model_constr
 from __future__ import annotations
 
 from harness_kernel.topology.credentials import SecretRef
-from harness_kernel.topology.models import Host, Link, Management, Router, Site, SshEndpoint, Topology, Witness
+from harness_kernel.topology.management import Management, SshEndpoint
+from harness_kernel.topology.models import Host, Link, Router, Site, Topology, Witness
 
 WITNESS_SITE = "site w"
 

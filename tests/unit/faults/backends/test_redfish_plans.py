@@ -13,7 +13,8 @@ from faults.base import Fault, FaultSpec
 from faults.transports.redfish import RedfishClient
 from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.topology.loader import parse_topology
-from harness_kernel.topology.models import RedfishEndpoint, Topology
+from harness_kernel.topology.management import RedfishEndpoint
+from harness_kernel.topology.models import Topology
 from harness_platforms.redfish.faults import HostPowerOff, SitePowerOff
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "stretched-2plus2.yaml"

@@ -14,7 +14,7 @@ import pytest
 from faults.transports.ssh import SshShell
 from harness_kernel.errors import ControlPlaneError
 from harness_kernel.topology.credentials import SecretRef
-from harness_kernel.topology.models import SshEndpoint
+from harness_kernel.topology.management import SshEndpoint
 
 PASSWORD_ENV = "HARNESS_TEST_LOOPBACK_SSH_PASSWORD"
 PASSWORD = "loopback-only"

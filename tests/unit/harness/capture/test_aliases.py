@@ -7,7 +7,8 @@ import ipaddress
 import pytest
 
 from harness.capture.aliases import Aliases, _swapped
-from harness_kernel.topology.models import Management, Topology
+from harness_kernel.topology.management import Management
+from harness_kernel.topology.models import Topology
 
 
 def aliases() -> Aliases:
