@@ -119,6 +119,18 @@ def _cmd_discover(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_examples(args: argparse.Namespace) -> int:
+    """Exit 0: the list, or the example printed; 4: no example of that name."""
+    from harness import examples
+
+    if args.name:
+        print(examples.text(args.name), end="")
+        return 0
+    for name in examples.names():
+        print(f"{name}  {examples.summary(name)}")
+    return 0
+
+
 def _cmd_schema(args: argparse.Namespace) -> int:
     from faults.catalogue import installed
     from harness.schema import dumps
@@ -189,6 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     find.add_argument("--sql-user")
     find.add_argument("--sql-password-env", metavar="VAR")
     find.set_defaults(func=_cmd_discover)
+    example = sub.add_parser("examples", help="list the example topologies, or print one to start your own from")
+    example.add_argument("name", nargs="?", help="the example to print (as listed)")
+    example.set_defaults(func=_cmd_examples)
     schema = sub.add_parser("schema", help="print the topology's JSON Schema, with every installed platform's "
                                            "section (for an editor's completion and checks)")
     schema.set_defaults(func=_cmd_schema)

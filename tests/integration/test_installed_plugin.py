@@ -116,8 +116,12 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_plugs_into_any_pytest_project(i
                    cwd=project)
     assert str(venv) in imported.stdout, "the plugin must come from the wheel, not from the repository"
 
-    example = project / "prod.yaml"  # their topology, in their project
-    example.write_text((ROOT / "examples" / "stretched-2plus2.yaml").read_text())
+    listed = run([str(venv / "bin" / "python"), "-m", "harness", "examples"], cwd=project)
+    assert listed.returncode == 0 and "stretched-2plus2.yaml  A vSAN stretched cluster" in listed.stdout, listed.stderr
+    example = project / "prod.yaml"  # their topology, in their project, started from the installed example
+    started = run([str(venv / "bin" / "python"), "-m", "harness", "examples", "stretched-2plus2.yaml"], cwd=project)
+    assert started.stdout == (ROOT / "examples" / "stretched-2plus2.yaml").read_text(), started.stderr
+    example.write_text(started.stdout)
     s4 = run([str(venv / "bin" / "python"), "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "harness_suites",
               "--topology", str(example), "--dry-run", "--state-dir", str(tmp_path / "state"),
               "-k", "test_s4 and planned and not unplanned"], cwd=project, timeout=120)
