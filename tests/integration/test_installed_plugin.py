@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support.wheels import build_wheel, fresh_venv, run, tracked_copy
+
 ROOT = Path(__file__).parents[2]
 PLUGIN = ROOT / "examples" / "harness-pdu"
 STAND_IN = PLUGIN / "tests" / "rack_pdu.py"
@@ -41,13 +43,6 @@ EXPERIMENT = textwrap.dedent("""\
     """)
 
 
-def run(argv: list[str], cwd: Path, timeout: float = 600, **env: str) -> subprocess.CompletedProcess[str]:
-    """Run as a user would: nothing of this repository on the path (nor its tools, unless `env` says so)."""
-    environment = {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "HARNESS_TOOLS")}
-    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,
-                          env=environment | env)
-
-
 @dataclass(frozen=True)
 class Installed:
     venv: Path
@@ -59,17 +54,6 @@ class Installed:
         return str(self.venv / "bin" / "python")
 
 
-def tracked_copy(root: Path, to: Path) -> Path:
-    """The files of `root` that git does not ignore (what a fresh clone has, with the work in progress), copied to `to`."""
-    listed = run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root)
-    assert listed.returncode == 0, listed.stderr
-    for name in filter(None, listed.stdout.split("\0")):
-        if (root / name).is_file():
-            (to / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(root / name, to / name)
-    return to
-
-
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     """One fresh virtualenv with the harness's wheel and the example plug-in's, as a user would install them."""
@@ -78,15 +62,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     plugin = shutil.copytree(PLUGIN, here / PLUGIN.name, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     # each is built from a copy: a build writes beside its sources, and a `build/` left by an earlier build of
     # this checkout would ship modules that have since moved
-    for source in (tracked_copy(ROOT, here / "resilience-harness"), plugin):
-        built = run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(source)], cwd=here)
-        assert built.returncode == 0, built.stderr
-    wheels = (next(dist.glob("resilience_harness-*.whl")), next(dist.glob("harness_pdu-*.whl")))
-    venv = here / "venv"
-    assert run([sys.executable, "-m", "venv", str(venv)], cwd=here).returncode == 0
-    for wheel in wheels:
-        done = run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", str(wheel)], cwd=here)
-        assert done.returncode == 0, done.stderr
+    wheels = (build_wheel(tracked_copy(ROOT, here / "resilience-harness"), dist, here), build_wheel(plugin, dist, here))
+    venv = fresh_venv(here / "venv", *(str(wheel) for wheel in wheels))
     return Installed(venv, *wheels)
 
 
