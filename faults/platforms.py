@@ -52,6 +52,7 @@ ROUTER = Platform("router", (
 POSTGRES = Platform("postgres", (
     Backend("backup", "faults.backends.pgbackup:PgBaseBackup", database_kind("postgres")),
     Backend("restore", "faults.backends.pgrestore:PgRestore", database_kind("postgres")),
-), summary="PostgreSQL's own tools")
+), databases=(("postgres", "harness.clusters.lab:LabCluster"),),  # the lab's view, bound to vSphere's simulator too
+    summary="PostgreSQL's own tools")
 
 IN_TREE: tuple[Platform, ...] = (LAB, PROCESS, ROUTER, POSTGRES)

@@ -49,14 +49,19 @@ def section(topology: Topology, name: str, model: type[Section]) -> Section:
 
 
 def check(topology: Topology, catalogue: Catalogue | None = None) -> dict[str, BaseModel]:
-    """The topology's kind is one an installed platform hosts, and every section is validated by its platform's
-    model: a section no installed platform reads is an error."""
+    """The topology's kind is one an installed platform hosts, each database's kind one a platform observes, and
+    every section is validated by its platform's model: a section no installed platform reads is an error."""
     catalogue = catalogue or installed()
     host = catalogue.platform(topology.kind)
     if topology.kind not in BUILT_IN_KINDS and (host is None or not host.hosts_clusters):
         hosts = [p.name for p in catalogue.platforms if p.hosts_clusters]
         raise ConfigError(f"{where(topology)}: kind: {topology.kind!r} is no platform installed here "
                           f"(known: {', '.join(hosts)}; is its plug-in installed?)")
+    kinds = sorted({kind for p in catalogue.platforms for kind, _ in p.databases})
+    for index, database in enumerate(topology.databases):
+        if database.kind not in kinds:
+            raise ConfigError(f"{where(topology)}: databases[{index}].kind: {database.kind!r} is no database kind "
+                              f"installed here (known: {', '.join(kinds)}; is its plug-in installed?)")
     validated: dict[str, BaseModel] = {}
     for name in topology.management.platforms:
         platform = catalogue.platform(name)

@@ -32,6 +32,7 @@ def topology_schema(catalogue: Catalogue) -> dict[str, Any]:
         sections[platform.name] = {"$ref": f"#/$defs/{prefix}{platform.section.__name__}"}
     platforms = definitions["Management"]["properties"]["platforms"]
     platforms["properties"] = sections
+    definitions["Database"]["properties"]["kind"]["enum"] = sorted({k for p in catalogue.platforms for k, _ in p.databases})
     return schema
 
 

@@ -48,18 +48,11 @@ CLUSTERS: dict[str, str] = {
 }
 
 
-# databases[].kind -> "module:Class" with `from_topology(topology)` building its part (its SDK imported only
-# when chosen), besides what each platform declares (`Platform.databases`: SQL Server's availability group and
-# failover instance). PostgreSQL under vSphere is the embedded lab's, bound to its simulator (`lab up --vsphere`).
-BUILT_IN_DATABASE_PARTS: dict[str, str] = {
-    "postgres": "harness.clusters.lab:LabCluster",
-}
-
-
 def database_parts() -> dict[str, str]:
-    """Each database kind this installation observes, and the part that observes it."""
-    declared = {kind: path for p in installed().platforms for kind, path in p.databases}
-    return {**BUILT_IN_DATABASE_PARTS, **declared}
+    """Each database kind this installation observes, and the part that observes it ("module:Class" with
+    `from_topology(topology)`, its SDK imported only when chosen), as the platforms declare them (`Platform.databases`:
+    PostgreSQL's is the embedded lab's view, bound to vSphere's simulator under `lab up --vsphere`)."""
+    return {kind: path for p in installed().platforms for kind, path in p.databases}
 
 
 def cluster_for(topology: Topology) -> Cluster:

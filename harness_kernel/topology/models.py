@@ -144,7 +144,8 @@ class DatabaseNode(StrictModel):
 
 class Database(StrictModel):
     name: Name
-    kind: Literal["sqlserver-ag", "sqlserver-fci", "postgres"]
+    kind: Name = Field(description="postgres, or a kind an installed platform brings (SQL Server's sqlserver-ag and "
+                                   "sqlserver-fci): checked against the catalogue when a run reads the topology")
     endpoint: str = Field(description="listener / network name; for postgres, comma-separated hosts")
     port: Port = 1433
     database: Name

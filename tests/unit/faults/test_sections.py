@@ -8,19 +8,16 @@ import pytest
 import yaml
 
 from faults import platforms, sections
-from faults.catalogue import Catalogue
-from faults.plugins import PluginPlatform
+from faults.catalogue import Catalogue, this_package
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
-from harness_platforms.vsphere import platform as vsphere
 from tests.unit.faults import toy_platform
 from tests.unit.faults.test_catalogue import TOY
 from tests.unit.faults.test_registry import EXAMPLE
 
-VSPHERE = PluginPlatform(vsphere.VSPHERE, "vsphere = harness_platforms.vsphere.platform:VSPHERE", None)
-WITH_TOY = Catalogue.of(platforms.IN_TREE, [VSPHERE, TOY])
-WITHOUT = Catalogue.of(platforms.IN_TREE, [VSPHERE])
+WITH_TOY = this_package(TOY)
+WITHOUT = this_package()
 SECTION = {"address": "192.0.2.90", "credential": {"username": "admin", "password": {"env": "TOY_PASSWORD"}},
            "outlets": {"esx-a1": 3}}
 
@@ -70,15 +67,26 @@ def test_a_cluster_kind_is_the_lab_or_one_an_installed_platform_hosts() -> None:
     """A platform may host clusters (`kind: vsphere`, `kind: nutanix`); a kind nobody here hosts, or a platform that
     only acts on targets, is refused by name before anything is planned."""
     def toy(**changes: object) -> Catalogue:
-        return Catalogue.of(platforms.IN_TREE, [VSPHERE, dataclasses.replace(
-            TOY, platform=dataclasses.replace(TOY.platform, **changes))])
+        return this_package(dataclasses.replace(TOY, platform=dataclasses.replace(TOY.platform, **changes)))
 
     assert sections.check(of_kind("toy"), toy(hosts_clusters=True)) == {}
-    with pytest.raises(ConfigError, match=r"kind: 'toy' is no platform installed here \(known: vsphere, toy2;"):
+    with pytest.raises(ConfigError, match=r"kind: 'toy' is no platform installed here \(known: nutanix, vsphere, toy2;"):
         sections.check(of_kind("toy"), toy(name="toy2", hosts_clusters=True))
     with pytest.raises(ConfigError, match=r"kind: 'toy' is no platform installed here"):
         sections.check(of_kind("toy"), WITH_TOY)
-    with pytest.raises(ConfigError, match=r"kind: 'vsphre' is no platform installed here \(known: vsphere;"):
+    with pytest.raises(ConfigError, match=r"kind: 'vsphre' is no platform installed here \(known: nutanix, vsphere;"):
         sections.check(of_kind("vsphre"), WITHOUT)
     with pytest.raises(ConfigError, match=r"kind: 'vsphere' is no platform installed here \(known: ;"):
         sections.check(of_kind("vsphere"), Catalogue.of(platforms.IN_TREE, []))  # vSphere is a platform like any
+
+
+def test_a_database_kind_is_one_an_installed_platform_observes() -> None:
+    """A plug-in may bring a database kind (its `databases` part); one nobody here observes is refused by name."""
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    doc["databases"][0]["kind"] = "oracle-rac"
+    topology = parse_topology(doc, str(EXAMPLE))  # the kernel takes any name: what is installed decides
+    with pytest.raises(ConfigError, match=r"databases\[0\]\.kind: 'oracle-rac' is no database kind installed here "
+                                          r"\(known: postgres, sqlserver-ag, sqlserver-fci; is its plug-in installed\?\)"):
+        sections.check(topology, WITHOUT)
+    brings = dataclasses.replace(TOY, platform=dataclasses.replace(TOY.platform, databases=(("oracle-rac", "x:Y"),)))
+    assert sections.check(topology, this_package(brings)) == {}
