@@ -39,15 +39,21 @@ def pytest_runtest_makereport(
         report.when = "setup"  # reported as an error, not as a product failure
     if broken and call.excinfo is not None and call.excinfo.errisinstance(ConfigError):
         plugin_state(item.config).bad_input += 1
-    elif broken or report.when != "call":
+    elif broken or (report.when != "call" and _the_harness_s(item)):
         plugin_state(item.config).broken += 1
-    else:
+    else:  # a product failure, or another project's test failing or erring: pytest's meaning, exit 1
         plugin_state(item.config).failed += 1
     _remember_outcome(item, report)
     harness_run = plugin_state(item.config).run
     if harness_run is not None and harness_run.revert_failures:
         item.session.shouldstop = "a revert failed: the target may still be broken (python -m harness recover)"
     return report
+
+
+def _the_harness_s(item: pytest.Item) -> bool:
+    """A scenario: its setup or teardown erring is the harness broken. Installed beside other tests, the plugin leaves
+    theirs alone: a broken fixture of another project keeps pytest's exit code."""
+    return item.get_closest_marker("scenario") is not None
 
 
 def _a_scenario_s_bug(item: pytest.Item, call: pytest.CallInfo[None]) -> bool:

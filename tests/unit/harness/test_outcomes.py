@@ -96,3 +96,35 @@ def test_a_test_outside_the_scenarios_keeps_pytest_s_meaning(tmp_path):
     code, _, junit = run(tmp_path, "not_a_scenario")
     assert code == 1
     assert counts(junit) == ("1", "0")
+
+
+THEIR_PROJECT = textwrap.dedent("""\
+    import pytest
+
+    @pytest.fixture
+    def database():
+        raise RuntimeError("their fixture is broken")
+
+    def test_uses_their_fixture(database):
+        pass
+
+    def test_passes():
+        pass
+    """)
+
+
+def their_exit_code(tmp_path: Path, *plugin: str) -> tuple[int, str]:
+    project = tmp_path / "their-project"
+    project.mkdir(exist_ok=True)
+    (project / "test_theirs.py").write_text(THEIR_PROJECT)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin, str(project),
+                           "--rootdir", str(project)], capture_output=True, text=True, cwd=project, timeout=60)
+    return done.returncode, done.stdout
+
+
+def test_another_projects_broken_fixture_keeps_pytest_s_exit_code_with_the_plugin_installed(tmp_path):
+    """Installed beside other tests, the plugin is inert for them: their errors are theirs, not a broken harness."""
+    without, _ = their_exit_code(tmp_path, "-p", "no:harness.plugin", "-p", "no:harness.suites")
+    with_plugin, out = their_exit_code(tmp_path, "-p", "harness.plugin")
+    assert (without, with_plugin) == (1, 1), out
+    assert "harness or infrastructure broken" not in out
