@@ -123,7 +123,7 @@ from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.management import VCenter, WinRmEndpoint
 from harness_kernel.topology.models import Database, DatabaseNode, DiskGroup, Host, Topology
 from harness_kernel.topology.targets import Target, TargetKind
-from harness_kernel.topology.values import ca_file, host_address
+from harness_kernel.topology.values import ca_file, host_address, matching, shown
 
 __all__ = [
     "ADMIN_DATABASE",
@@ -229,6 +229,7 @@ __all__ = [
     "database_of",
     "host_address",
     "host_identities",
+    "matching",
     "measure_offset",
     "on_section",
     "other_site_first",
@@ -244,6 +245,7 @@ __all__ = [
     "sdk",
     "section",
     "session_for",
+    "shown",
     "sqlserver_driver",
     "ssh_shell",
     "tls_context",

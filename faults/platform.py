@@ -87,6 +87,8 @@ class Platform:
     backends: tuple[Backend, ...]
     kinds: tuple[FaultKind, ...] = ()
     section: type[BaseModel] | None = None
+    section_at: str | None = None
+    """The key under `management` its section has always had (vSAN's `vsan`); None: `management.platforms.<name>`."""
     cluster_part: str | None = None
     probes: tuple[str, ...] = ()
     observers: tuple[str, ...] = ()

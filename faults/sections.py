@@ -1,4 +1,4 @@
-"""A plug-in platform's own part of a topology: `management.platforms.<name>`, validated by its model.
+"""A platform's own part of a topology: `management.platforms.<name>` (or its own key), validated by its model.
 
 The core topology keeps each section as plain JSON (it cannot know the models of platforms
 installed later); this module reads it through the platform's `section` model, with errors
@@ -22,13 +22,14 @@ Section = TypeVar("Section", bound=BaseModel)
 BUILT_IN_KINDS = ("lab",)  # the cluster kind the harness serves itself; the others are platforms' (hosts_clusters)
 
 
-def _root(name: str) -> tuple[str, ...]:
-    return ("management", "platforms", name)
+def _root(name: str, at: str | None = None) -> tuple[str, ...]:
+    return ("management", at) if at else ("management", "platforms", name)
 
 
-def path_of(name: str) -> str:
-    """`management.platforms.pdu`, as the core's errors spell a field path."""
-    return dotted(_root(name))
+def path_of(name: str, at: str | None = None) -> str:
+    """`management.platforms.pdu` (or `management.vsan`, a section at its own key), as the core's errors spell a
+    field path."""
+    return dotted(_root(name, at))
 
 
 def where(topology: Topology) -> str:
@@ -37,15 +38,18 @@ def where(topology: Topology) -> str:
     return topology.origin or f"topology {topology.name!r}"
 
 
-def section(topology: Topology, name: str, model: type[Section]) -> Section:
-    """The platform's section of `topology`, validated by `model` (errors name the file and the field path)."""
-    raw = topology.management.platforms.get(name)
+def section(topology: Topology, name: str, model: type[Section], *, at: str | None = None) -> Section:
+    """The platform's section of `topology`, validated by `model` (errors name the file and the field path).
+
+    `at`: the key under `management` of a section topologies have always had there (`vsan`), where it may be
+    absent (its model's defaults); otherwise the section is `management.platforms.<name>`, and required."""
+    raw = getattr(topology.management, at) if at else topology.management.platforms.get(name)
     if raw is None:
         raise ConfigError(f"{where(topology)}: {path_of(name)} is required by the {name} platform")
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(one_line(f"{where(topology)}: {format_validation_error(exc, root=_root(name))}")) from None
+        raise ConfigError(one_line(f"{where(topology)}: {format_validation_error(exc, root=_root(name, at))}")) from None
 
 
 def check(topology: Topology, catalogue: Catalogue | None = None) -> dict[str, BaseModel]:
@@ -71,14 +75,19 @@ def check(topology: Topology, catalogue: Catalogue | None = None) -> dict[str, B
                               f"(platforms with a section here: {', '.join(readers) or 'none'}; is its plug-in "
                               "installed?)")
         validated[name] = section(topology, name, platform.section)
+    for platform in catalogue.platforms:
+        if platform.section is not None and platform.section_at:
+            validated[platform.name] = section(topology, platform.name, platform.section, at=platform.section_at)
     return validated
 
 
 def secret_refs(topology: Topology, catalogue: Catalogue | None = None) -> list[tuple[str, SecretRef]]:
     """Every secret reference in the sections, with its field path (a credential's password included)."""
     found: list[tuple[str, SecretRef]] = []
+    catalogue = catalogue or installed()
     for name, model in check(topology, catalogue).items():
-        found += _refs_in(model, path_of(name))
+        platform = catalogue.platform(name)
+        found += _refs_in(model, path_of(name, platform.section_at if platform else None))
     return found
 
 

@@ -29,7 +29,11 @@ def topology_schema(catalogue: Catalogue) -> dict[str, Any]:
         section = platform.section.model_json_schema(ref_template=f"#/$defs/{prefix}{{model}}")
         definitions.update({f"{prefix}{name}": body for name, body in section.pop("$defs", {}).items()})
         definitions[f"{prefix}{platform.section.__name__}"] = section
-        sections[platform.name] = {"$ref": f"#/$defs/{prefix}{platform.section.__name__}"}
+        reference = {"$ref": f"#/$defs/{prefix}{platform.section.__name__}"}
+        if platform.section_at:  # a section at its own key of `management` (vSAN's `vsan`)
+            definitions["Management"]["properties"][platform.section_at] = reference
+        else:
+            sections[platform.name] = reference
     platforms = definitions["Management"]["properties"]["platforms"]
     platforms["properties"] = sections
     definitions["Database"]["properties"]["kind"]["enum"] = sorted({k for p in catalogue.platforms for k, _ in p.databases})

@@ -27,7 +27,6 @@ from pathlib import Path
 
 from harness_kernel import procs
 from harness_kernel.errors import ControlPlaneError
-from harness_kernel.topology.management import DiskFaultCommands
 from harness_lab import shell
 from harness_lab.services import Services
 
@@ -107,11 +106,6 @@ class EsxiShells:
     @property
     def script(self) -> Path:
         return self.directory / "bin" / SCRIPT_NAME
-
-    def disk_fault_commands(self) -> dict[str, str]:
-        """The topology's management.vsan.disk_faults for this lab: VMware's documented lines, as they are
-        (in each sshd's namespace the script's directory is the lab's `bin`)."""
-        return DiskFaultCommands().model_dump()
 
     @property
     def bin_dir(self) -> Path:

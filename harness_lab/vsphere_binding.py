@@ -154,7 +154,6 @@ class Endpoints:
     esxi: tuple[EsxiEndpoint, ...]
     router_host_key: str
     ca_file: Path
-    disk_faults: dict[str, str]
 
 
 def topology_document(layout: LabLayout, endpoints: Endpoints) -> dict[str, Any]:
@@ -193,7 +192,7 @@ def topology_document(layout: LabLayout, endpoints: Endpoints) -> dict[str, Any]
             "vcenter": {"address": "127.0.0.1", "port": endpoints.vcenter_port, "datacenter": DATACENTER,
                         "cluster": CLUSTER, "tls": tls,
                         "credential": {"username": VCENTER_USER, "password": {"env": env["vcenter"]}}},
-            "vsan": {"disk_faults": dict(endpoints.disk_faults)},
+            "vsan": {},  # the disk fault lines VMware documents, as the vsan platform's defaults give them
             "redfish": [{"name": f"bmc-{h}", "address": "127.0.0.1", "port": endpoints.redfish_port,
                          "system_id": system_id(layout.prefix, h), "tls": tls,
                          "credential": {"username": BMC_USER, "password": {"env": env["bmc"]}}} for h in hosts()],
@@ -290,8 +289,7 @@ class VsphereBinding:
         esxi = self.esxi.start(hosts(), control_url=control_url,
                                client_public_key=self.lab.ssh_key_file.with_suffix(".pub"), prefix=self.lab.layout.prefix)
         endpoints = Endpoints(vcenter_port=_port(sdk_url), redfish_port=_port(redfish), esxi=tuple(esxi),
-                              router_host_key=self.lab.ssh_host_key, ca_file=self.ca.ca_file,
-                              disk_faults=self.esxi.disk_fault_commands())
+                              router_host_key=self.lab.ssh_host_key, ca_file=self.ca.ca_file)
         document = topology_document(self.lab.layout, endpoints)
         topology = parse_topology(document, str(self.topology_file))
         self.topology_file.write_text(yaml.safe_dump(document, sort_keys=False))

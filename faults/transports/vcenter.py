@@ -557,10 +557,18 @@ def session_for(topology: Topology) -> VCenterSession:
     key = (vcenter.address, vcenter.port, vcenter.credential.username)
     with _SESSIONS.lock:
         session = _SESSIONS.by_endpoint.get(key)
-        if session is None or session.vcenter != vcenter or session.vsan_version != topology.management.vsan.api_version:
-            session = VCenterSession(vcenter, topology.management.vsan.api_version)
+        version = vsan_api_version(topology)
+        if session is None or session.vcenter != vcenter or session.vsan_version != version:
+            session = VCenterSession(vcenter, version)
             _SESSIONS.by_endpoint[key] = session
         return session
+
+
+def vsan_api_version(topology: Topology) -> str | None:
+    """`management.vsan.api_version` as the topology gives it: the vsan platform's section validates it (a run reads
+    the topology through `faults.sections.check`); here only a string is taken, anything else is no override."""
+    version = topology.management.vsan.get("api_version")
+    return version if isinstance(version, str) else None
 
 
 def close_all() -> None:

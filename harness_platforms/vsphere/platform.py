@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from faults.contract import Backend, Condition, Platform
 from harness_platforms.vsphere.assumptions import VSAN_ASSUMPTIONS, VSPHERE_ASSUMPTIONS
+from harness_platforms.vsphere.vsan.section import KEY as VSAN_KEY
+from harness_platforms.vsphere.vsan.section import VsanSettings
 
 if TYPE_CHECKING:  # mypy checks each class against the contract; at run time nothing is imported
     from faults.contract import BackendClass, DrafterFactory, PlatformChecks
@@ -50,6 +52,8 @@ VSAN = Platform(
     "vsan",
     (Backend("disk-failure", f"{_HERE}.vsan.faults:DiskFailure", VCENTER),
      Backend("disk-group-failure", f"{_HERE}.vsan.faults:DiskGroupFailure", VCENTER)),
+    section=VsanSettings,
+    section_at=VSAN_KEY,
     extra="vsphere",
     summary="vSAN (its management API and the hosts' fault-injection script)",
     assumptions=VSAN_ASSUMPTIONS,

@@ -46,6 +46,7 @@ from harness_platforms.vsphere import checks as vsphere_checks
 from harness_platforms.vsphere import policies
 from harness_platforms.vsphere import probes as vsphere
 from harness_platforms.vsphere.vsan.probes import HealthJudged, VsanCluster, VsanQuiet
+from harness_platforms.vsphere.vsan.section import settings as vsan_settings
 from workloads.oltp import ConnectionSettings, Dialect
 
 
@@ -69,7 +70,7 @@ class VsphereCluster:
         `databases[0].kind`, through the platform that declares it)."""
         if topology.management.vcenter is None:
             raise ConfigError(f"topology {topology.name!r}: a vsphere cluster needs management.vcenter")
-        session = VCenterSession(topology.management.vcenter, topology.management.vsan.api_version)
+        session = VCenterSession(topology.management.vcenter, vsan_settings(topology).api_version)
         cluster = cls(topology, database, session, VsanCluster(topology, session))
         if isinstance(cluster.database, Provisioned):
             return ProvisionedVsphereCluster(cluster.topology, cluster.database, session, cluster.vsan)

@@ -42,6 +42,7 @@ from faults.contract import (
 from harness_platforms.vsphere.assumptions import DISK_FAULT_SCRIPT, PERMANENT_CLEAR, PHYSICAL_DISK_DEVNAME, RESYNC_TYPE_UNSET
 from harness_platforms.vsphere.probes import Discovery, verify
 from harness_platforms.vsphere.vsan.probes import VsanCluster, VsanQuiet
+from harness_platforms.vsphere.vsan.section import settings
 
 log = logging.getLogger(__name__)
 
@@ -264,7 +265,7 @@ class DiskFailure(_DeviceFault):
                        f"device of disk group {index}" + (" (a cache device failure takes the whole group: use "
                                                           "disk-group-failure)" if role == "cache" else ""))
         mode = _MODES[params.mode]
-        commands = topology.management.vsan.disk_faults
+        commands = settings(topology).disk_faults
         return cls(spec, topology, host, device,
                    inject_line=fill(getattr(commands, mode), device, params.transient_s),
                    clear_line=fill(commands.clear, device, params.transient_s), mode_field=mode,
@@ -289,7 +290,7 @@ class DiskGroupFailure(_DeviceFault):
             raise ConfigError(f"disk-group-failure on {spec.target}: the group has no cache device ({where}[{index_text}]"
                               ".cache): vSAN ESA has no cache tier, so there is no device whose failure takes the group; "
                               "fail a capacity device with disk-failure instead")
-        commands = topology.management.vsan.disk_faults
+        commands = settings(topology).disk_faults
         return cls(spec, topology, host, group.cache, inject_line=fill(commands.permanent, group.cache),
                    clear_line=fill(commands.clear, group.cache), mode_field="permanent", vsan=VsanCluster(topology),
                    group_index=int(index_text))

@@ -38,6 +38,7 @@ from faults.contract import (
     session_for,
 )
 from harness_platforms.vsphere.probes import Discovery, DiskGroupSeen, discover
+from harness_platforms.vsphere.vsan.section import settings as vsan_settings
 
 log = logging.getLogger(__name__)
 
@@ -477,7 +478,7 @@ class VsanQuiet:
             raise ControlPlaneError(f"{where}: vSAN objects are not healthy ("
                                     + ", ".join(f"{n} {state}" for state, n in sorted(unhealthy.items()))
                                     + "); start when they are")
-        settings = self.cluster.topology.management.vsan
+        settings = vsan_settings(self.cluster.topology)
         cached = self.cluster.cached_health()
         judged = HealthJudged(objects, cached.age_s, tuple(g for g in settings.preflight_health_groups
                                                            if g in cached.groups))

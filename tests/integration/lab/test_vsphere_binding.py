@@ -37,6 +37,7 @@ from harness_kernel.topology.models import Topology
 from harness_lab.controller import IO_PAUSE_MAX_S, Lab
 from harness_lab.vsphere_binding import Bound, VsphereBinding, hook_command
 from harness_platforms.redfish.faults import HostPowerOff, SitePowerOff
+from harness_platforms.vsphere.vsan.section import settings as vsan_settings
 from tests.integration.lab.lab_support import own_lab
 from tests.support.json_http import JsonHandler
 
@@ -164,7 +165,7 @@ def test_the_disk_fault_script_over_esxi_ssh_reaches_the_simulator(topology: Top
     assert host.ssh is not None
     index, endpoint = ssh_endpoint_named(topology, host.ssh)
     shell = SshShell(endpoint, f"management.ssh[{index}]")
-    commands = topology.management.vsan.disk_faults
+    commands = vsan_settings(topology).disk_faults
     device = host.disk_groups[0].capacity[0]
     stand_in.calls.clear()
     try:

@@ -43,6 +43,7 @@ from harness_lab.controller import CODE_ROOT, PRIMARY_STATES, Lab
 from harness_lab.layout import LabLayout
 from harness_lab.vsphere_binding import READONLY_USER
 from harness_platforms.redfish.faults import HostPowerOff
+from harness_platforms.vsphere.vsan.section import settings as vsan_settings
 from tests.integration.lab.lab_support import make_state_dir
 from tests.support.vsim import require
 
@@ -406,7 +407,7 @@ def test_discover_drafts_what_lab_up_wrote_without_the_labs_state_and_shows_what
     assert host.ssh is not None and host.disk_groups[0].cache
     index, endpoint = endpoint_named(bound.topology, host.ssh)
     shell, cache = SshShell(endpoint, f"management.ssh[{index}]"), host.disk_groups[0].cache
-    faults = bound.topology.management.vsan.disk_faults
+    faults = vsan_settings(bound.topology).disk_faults
     subprocess.run([*migrate, "/dc-lab/host/stretched-01/esx-b2", "pg-node-b"], env=govc, timeout=120, check=True,
                    capture_output=True)
     try:
@@ -575,7 +576,7 @@ def test_disk_group_fault_over_esxi_ssh_pauses_io_without_failover_and_resync_wr
     assert host.ssh is not None and host.disk_groups[0].cache
     index, endpoint = endpoint_named(bound.topology, host.ssh)
     shell = SshShell(endpoint, f"management.ssh[{index}]")
-    commands = bound.topology.management.vsan.disk_faults
+    commands = vsan_settings(bound.topology).disk_faults
     cache = host.disk_groups[0].cache
     try:
         shell.check(commands.permanent.replace("@DEVICE@", cache))

@@ -32,6 +32,7 @@ from harness_platforms.vsphere.assumptions import DISK_FAULT_SCRIPT, PERMANENT_C
 from harness_platforms.vsphere.probes import DiskGroupSeen, verify
 from harness_platforms.vsphere.vsan import faults as vsan_faults
 from harness_platforms.vsphere.vsan.probes import ResyncSummary, VsanCluster, VsanQuiet, disk_targets
+from harness_platforms.vsphere.vsan.section import settings as vsan_settings
 from tests.support.provenance import MUTATION
 from tests.support.vsim import MODEL, PASSWORD_ENV, Simulator, running
 
@@ -57,7 +58,7 @@ def esxi_shells(sim: Simulator, folder: Path) -> Iterator[Topology]:
         management = topology.management.model_dump(exclude_none=True)
         management["ssh"] = [{"name": f"esxi-{e.host}", "address": "127.0.0.1", "port": e.port, "username": "root",
                               "key_file": {"env": KEY_ENV}, "host_key": e.host_key} for e in endpoints]
-        management["vsan"] = {"disk_faults": shells.disk_fault_commands()}
+        management["vsan"] = {}  # VMware's documented lines: the section's defaults, as the lab's shells serve them
         with pytest.MonkeyPatch.context() as env:
             env.setenv(KEY_ENV, str(key))
             yield sim.topology(sites=sites, management=management)
@@ -234,7 +235,7 @@ def test_a_fault_whose_assumption_does_not_hold_is_refused_naming_it_and_nothing
     """A host whose script is elsewhere (here: a name the host does not have) fails the probe: refused before the
     journal, the device untouched."""
     lines = {mode: line.replace("vsanDiskFaultInjection.pyc", "vsanDiskFaultInjector.pyc")
-             for mode, line in topology.management.vsan.disk_faults.model_dump().items()}
+             for mode, line in vsan_settings(topology).disk_faults.model_dump().items()}
     management = {**topology.management.model_dump(exclude_none=True), "vsan": {"disk_faults": lines}}
     elsewhere = sim.topology(sites=[s.model_dump(exclude_none=True) for s in topology.sites], management=management,
                              allow_list=["disk:esx-b1/naa.5000c5000b101"])

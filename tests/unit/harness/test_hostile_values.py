@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from faults import registry
+from faults import registry, sections
 from faults.base import FaultPlan, FaultSpec
 from harness.options import read
 from harness.topology_source import load_source
@@ -151,7 +151,9 @@ def test_item_2_the_allow_list_judges_what_a_plan_cuts_not_only_what_it_names() 
 def test_item_3_a_disk_fault_line_names_the_script_under_vmwares_directory_and_its_flags_only(line: str) -> None:
     doc = example()
     doc["management"]["vsan"] = {"disk_faults": {"permanent": line}}
-    assert "management.vsan.disk_faults.permanent: " in refusal(doc)
+    with pytest.raises(ConfigError) as caught:  # the vsan platform's section refuses it, as a run reads the topology
+        sections.check(parse_topology(doc, "t.yaml"))
+    assert "t.yaml: management.vsan.disk_faults.permanent: " in str(caught.value)
 
 
 def test_item_3_the_documented_lines_and_a_reordering_of_their_flags_are_accepted() -> None:

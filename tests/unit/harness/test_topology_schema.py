@@ -45,9 +45,12 @@ def test_the_command_prints_the_shipped_schema() -> None:
     jsonschema.Draft202012Validator.check_schema(json.loads(SHIPPED.read_text()))
 
 
-def test_each_installed_platform_s_section_is_in_the_schema_under_management_platforms() -> None:
-    platforms = schema()["$defs"]["Management"]["properties"]["platforms"]["properties"]
-    assert set(platforms) == {p.name for p in installed({}).platforms if p.section is not None} >= {"nutanix"}
+def test_each_installed_platform_s_section_is_in_the_schema_where_the_topology_keeps_it() -> None:
+    """Under `management.platforms`, or at the key a section has always had (vSAN's `management.vsan`)."""
+    management = schema()["$defs"]["Management"]["properties"]
+    sections = {p.name: p.section_at for p in installed({}).platforms if p.section is not None}
+    assert set(management["platforms"]["properties"]) == {name for name, at in sections.items() if not at} >= {"nutanix"}
+    assert sections["vsan"] == "vsan" and management["vsan"] == {"$ref": "#/$defs/vsan.VsanSettings"}
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)

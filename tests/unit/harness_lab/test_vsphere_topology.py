@@ -23,6 +23,7 @@ from harness_lab.vsphere_binding import (
     simulator_config,
     topology_document,
 )
+from harness_platforms.vsphere.vsan.section import settings as vsan_settings
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMIsnTjQ227blpw/r2dBsGwEzHn5Vk/eMuW6U1h3BZeC"
 SCRIPT = "/usr/lib/vmware/vsan/bin/vsanDiskFaultInjection.pyc"
@@ -35,11 +36,7 @@ def layout(tmp_path: Path) -> LabLayout:
 
 def endpoints(tmp_path: Path) -> Endpoints:
     esxi = tuple(EsxiEndpoint(h, 40000 + i, KEY) for i, h in enumerate(("esx-a1", "esx-a2", "esx-b1", "esx-b2")))
-    faults = {"permanent": f"python {SCRIPT} -p -d @DEVICE@",
-              "transient": f"python {SCRIPT} -t -r @SECONDS@ -d @DEVICE@",
-              "unplug": f"python {SCRIPT} -u -d @DEVICE@", "clear": f"python {SCRIPT} -c -d @DEVICE@"}
-    return Endpoints(vcenter_port=8989, redfish_port=8443, esxi=esxi, router_host_key=KEY,
-                     ca_file=tmp_path / "ca.pem", disk_faults=faults)
+    return Endpoints(vcenter_port=8989, redfish_port=8443, esxi=esxi, router_host_key=KEY, ca_file=tmp_path / "ca.pem")
 
 
 def test_the_generated_topology_validates_as_a_document_bound_to_the_lab(layout: LabLayout, tmp_path: Path) -> None:
@@ -57,7 +54,7 @@ def test_the_generated_topology_validates_as_a_document_bound_to_the_lab(layout:
     assert (mgmt.vcenter.cluster, mgmt.vcenter.datacenter, mgmt.vcenter.port) == ("stretched-01", "dc-lab", 8989)
     bmc = next(r for r in mgmt.redfish if r.name == "bmc-esx-b2")
     assert bmc.system_id == system_id("hvst", "esx-b2") and bmc.tls.verify and bmc.port == 8443
-    assert SCRIPT in mgmt.vsan.disk_faults.permanent
+    assert SCRIPT in vsan_settings(topology).disk_faults.permanent  # VMware's documented lines, the defaults
     assert {n.name: n.vm for n in topology.databases[0].nodes} == {"node-a": "pg-node-a", "node-b": "pg-node-b"}
     assert topology.witness is not None and topology.witness.name == "vsan-witness-01"
     allowed = set(topology.allow_list)

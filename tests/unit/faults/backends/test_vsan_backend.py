@@ -40,6 +40,7 @@ from harness_platforms.vsphere.vsan.probes import (
     place,
     summary_from_components,
 )
+from harness_platforms.vsphere.vsan.section import settings as vsan_settings
 from tests.unit.faults.backends.test_vsphere_backend import document, seen_as_topology, topology
 
 OBJECT = "5b1c6b63-7c1d-2f3a-9e4d-000c29aa0001"
@@ -307,7 +308,7 @@ class FallbackCluster(VsanCluster):
     def __init__(self) -> None:
         topo = topology()
         assert topo.management.vcenter is not None
-        session = VCenterSession(topo.management.vcenter, topo.management.vsan.api_version)  # its own, not the shared one
+        session = VCenterSession(topo.management.vcenter, vsan_settings(topo).api_version)  # its own, not the shared one
         session.vsan = lambda name: SummaryRefused()  # type: ignore[method-assign]
         super().__init__(topo, session)
         self.asked_hosts = False
@@ -342,7 +343,7 @@ class CountingCluster(VsanCluster):
     def __init__(self, unset: int, by_reason: dict[str, int]) -> None:
         topo = topology()
         assert topo.management.vcenter is not None
-        session = VCenterSession(topo.management.vcenter, topo.management.vsan.api_version)
+        session = VCenterSession(topo.management.vcenter, vsan_settings(topo).api_version)
         session.vsan = lambda name: ReasonCounts(unset, by_reason)  # type: ignore[method-assign]
         super().__init__(topo, session)
 

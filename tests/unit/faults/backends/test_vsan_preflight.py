@@ -14,6 +14,7 @@ from harness_kernel.errors import ConfigError, ControlPlaneError
 from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
 from harness_platforms.vsphere.vsan.probes import CachedHealth, GroupSeen, ResyncSummary, VsanCluster, VsanQuiet
+from harness_platforms.vsphere.vsan.section import settings as vsan_settings
 from tests.unit.faults.backends.test_vsphere_backend import document
 
 NETWORK, CLUSTER, HCL = (f"com.vmware.vsan.health.test.{g}" for g in ("network", "cluster", "hcl"))
@@ -88,6 +89,6 @@ def test_an_old_summary_or_a_missing_group_is_a_warning_not_a_refusal() -> None:
 def test_hardware_compatibility_and_online_groups_cannot_be_made_to_refuse_a_run() -> None:
     raw = document()
     raw["management"]["vsan"] = {"preflight_health_groups": [NETWORK, HCL]}
-    with pytest.raises(ConfigError, match=r"management\.vsan\.preflight_health_groups") as refused:
-        parse_topology(raw, "unit")
+    with pytest.raises(ConfigError, match=r"unit: management\.vsan\.preflight_health_groups") as refused:
+        vsan_settings(parse_topology(raw, "unit"))  # the vsan platform's section, as every reader of it
     assert "hardware-compatibility and online health checks never refuse a run" in str(refused.value)

@@ -1,5 +1,7 @@
 """Rule 5: fuzzing. Every document is either accepted, safe and stable under a round trip,
 or refused with a one-line `ConfigError` that names a field path: never another exception.
+Accepted means as a run reads a topology: the core's models, then each platform's section
+(`faults.sections.check`: vSAN's `management.vsan` among them).
 
 Profiles and figures are fuzz_support's (`HARNESS_FUZZ=long` for a larger random run); the
 figures are inputs, accepted, refused by the field path the error named, edits by field.
@@ -16,9 +18,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from faults import sections
 from harness_kernel.errors import ConfigError
 from harness_kernel.topology.loader import load_topology, parse_topology
 from harness_kernel.topology.models import Topology
+from harness_platforms.vsphere.vsan.section import settings as vsan_settings
 from tests.unit.harness_kernel.topology.fuzz_support import PROFILE, Tally, report
 from tests.unit.harness_kernel.topology.topology_strategies import Case, mutated
 
@@ -104,7 +108,7 @@ def assert_safe(topology: Topology) -> None:
         assert not witness_ip.is_loopback, topology.witness.address
     for process in topology.processes:
         assert process.pidfile.split("/")[1] not in ("proc", "sys", "dev"), process.pidfile
-    for line in topology.management.vsan.disk_faults.model_dump().values():
+    for line in vsan_settings(topology).disk_faults.model_dump().values():
         assert line.split(" ")[1].startswith("/usr/lib/vmware/vsan/bin/") and "\n" not in line, line
     lowered = [n.casefold() for n in (h.name for h in topology.hosts())]
     assert len(lowered) == len(set(lowered)), "host names differ only in case"
@@ -124,9 +128,16 @@ def assert_safe(topology: Topology) -> None:
             assert Path(endpoint.tls.ca_file).parts[1] not in KERNEL_TREES, endpoint.tls.ca_file
 
 
+def read(doc: Any, origin: str) -> Topology:
+    """As `load_source` reads a topology: the core's models, then the platforms' sections."""
+    topology = parse_topology(doc, origin)
+    sections.check(topology)
+    return topology
+
+
 def check(case: Case, tally: Tally) -> None:
     try:
-        topology = parse_topology(case.doc, "fuzz.yaml")
+        topology = read(case.doc, "fuzz.yaml")
     except ConfigError as exc:
         tally.record(case, refusal_path(str(exc), "fuzz.yaml"))
         assert case.edits, f"an unedited document was refused: {exc}"
@@ -164,6 +175,7 @@ def test_every_file_is_loaded_or_refused_naming_a_field_or_a_line(tmp_path: Path
         path.write_text("".join(lines))
         try:
             topology = load_topology(path)
+            sections.check(topology)
         except ConfigError as exc:
             tally.record(case, refusal_path(str(exc), str(path)))
             return
