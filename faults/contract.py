@@ -60,7 +60,7 @@ from faults.base import (
     UnknownState,
     run_checks,
 )
-from faults.drafts import Drafter, DrafterFactory, DraftPart, SeenVm, TopologyDrafter
+from faults.drafts import Drafter, DrafterFactory, DraftOptions, DraftPart, SeenVm, TopologyDrafter
 from faults.kinds import (
     BackupParams,
     DiskFailureParams,
@@ -153,6 +153,7 @@ __all__ = [
     "DeadMansSwitch",
     "DiskFailureParams",
     "DiskGroup",
+    "DraftOptions",
     "DraftPart",
     "Drafter",
     "DrafterFactory",

@@ -9,6 +9,7 @@ a draft for which anything but a read was sent.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -56,3 +57,6 @@ class TopologyDrafter(Protocol):
 DrafterFactory = Callable[[Mapping[str, Any]], "Drafter | TopologyDrafter | None"]
 """A platform's `drafter`: given the command's arguments by name, its drafter, or None when none was asked for;
 raises ConfigError naming the argument that is missing."""
+
+DraftOptions = Callable[[argparse.ArgumentParser], None]
+"""A platform's `drafter_options`: declares the options its drafter reads on `harness discover`'s parser."""

@@ -76,6 +76,8 @@ class Platform:
       without one, a platform that hosts clusters lets the database's part be the cluster (Nutanix);
     - `checks`: `"module:function"`, `function(topology) -> Sequence[Check]`, read-only checks the doctor
       shows one row each (none where the topology does not use the platform);
+    - `drafter_options`: `"module:function"`, `function(parser)`, declaring on `harness discover`'s
+      `argparse` parser the options its drafter reads (in a group of its own);
     - `identifies_hosts`: `"module:function"`, `function(topology) -> Callable[[host], HostIdentity] | None`,
       how the platform's manager reads a host's hardware identity (a BMC's backend compares it);
     - `drafter`: `"module:function"`, `function(arguments) -> Drafter | None`, the part of a draft
@@ -104,6 +106,7 @@ class Platform:
     cluster: str | None = None
     checks: tuple[str, ...] = ()
     drafter: str | None = None
+    drafter_options: str | None = None
     identifies_hosts: str | None = None
     not_offered: tuple[tuple[str, str], ...] = ()
     """(fault kind or intent, reason) pairs this platform deliberately does not serve: the dry-run and the

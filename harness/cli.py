@@ -178,28 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--widest-site-subnet", type=int, default=WIDEST_SITE_PREFIX, metavar="PREFIX",
                         choices=range(1, 33), help="accept site subnets as wide as /PREFIX")
     doctor.set_defaults(func=_cmd_doctor)
-    find = sub.add_parser("discover", help="print a draft topology from what vCenter says the cluster is, changing "
-                                           "nothing")
-    find.add_argument("--vcenter", required=True, metavar="HOST")
-    find.add_argument("--port", type=int, default=443)
-    find.add_argument("--user", required=True)
-    find.add_argument("--password-env", required=True, metavar="VAR", help="the environment variable holding the password")
-    trust = find.add_mutually_exclusive_group()
-    trust.add_argument("--ca", metavar="FILE", help="the CA that signed vCenter's certificate")
-    trust.add_argument("--thumbprint", metavar="SHA256", help="vCenter's certificate, pinned by its SHA-256 thumbprint")
-    find.add_argument("--datacenter", help="needed when vCenter has more than one")
-    find.add_argument("--cluster", help="needed when vCenter has more than one")
-    find.add_argument("--winrm", metavar="HOST", help="a failover cluster node: its nodes, roles and quorum")
-    find.add_argument("--winrm-port", type=int, default=5986)
-    find.add_argument("--winrm-user", metavar="DOMAIN\\USER")
-    find.add_argument("--winrm-password-env", metavar="VAR")
-    find.add_argument("--winrm-ca", metavar="FILE", help="the CA of the node's WinRM certificate (else the system's)")
-    find.add_argument("--winrm-transport", default="ntlm", choices=("ntlm", "kerberos", "credssp"))
-    find.add_argument("--sql", metavar="HOST", help="a SQL Server instance: its availability groups (replicas, modes, "
-                                                    "listener) or the failover cluster instance it is")
-    find.add_argument("--sql-port", type=int, default=1433)
-    find.add_argument("--sql-user")
-    find.add_argument("--sql-password-env", metavar="VAR")
+    find = sub.add_parser("discover", help="print a draft topology from what the cluster's platforms say (vCenter "
+                                           "first), changing nothing")
+    from harness.discover import add_draft_options  # each platform declares the options its drafter reads
+
+    add_draft_options(find)
     find.set_defaults(func=_cmd_discover)
     example = sub.add_parser("examples", help="list the example topologies, or print one to start your own from")
     example.add_argument("name", nargs="?", help="the example to print (as listed)")

@@ -9,14 +9,24 @@ was sent, or a session left open, is refused.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping
 from typing import Any
 
 from faults.catalogue import installed
-from faults.drafts import Drafter, DrafterFactory, TopologyDrafter
+from faults.drafts import Drafter, DrafterFactory, DraftOptions, TopologyDrafter
 from faults.registry import named
 from faults.transports import wire
 from harness_kernel.errors import ConfigError
+
+
+def add_draft_options(parser: argparse.ArgumentParser) -> None:
+    """Each installed platform's options for its drafter (`Platform.drafter_options`), on `discover`'s parser: those of
+    a platform that hosts clusters first (a draft starts from it)."""
+    for platform in sorted(installed().platforms, key=lambda p: not p.hosts_clusters):
+        if platform.drafter_options:
+            options: DraftOptions = named(platform.drafter_options)
+            options(parser)
 
 
 def drafters(arguments: Mapping[str, Any]) -> tuple[list[TopologyDrafter], list[Drafter]]:

@@ -9,6 +9,7 @@ imported only when a topology uses them (pyodbc and pywinrm are extras).
 
 from __future__ import annotations
 
+import argparse
 from typing import TYPE_CHECKING
 
 from faults.contract import Backend, Platform, database_kind
@@ -28,6 +29,23 @@ if TYPE_CHECKING:  # mypy checks each class against the contract; at run time no
     _drafter: DrafterFactory = drafter
 
 _HERE = "harness_platforms.sqlserver"
+
+
+def draft_options(parser: argparse.ArgumentParser) -> None:
+    """`harness discover --winrm` and `--sql`: one failover cluster node and one instance, each with its login."""
+    group = parser.add_argument_group("SQL Server and WSFC (their part of the draft)")
+    group.add_argument("--winrm", metavar="HOST", help="a failover cluster node: its nodes, roles and quorum")
+    group.add_argument("--winrm-port", type=int, default=5986)
+    group.add_argument("--winrm-user", metavar="DOMAIN\\USER")
+    group.add_argument("--winrm-password-env", metavar="VAR")
+    group.add_argument("--winrm-ca", metavar="FILE", help="the CA of the node's WinRM certificate (else the system's)")
+    group.add_argument("--winrm-transport", default="ntlm", choices=("ntlm", "kerberos", "credssp"))
+    group.add_argument("--sql", metavar="HOST", help="a SQL Server instance: its availability groups (replicas, modes, "
+                                                     "listener) or the failover cluster instance it is")
+    group.add_argument("--sql-port", type=int, default=1433)
+    group.add_argument("--sql-user")
+    group.add_argument("--sql-password-env", metavar="VAR")
+
 SQL_SERVER_KINDS = ("sqlserver-ag", "sqlserver-fci")
 
 SQLSERVER = Platform(
@@ -39,6 +57,7 @@ SQLSERVER = Platform(
     databases=(("sqlserver-ag", f"{_HERE}.view:AvailabilityGroupCluster"),
                ("sqlserver-fci", f"{_HERE}.view:FailoverInstanceCluster")),
     drafter=f"{_HERE}.discover:drafter",
+    drafter_options=f"{_HERE}.platform:draft_options",
     extra="sqlserver",
     summary="SQL Server, through T-SQL",
 )

@@ -69,6 +69,8 @@ def drafter(arguments: Mapping[str, Any]) -> VcenterDraft | None:
     """The topology drafter for `--vcenter` and its options as the command parsed them; None without `--vcenter`."""
     if not arguments.get("vcenter"):
         return None
+    if not (arguments.get("user") and arguments.get("password_env")):
+        raise ConfigError("--vcenter needs --user and --password-env")
     return VcenterDraft(Request(arguments["vcenter"], arguments.get("port") or 443, arguments["user"],
                                 arguments["password_env"], arguments.get("ca"), arguments.get("thumbprint"),
                                 arguments.get("datacenter"), arguments.get("cluster")))

@@ -9,6 +9,7 @@ pyVmomi is an extra: everything is named as strings and imported when a topology
 
 from __future__ import annotations
 
+import argparse
 from typing import TYPE_CHECKING
 
 from faults.contract import Backend, Condition, Platform
@@ -29,6 +30,21 @@ if TYPE_CHECKING:  # mypy checks each class against the contract; at run time no
     _hooks: tuple[PlatformChecks, DrafterFactory] = (host_checks, drafter)
 
 _HERE = "harness_platforms.vsphere"
+
+
+def draft_options(parser: argparse.ArgumentParser) -> None:
+    """`harness discover --vcenter`: where vCenter is, who logs in, and how its certificate is trusted."""
+    group = parser.add_argument_group("vSphere (the draft starts from vCenter)")
+    group.add_argument("--vcenter", metavar="HOST", help="vCenter: its cluster, hosts, VMs, disk groups and rules")
+    group.add_argument("--port", type=int, default=443)
+    group.add_argument("--user")
+    group.add_argument("--password-env", metavar="VAR", help="the environment variable holding the password")
+    trust = group.add_mutually_exclusive_group()
+    trust.add_argument("--ca", metavar="FILE", help="the CA that signed vCenter's certificate")
+    trust.add_argument("--thumbprint", metavar="SHA256", help="vCenter's certificate, pinned by its SHA-256 thumbprint")
+    group.add_argument("--datacenter", help="needed when vCenter has more than one")
+    group.add_argument("--cluster", help="needed when vCenter has more than one")
+
 VCENTER = Condition("management.vcenter is set", lambda target, topology: topology.management.vcenter is not None)
 
 VSPHERE = Platform(
@@ -42,6 +58,7 @@ VSPHERE = Platform(
     cluster=f"{_HERE}.view:VsphereCluster",
     checks=(f"{_HERE}.vsan.probes:host_checks",),
     drafter=f"{_HERE}.discover:drafter",
+    drafter_options=f"{_HERE}.platform:draft_options",
     identifies_hosts=f"{_HERE}.probes:identities",
     extra="vsphere",
     summary="vCenter (pyVmomi)",

@@ -32,3 +32,17 @@ def test_vcenter_starts_the_draft_and_the_windows_part_is_the_sql_server_platfor
 def test_a_draft_needs_the_one_platform_it_starts_from() -> None:
     with pytest.raises(ConfigError, match=r"discover: 0 platforms would start the draft; give the options of one"):
         draft({"sql": "192.0.2.3", "sql_user": "u", "sql_password_env": "SQLPW"})
+
+
+def test_each_platform_declares_the_options_its_drafter_reads(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["discover", "--help"])
+    helped = capsys.readouterr().out
+    vsphere, sqlserver = helped.index("vSphere (the draft starts from vCenter):"), helped.index("SQL Server and WSFC")
+    assert vsphere < sqlserver, "the platform a draft starts from is listed first"
+    assert "--thumbprint SHA256" in helped[vsphere:sqlserver] and "--sql-password-env VAR" in helped[sqlserver:]
+    assert main(["discover", "--vcenter", "192.0.2.1", "--thumbprint", "AA"]) == 4
+    assert main(["discover", "--sql", "192.0.2.3", "--sql-user", "u", "--sql-password-env", "SQLPW"]) == 4
+    err = capsys.readouterr().err
+    assert "--vcenter needs --user and --password-env" in err
+    assert "discover: 0 platforms would start the draft; give the options of one (--vcenter)" in err
