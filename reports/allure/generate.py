@@ -48,18 +48,28 @@ class ReportOutput:
     seconds: float
 
 
+ALLURE_VERSION = "3.18.0"  # the Allure 3 CLI `make setup` installs (Makefile's ALLURE_VERSION)
+
+
 def allure_binary(tools: Path | None = None) -> Path:
     return (tools or tools_dir()) / "allure" / "node_modules" / ".bin" / "allure"
 
 
 def allure_command(tools: Path | None = None) -> list[str]:
+    """The Allure 3 CLI: the harness's own (`make setup`, or HARNESS_TOOLS), else an `allure` on PATH (an installed
+    wheel has no tools of its own); missing, the error says the one command that installs it."""
     binary = allure_binary(tools)
-    if not binary.exists():
-        raise AllureCliError(f"Allure CLI not found at {binary}; run `make setup` (or set HARNESS_TOOLS)")
     node = shutil.which("node")
-    if node is None:
-        raise AllureCliError("node is not on PATH; the Allure 3 CLI needs Node.js")
-    return [node, str(binary.resolve())]
+    if binary.exists():
+        if node is None:
+            raise AllureCliError("node is not on PATH; the Allure 3 CLI needs Node.js")
+        return [node, str(binary.resolve())]
+    on_path = shutil.which("allure")
+    if on_path is not None:
+        return [on_path]
+    raise AllureCliError(f"Allure CLI not found at {binary} nor on PATH: install it with `npm install --global "
+                         f"allure@{ALLURE_VERSION}` (Node.js 20 or later), or run `make setup` in a checkout (or set "
+                         "HARNESS_TOOLS)")
 
 
 def allure_config(name: str, history_file: Path, rules: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
