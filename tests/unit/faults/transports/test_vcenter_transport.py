@@ -28,7 +28,7 @@ from faults.transports.vcenter import (
 from harness_kernel.errors import ConfigError, ControlPlaneError, MissingCredentialError
 from harness_kernel.history.events import EventKind
 from harness_kernel.topology.management import TlsPolicy, VCenter
-from tests.unit.faults.backends.test_vsphere_backend import topology
+from tests.unit.harness_platforms.vsphere.test_vsphere_backend import topology
 
 ROOT = Path(__file__).resolve().parents[4]
 SECRET = "Pa55-not-to-be-seen"

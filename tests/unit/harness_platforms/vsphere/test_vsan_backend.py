@@ -41,7 +41,7 @@ from harness_platforms.vsphere.vsan.probes import (
     summary_from_components,
 )
 from harness_platforms.vsphere.vsan.section import settings as vsan_settings
-from tests.unit.faults.backends.test_vsphere_backend import document, seen_as_topology, topology
+from tests.unit.harness_platforms.vsphere.test_vsphere_backend import document, seen_as_topology, topology
 
 OBJECT = "5b1c6b63-7c1d-2f3a-9e4d-000c29aa0001"
 QUERY_VSAN_OBJECTS = {

@@ -15,7 +15,7 @@ from harness_kernel.topology.loader import parse_topology
 from harness_kernel.topology.models import Topology
 from harness_platforms.vsphere.vsan.probes import CachedHealth, GroupSeen, ResyncSummary, VsanCluster, VsanQuiet
 from harness_platforms.vsphere.vsan.section import settings as vsan_settings
-from tests.unit.faults.backends.test_vsphere_backend import document
+from tests.unit.harness_platforms.vsphere.test_vsphere_backend import document
 
 NETWORK, CLUSTER, HCL = (f"com.vmware.vsan.health.test.{g}" for g in ("network", "cluster", "hcl"))
 
