@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,9 @@ from harness_lab import shell
 from harness_lab.layout import DATABASE, PG_PORT, LabLayout, Member
 from harness_lab.netns import LabNetwork
 from harness_lab.services import Services
+
+HALF_WRITTEN = "Failed to parse configuration file"  # pg_autoctl read its file while the keeper rewrote it
+CONFIG_TRIES, CONFIG_RETRY_S = 5, 0.2
 
 PG_USER = "postgres"
 NODES = ("node-a", "node-b")
@@ -214,8 +218,18 @@ class PgCluster:
             return False
 
     def set_keeper_setting(self, name: str, key: str, value: str) -> None:
-        """A setting of the node's keeper, applied to a running keeper too (`config set` makes it reload)."""
-        self._autoctl(name, "config", "set", "--pgdata", str(self.pgdata(name)), key, value, timeout=30)
+        """A setting of the node's keeper, applied to a running keeper too (`config set` makes it reload).
+
+        The reload makes the keeper write its configuration file again, and a `config set` that reads it meanwhile
+        finds it half written: that read is tried again (up to `CONFIG_TRIES` times, `CONFIG_RETRY_S` apart)."""
+        for attempt in range(1, CONFIG_TRIES + 1):
+            try:
+                self._autoctl(name, "config", "set", "--pgdata", str(self.pgdata(name)), key, value, timeout=30)
+                return
+            except ControlPlaneError as exc:
+                if attempt == CONFIG_TRIES or HALF_WRITTEN not in str(exc):
+                    raise
+                time.sleep(CONFIG_RETRY_S)
 
     def configure_keeper(self, name: str) -> None:
         """The lab's keeper settings."""
