@@ -1,7 +1,9 @@
 """What the suites' tables share: the smallest change of a figure that counts across nights, and percentages.
 
-Each suite builds its own published table (`harness_suites/<sN>/table.py`) from typed rows and the
-user's thresholds; the numbers here are the ones every table reads alike.
+Each suite builds its own published table (`harness_suites/<sN>/table.py`, shared/reference/scenarios.md):
+its builder takes typed rows (from the analysis) and the user's thresholds, derives the computed columns
+(% of baseline, drop %) and returns a generic `Table`. Default thresholds are the examples scenarios.md
+gives; the suites pass the topology's SLOs instead. The numbers here are the ones every table reads alike.
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""S6's published table (mixed workloads and N-1), built from measured rows (shared/reference/scenarios.md).
-
-The builder takes typed rows (from the analysis) and the user's thresholds, derives the computed
-columns (% of baseline, drop %), and returns a generic `Table`. Default thresholds are the
-examples scenarios.md gives; the suite passes the topology's SLOs instead.
-"""
+"""S6's published table (mixed workloads and N-1): rows and thresholds in, a `Table` out (see `harness_suites.columns`)."""
 
 from __future__ import annotations
 

@@ -122,6 +122,7 @@ def their_exit_code(tmp_path: Path, *plugin: str) -> tuple[int, str]:
     return done.returncode, done.stdout
 
 
+@pytest.mark.reproducer("AB-inert")
 def test_another_projects_broken_fixture_keeps_pytest_s_exit_code_with_the_plugin_installed(tmp_path):
     """Installed beside other tests, the plugin is inert for them: their errors are theirs, not a broken harness."""
     without, _ = their_exit_code(tmp_path, "-p", "no:harness.plugin", "-p", "no:harness.suites")

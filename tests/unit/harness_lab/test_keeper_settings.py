@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,7 @@ def cluster(tmp_path: Path, autoctl: Autoctl, monkeypatch: pytest.MonkeyPatch) -
     pg = PgCluster(LabLayout.from_settings(LabSettings(prefix="hkst", state_dir=str(tmp_path / "lab"))),
                    Services(tmp_path / "pids"))
     monkeypatch.setattr(PgCluster, "_autoctl", lambda self, *a, **k: autoctl(*a, **k))
-    monkeypatch.setattr("harness_lab.postgres.time.sleep", lambda s: None)
+    monkeypatch.setattr(time, "sleep", lambda s: None)
     return pg
 
 
