@@ -8,6 +8,8 @@ import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[3]
 
 SUITE = textwrap.dedent("""\
